@@ -1,0 +1,22 @@
+/* hp-protocols.h: umbrella header of hp-protocols
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#define HP_PROTOCOLS_INSIDE
+
+#include "hp-version-macros.h"
+#include "hp-version.h"
+#include "hp-enum-types.h"
+
+#include "hp-error.h"
+#include "hp-grad-mode.h"
+#include "hp-init.h"
+
+#include "hp-dtype.h"
+#include "hp-tensor.h"
+#include "hp-tensor-ops.h"
+
+#undef HP_PROTOCOLS_INSIDE

@@ -1,0 +1,107 @@
+/* hp-dtype.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "hp-dtype.h"
+#include "hp-enum-types.h"
+#include "hp-error.h"
+
+/**
+ * hp_dtype_get_size:
+ * @dtype: a #HpDType
+ *
+ * Gets the size of one element of @dtype in bytes.
+ *
+ * Returns: the element size
+ */
+gsize
+hp_dtype_get_size (HpDType dtype)
+{
+  switch (dtype)
+    {
+    case HP_DTYPE_FLOAT32:
+      return sizeof (gfloat);
+    case HP_DTYPE_FLOAT64:
+      return sizeof (gdouble);
+    case HP_DTYPE_INT64:
+      return sizeof (gint64);
+    default:
+      g_return_val_if_reached (0);
+    }
+}
+
+/**
+ * hp_dtype_is_floating:
+ * @dtype: a #HpDType
+ *
+ * Tells whether @dtype is a floating point type, the only kind of tensor
+ * that can require gradients.
+ *
+ * Returns: %TRUE for %HP_DTYPE_FLOAT32 and %HP_DTYPE_FLOAT64
+ */
+gboolean
+hp_dtype_is_floating (HpDType dtype)
+{
+  return dtype == HP_DTYPE_FLOAT32 || dtype == HP_DTYPE_FLOAT64;
+}
+
+/**
+ * hp_dtype_to_string:
+ * @dtype: a #HpDType
+ *
+ * Gets the name of @dtype: "float32", "float64" or "int64".
+ *
+ * Returns: (transfer none): the name
+ */
+const gchar *
+hp_dtype_to_string (HpDType dtype)
+{
+  GEnumClass *klass = g_type_class_ref (HP_TYPE_DTYPE);
+  GEnumValue *value = g_enum_get_value (klass, dtype);
+
+  g_type_class_unref (klass);
+  g_return_val_if_fail (value != NULL, "invalid");
+
+  return value->value_nick;
+}
+
+/**
+ * hp_dtype_from_string:
+ * @name: a dtype name such as "float32"
+ * @dtype: (out): return location for the dtype
+ * @error: return location for a #GError
+ *
+ * Parses a dtype name as written by hp_dtype_to_string().
+ *
+ * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT for an
+ *   unknown name
+ */
+gboolean
+hp_dtype_from_string (const gchar  *name,
+                      HpDType      *dtype,
+                      GError      **error)
+{
+  GEnumClass *klass;
+  GEnumValue *value;
+
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (dtype != NULL, FALSE);
+
+  klass = g_type_class_ref (HP_TYPE_DTYPE);
+  value = g_enum_get_value_by_nick (klass, name);
+  g_type_class_unref (klass);
+
+  if (value == NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "unknown dtype '%s' (expected float32, float64 or int64)",
+                   name);
+      return FALSE;
+    }
+
+  *dtype = value->value;
+  return TRUE;
+}

@@ -1,0 +1,94 @@
+/* hp-tensor-ops.h: operations on tensors
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every op returns a new tensor (transfer full), or NULL with @error set;
+ * on error nothing changes. Ops record autograd nodes when an input
+ * requires grad and grad mode is on.
+ */
+
+#pragma once
+
+#if !defined (HP_PROTOCOLS_INSIDE) && !defined (HP_PROTOCOLS_COMPILATION)
+# error "Only <hp-protocols/hp-protocols.h> can be included directly."
+#endif
+
+#include "hp-tensor.h"
+
+G_BEGIN_DECLS
+
+/* Pointwise (hp-tensor-pointwise.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_add        (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sub        (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_mul        (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_div        (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_scale      (HpTensor *self, gdouble factor, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_neg        (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_exp        (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_silu       (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_gelu       (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_relu       (HpTensor *self, GError **error);
+
+/* Linear algebra (hp-tensor-linalg.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_matmul     (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_linear     (HpTensor *self, HpTensor *weight, HpTensor *bias, GError **error);
+
+/* Shape (hp-tensor-shape.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_transpose  (HpTensor *self, gint dim0, gint dim1, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_permute    (HpTensor *self, const gint *dims, guint n_dims, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_reshape    (HpTensor *self, const gint64 *shape, guint ndim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_narrow     (HpTensor *self, gint dim, gint64 start, gint64 length, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_cat        (GPtrArray *tensors, gint dim, GError **error);
+
+/* Reductions (hp-tensor-reduce.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sum        (HpTensor *self, gint dim, gboolean keepdim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sum_all    (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_mean       (HpTensor *self, gint dim, gboolean keepdim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_mean_all   (HpTensor *self, GError **error);
+
+/* Neural network functions (hp-tensor-nn.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_softmax    (HpTensor *self, gint dim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_log_softmax (HpTensor *self, gint dim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_rms_norm   (HpTensor *self, HpTensor *weight, gdouble eps, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_embedding  (HpTensor *weight, HpTensor *ids, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_apply_rotary (HpTensor *self, HpTensor *cos, HpTensor *sin, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_cross_entropy (HpTensor *logits, HpTensor *targets, gint64 ignore_index, GError **error);
+
+/* Attention (hp-tensor-attention.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_scaled_dot_product_attention (HpTensor  *query,
+                                                  HpTensor  *key,
+                                                  HpTensor  *value,
+                                                  HpTensor  *mask,
+                                                  gboolean   is_causal,
+                                                  gdouble    scale,
+                                                  GError   **error);
+
+G_END_DECLS

@@ -1,0 +1,119 @@
+/* hp-tensor-private.h: what the ops need of HpTensor
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "hp-autograd-private.h"
+#include "hp-error.h"
+#include "hp-grad-mode.h"
+#include "hp-tensor.h"
+
+G_BEGIN_DECLS
+
+/* Storage is 64-byte aligned so that BLAS and vector loops see aligned
+ * rows. A fresh tensor's data may be written until it is handed out;
+ * after that a tensor never changes. */
+HpTensor     *_hp_tensor_new_uninit       (HpDType           dtype,
+                                           const gint64     *shape,
+                                           guint             ndim);
+HpTensor     *_hp_tensor_new_with_bytes   (HpDType           dtype,
+                                           const gint64     *shape,
+                                           guint             ndim,
+                                           GBytes           *bytes);
+gpointer      _hp_tensor_data             (HpTensor         *self);
+HpAutogradNode *_hp_tensor_get_grad_fn    (HpTensor         *self,
+                                           guint            *output_nr);
+void          _hp_tensor_set_grad_fn      (HpTensor         *self,
+                                           HpAutogradNode   *node,
+                                           guint             output_nr);
+
+/* Shapes */
+gint64        _hp_shape_numel             (const gint64     *shape,
+                                           guint             ndim);
+gchar        *_hp_shape_to_string         (const gint64     *shape,
+                                           guint             ndim);
+gchar        *_hp_tensor_describe         (HpTensor         *self);
+void          _hp_shape_strides           (const gint64     *shape,
+                                           guint             ndim,
+                                           gint64           *strides);
+gboolean      _hp_shape_check             (const gint64     *shape,
+                                           guint             ndim,
+                                           GError          **error);
+gboolean      _hp_normalize_dim           (const gchar      *op,
+                                           gint              dim,
+                                           guint             ndim,
+                                           guint            *out_dim,
+                                           GError          **error);
+gboolean      _hp_broadcast_shapes        (const gchar      *op,
+                                           const gint64     *a,
+                                           guint             a_ndim,
+                                           const gint64     *b,
+                                           guint             b_ndim,
+                                           gint64           *out,
+                                           guint            *out_ndim,
+                                           GError          **error);
+void          _hp_broadcast_strides       (const gint64     *shape,
+                                           guint             ndim,
+                                           const gint64     *out_shape,
+                                           guint             out_ndim,
+                                           gint64           *strides);
+HpTensor     *_hp_tensor_sum_to_shape     (HpTensor         *self,
+                                           const gint64     *shape,
+                                           guint             ndim,
+                                           GError          **error);
+HpTensor     *_hp_tensor_expand           (HpTensor         *self,
+                                           const gint64     *shape,
+                                           guint             ndim,
+                                           GError          **error);
+
+/* Argument checks that set HP_ERROR_INVALID_ARGUMENT naming @op */
+gboolean      _hp_check_same_dtype        (const gchar      *op,
+                                           HpTensor         *a,
+                                           HpTensor         *b,
+                                           GError          **error);
+gboolean      _hp_check_floating          (const gchar      *op,
+                                           HpTensor         *self,
+                                           GError          **error);
+gboolean      _hp_check_dtype             (const gchar      *op,
+                                           const gchar      *what,
+                                           HpTensor         *self,
+                                           HpDType           dtype,
+                                           GError          **error);
+
+/* Reads element i of any dtype as a double and writes one back */
+static inline gdouble
+_hp_load_f64 (gconstpointer data, HpDType dtype, gint64 i)
+{
+  switch (dtype)
+    {
+    case HP_DTYPE_FLOAT32:
+      return ((const gfloat *) data)[i];
+    case HP_DTYPE_FLOAT64:
+      return ((const gdouble *) data)[i];
+    case HP_DTYPE_INT64:
+    default:
+      return (gdouble) ((const gint64 *) data)[i];
+    }
+}
+
+static inline void
+_hp_store_f64 (gpointer data, HpDType dtype, gint64 i, gdouble value)
+{
+  switch (dtype)
+    {
+    case HP_DTYPE_FLOAT32:
+      ((gfloat *) data)[i] = (gfloat) value;
+      break;
+    case HP_DTYPE_FLOAT64:
+      ((gdouble *) data)[i] = value;
+      break;
+    case HP_DTYPE_INT64:
+    default:
+      ((gint64 *) data)[i] = (gint64) value;
+      break;
+    }
+}
+
+G_END_DECLS

@@ -1,0 +1,236 @@
+/* hp-test-utils.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <math.h>
+#include <string.h>
+
+#include "hp-test-utils.h"
+
+HpTensor *
+hp_test_tensor (HpDType        dtype,
+                const gdouble *data,
+                gsize          n_data,
+                const gint64  *shape,
+                guint          ndim)
+{
+  g_autoptr(GError) error = NULL;
+  HpTensor *t = hp_tensor_new_from_data (dtype, data, n_data, shape, ndim, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+HpTensor *
+hp_test_tensor_ids (const gint64 *ids,
+                    gsize         n_ids,
+                    const gint64 *shape,
+                    guint         ndim)
+{
+  g_autoptr(GError) error = NULL;
+  HpTensor *t = hp_tensor_new_from_int64_data (ids, n_ids, shape, ndim, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+HpTensor *
+hp_test_randn (HpDType       dtype,
+               const gint64 *shape,
+               guint         ndim,
+               guint64       seed,
+               gboolean      requires_grad)
+{
+  HpTensor *t = hp_tensor_new_randn (dtype, shape, ndim, seed);
+
+  hp_tensor_set_requires_grad (t, requires_grad);
+  return t;
+}
+
+void
+hp_test_assert_shape (HpTensor     *tensor,
+                      const gint64 *shape,
+                      guint         ndim)
+{
+  guint actual_ndim;
+  const gint64 *actual = hp_tensor_get_shape (tensor, &actual_ndim);
+
+  g_assert_cmpuint (actual_ndim, ==, ndim);
+  for (guint i = 0; i < ndim; i++)
+    g_assert_cmpint (actual[i], ==, shape[i]);
+}
+
+void
+hp_test_assert_values (HpTensor      *tensor,
+                       const gdouble *expected,
+                       gsize          n_expected,
+                       const gint64  *shape,
+                       guint          ndim,
+                       gdouble        rtol,
+                       gdouble        atol)
+{
+  g_autoptr(HpTensor) want = hp_test_tensor (HP_DTYPE_FLOAT64, expected, n_expected, shape, ndim);
+
+  hp_test_assert_close (tensor, want, rtol, atol);
+}
+
+void
+hp_test_assert_close (HpTensor *tensor,
+                      HpTensor *expected,
+                      gdouble   rtol,
+                      gdouble   atol)
+{
+  g_assert_nonnull (tensor);
+  if (!hp_tensor_allclose (tensor, expected, rtol, atol))
+    {
+      g_autofree gchar *got = hp_tensor_to_string (tensor);
+      g_autofree gchar *want = hp_tensor_to_string (expected);
+      g_autofree gchar *msg = g_strdup_printf ("tensors differ:\n got  %s\n want %s", got, want);
+
+      g_assertion_message (G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+    }
+}
+
+void
+hp_test_assert_error (gpointer      result,
+                      GError      **error,
+                      gint          code,
+                      const gchar  *message_part)
+{
+  g_assert_null (result);
+  g_assert_error (*error, HP_ERROR, code);
+  if (message_part != NULL && strstr ((*error)->message, message_part) == NULL)
+    {
+      g_autofree gchar *msg = g_strdup_printf ("error message '%s' lacks '%s'",
+                                               (*error)->message, message_part);
+      g_assertion_message (G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+    }
+  g_clear_error (error);
+}
+
+/* sum (out * weights) in double precision */
+static gdouble
+contract (HpTensor *out,
+          HpTensor *weights)
+{
+  gsize n_out, n_w;
+  g_autofree gdouble *o = hp_tensor_to_float64_array (out, &n_out);
+  g_autofree gdouble *w = hp_tensor_to_float64_array (weights, &n_w);
+  gdouble total = 0.0;
+
+  g_assert_cmpuint (n_out, ==, n_w);
+  for (gsize i = 0; i < n_out; i++)
+    total += o[i] * w[i];
+  return total;
+}
+
+static gdouble
+evaluate (HpTestFunc  func,
+          gpointer    user_data,
+          HpTensor  **inputs,
+          HpTensor   *weights)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) out = NULL;
+  gboolean was = hp_grad_mode_is_enabled ();
+
+  hp_grad_mode_set_enabled (FALSE);
+  out = func (inputs, user_data, &error);
+  hp_grad_mode_set_enabled (was);
+  g_assert_no_error (error);
+
+  return contract (out, weights);
+}
+
+void
+hp_test_gradcheck (const gchar *name,
+                   HpTestFunc   func,
+                   gpointer     user_data,
+                   HpTensor   **inputs,
+                   guint        n_inputs)
+{
+  const gdouble step = 1e-6;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) out = NULL;
+  g_autoptr(HpTensor) weights = NULL;
+  guint ndim;
+  const gint64 *shape;
+  gboolean checked = FALSE;
+
+  for (guint i = 0; i < n_inputs; i++)
+    if (inputs[i] != NULL)
+      {
+        if (hp_tensor_get_requires_grad (inputs[i]))
+          g_assert_cmpint (hp_tensor_get_dtype (inputs[i]), ==, HP_DTYPE_FLOAT64);
+        hp_tensor_zero_grad (inputs[i]);
+      }
+
+  out = func (inputs, user_data, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_get_requires_grad (out));
+
+  shape = hp_tensor_get_shape (out, &ndim);
+  weights = hp_tensor_new_uniform (HP_DTYPE_FLOAT64, shape, ndim, -1.0, 1.0, 4242);
+  hp_tensor_backward (out, weights, &error);
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < n_inputs; i++)
+    {
+      HpTensor *original = inputs[i];
+      HpTensor *grad;
+      gsize n, n_grad;
+      g_autofree gdouble *values = NULL;
+      g_autofree gdouble *analytic = NULL;
+      guint in_ndim;
+      const gint64 *in_shape;
+
+      if (original == NULL || !hp_tensor_get_requires_grad (original))
+        continue;
+
+      grad = hp_tensor_get_grad (original);
+      if (grad == NULL)
+        {
+          g_autofree gchar *msg = g_strdup_printf ("%s: input %u got no gradient", name, i);
+          g_assertion_message (G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+        }
+
+      in_shape = hp_tensor_get_shape (original, &in_ndim);
+      hp_test_assert_shape (grad, in_shape, in_ndim);
+      values = hp_tensor_to_float64_array (original, &n);
+      analytic = hp_tensor_to_float64_array (grad, &n_grad);
+
+      for (gsize j = 0; j < n; j++)
+        {
+          gdouble saved = values[j];
+          gdouble f_plus, f_minus, numeric;
+
+          for (int side = 0; side < 2; side++)
+            {
+              g_autoptr(HpTensor) perturbed = NULL;
+
+              values[j] = saved + (side == 0 ? step : -step);
+              perturbed = hp_test_tensor (HP_DTYPE_FLOAT64, values, n, in_shape, in_ndim);
+              inputs[i] = perturbed;
+              if (side == 0)
+                f_plus = evaluate (func, user_data, inputs, weights);
+              else
+                f_minus = evaluate (func, user_data, inputs, weights);
+              inputs[i] = original;
+            }
+          values[j] = saved;
+
+          numeric = (f_plus - f_minus) / (2.0 * step);
+          if (!(fabs (analytic[j] - numeric) <= 1e-6 * fabs (numeric) + 1e-8))
+            {
+              g_autofree gchar *msg =
+                g_strdup_printf ("%s: d/d input %u [%" G_GSIZE_FORMAT "]: analytic %.12g, "
+                                 "numeric %.12g", name, i, j, analytic[j], numeric);
+              g_assertion_message (G_LOG_DOMAIN, __FILE__, __LINE__, G_STRFUNC, msg);
+            }
+        }
+      checked = TRUE;
+    }
+
+  g_assert_true (checked);
+}

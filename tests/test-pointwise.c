@@ -1,0 +1,231 @@
+/* test-pointwise.c: values and gradients of the element-wise ops
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <math.h>
+
+#include "hp-test-utils.h"
+
+typedef HpTensor *(*BinaryFunc) (HpTensor *, HpTensor *, GError **);
+typedef HpTensor *(*UnaryFunc) (HpTensor *, GError **);
+
+static HpTensor *
+call_binary (HpTensor **inputs,
+             gpointer   user_data,
+             GError   **error)
+{
+  BinaryFunc func = user_data;
+
+  return func (inputs[0], inputs[1], error);
+}
+
+static HpTensor *
+call_unary (HpTensor **inputs,
+            gpointer   user_data,
+            GError   **error)
+{
+  UnaryFunc func = user_data;
+
+  return func (inputs[0], error);
+}
+
+static void
+test_add_values (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) a = hp_test_tensor (HP_DTYPE_FLOAT32, HP_TEST_DATA (1, 2, 3, 4, 5, 6), HP_TEST_SHAPE (2, 3));
+  g_autoptr(HpTensor) b = hp_test_tensor (HP_DTYPE_FLOAT32, HP_TEST_DATA (10, 20, 30), HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) c = hp_test_tensor (HP_DTYPE_FLOAT32, HP_TEST_DATA (100, 200), HP_TEST_SHAPE (2, 1));
+  g_autoptr(HpTensor) ab = hp_tensor_add (a, b, &error);
+  g_autoptr(HpTensor) ac = NULL;
+  g_autoptr(HpTensor) bc = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (hp_tensor_get_dtype (ab), ==, HP_DTYPE_FLOAT32);
+  hp_test_assert_values (ab, HP_TEST_DATA (11, 22, 33, 14, 25, 36), HP_TEST_SHAPE (2, 3), 0, 0);
+
+  ac = hp_tensor_add (a, c, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (ac, HP_TEST_DATA (101, 102, 103, 204, 205, 206), HP_TEST_SHAPE (2, 3), 0, 0);
+
+  /* both sides broadcast: [3] + [2, 1] -> [2, 3] */
+  bc = hp_tensor_add (b, c, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (bc, HP_TEST_DATA (110, 120, 130, 210, 220, 230), HP_TEST_SHAPE (2, 3), 0, 0);
+}
+
+static void
+test_binary_values (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) a = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2, 3, 4), HP_TEST_SHAPE (2, 2));
+  g_autoptr(HpTensor) s = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (2), HP_TEST_SHAPE (1));
+  g_autoptr(HpTensor) sub = hp_tensor_sub (a, s, &error);
+  g_autoptr(HpTensor) mul = hp_tensor_mul (a, s, &error);
+  g_autoptr(HpTensor) div = hp_tensor_div (s, a, &error);
+
+  g_assert_no_error (error);
+  hp_test_assert_values (sub, HP_TEST_DATA (-1, 0, 1, 2), HP_TEST_SHAPE (2, 2), 0, 0);
+  hp_test_assert_values (mul, HP_TEST_DATA (2, 4, 6, 8), HP_TEST_SHAPE (2, 2), 0, 0);
+  hp_test_assert_values (div, HP_TEST_DATA (2, 1, 2.0 / 3.0, 0.5), HP_TEST_SHAPE (2, 2), 1e-15, 0);
+}
+
+static void
+test_int64 (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) a = hp_test_tensor_ids ((const gint64[]) { 1, 2, 3 }, 3, HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) sum = hp_tensor_add (a, a, &error);
+  g_autoptr(HpTensor) prod = hp_tensor_mul (a, a, &error);
+  g_autoptr(HpTensor) neg = hp_tensor_neg (a, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpint (hp_tensor_get_dtype (sum), ==, HP_DTYPE_INT64);
+  hp_test_assert_values (sum, HP_TEST_DATA (2, 4, 6), HP_TEST_SHAPE (3), 0, 0);
+  hp_test_assert_values (prod, HP_TEST_DATA (1, 4, 9), HP_TEST_SHAPE (3), 0, 0);
+  hp_test_assert_values (neg, HP_TEST_DATA (-1, -2, -3), HP_TEST_SHAPE (3), 0, 0);
+
+  hp_test_assert_error (hp_tensor_div (a, a, &error), &error, HP_ERROR_INVALID_ARGUMENT, "div");
+  hp_test_assert_error (hp_tensor_exp (a, &error), &error, HP_ERROR_INVALID_ARGUMENT, "int64");
+}
+
+static void
+test_edge_shapes (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) empty = hp_tensor_new_zeros (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (0, 3));
+  g_autoptr(HpTensor) row = hp_tensor_new_ones (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (1, 3));
+  g_autoptr(HpTensor) scalar = hp_tensor_new_full (HP_DTYPE_FLOAT32, NULL, 0, 2.5);
+  g_autoptr(HpTensor) r1 = hp_tensor_add (empty, row, &error);
+  g_autoptr(HpTensor) r2 = hp_tensor_mul (row, scalar, &error);
+  g_autoptr(HpTensor) r3 = hp_tensor_add (scalar, scalar, &error);
+
+  g_assert_no_error (error);
+  hp_test_assert_shape (r1, HP_TEST_SHAPE (0, 3));
+  hp_test_assert_values (r2, HP_TEST_DATA (2.5, 2.5, 2.5), HP_TEST_SHAPE (1, 3), 0, 0);
+  hp_test_assert_shape (r3, NULL, 0);
+  g_assert_cmpfloat (hp_tensor_item (r3, &error), ==, 5.0);
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) a = hp_tensor_new_zeros (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (2, 3));
+  g_autoptr(HpTensor) b = hp_tensor_new_zeros (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (4));
+  g_autoptr(HpTensor) c = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3));
+
+  hp_test_assert_error (hp_tensor_add (a, b, &error), &error, HP_ERROR_SHAPE,
+                        "add: shapes [2, 3] and [4] cannot be broadcast together");
+  hp_test_assert_error (hp_tensor_mul (a, c, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "mul: dtypes differ (float32 [2, 3] and float64 [2, 3])");
+}
+
+static void
+test_unary_values (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (-2, -0.5, 0, 1.5), HP_TEST_SHAPE (4));
+  g_autoptr(HpTensor) scaled = hp_tensor_scale (x, 3.0, &error);
+  g_autoptr(HpTensor) neg = hp_tensor_neg (x, &error);
+  g_autoptr(HpTensor) ex = hp_tensor_exp (x, &error);
+  g_autoptr(HpTensor) silu = hp_tensor_silu (x, &error);
+  g_autoptr(HpTensor) gelu = hp_tensor_gelu (x, &error);
+  g_autoptr(HpTensor) relu = hp_tensor_relu (x, &error);
+  gdouble in[] = { -2, -0.5, 0, 1.5 };
+  gdouble want_exp[4], want_silu[4], want_gelu[4];
+
+  g_assert_no_error (error);
+  for (int i = 0; i < 4; i++)
+    {
+      want_exp[i] = exp (in[i]);
+      want_silu[i] = in[i] / (1.0 + exp (-in[i]));
+      want_gelu[i] = 0.5 * in[i] * (1.0 + erf (in[i] / sqrt (2.0)));
+    }
+
+  hp_test_assert_values (scaled, HP_TEST_DATA (-6, -1.5, 0, 4.5), HP_TEST_SHAPE (4), 0, 0);
+  hp_test_assert_values (neg, HP_TEST_DATA (2, 0.5, 0, -1.5), HP_TEST_SHAPE (4), 0, 0);
+  hp_test_assert_values (ex, want_exp, 4, HP_TEST_SHAPE (4), 1e-15, 0);
+  hp_test_assert_values (silu, want_silu, 4, HP_TEST_SHAPE (4), 1e-15, 0);
+  hp_test_assert_values (gelu, want_gelu, 4, HP_TEST_SHAPE (4), 1e-15, 0);
+  /* gelu(1.5) from PyTorch: 1.3995715... */
+  hp_test_assert_values (relu, HP_TEST_DATA (0, 0, 0, 1.5), HP_TEST_SHAPE (4), 0, 0);
+}
+
+static void
+test_binary_gradients (void)
+{
+  static const struct { const gchar *name; BinaryFunc func; } ops[] = {
+    { "add", hp_tensor_add },
+    { "sub", hp_tensor_sub },
+    { "mul", hp_tensor_mul },
+    { "div", hp_tensor_div },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      /* same shape, then both sides broadcast */
+      g_autoptr(HpTensor) a = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3), 1, TRUE);
+      g_autoptr(HpTensor) b = hp_tensor_new_uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3), 0.5, 2.0, 2);
+      g_autoptr(HpTensor) c = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3), 3, TRUE);
+      g_autoptr(HpTensor) d = hp_tensor_new_uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 1), 0.5, 2.0, 4);
+      HpTensor *same[] = { a, b };
+      HpTensor *broadcast[] = { c, d };
+
+      hp_tensor_set_requires_grad (b, TRUE);
+      hp_tensor_set_requires_grad (d, TRUE);
+      hp_test_gradcheck (ops[i].name, call_binary, ops[i].func, same, 2);
+      hp_test_gradcheck (ops[i].name, call_binary, ops[i].func, broadcast, 2);
+    }
+}
+
+static HpTensor *
+scale_by_three (HpTensor *x,
+                GError  **error)
+{
+  return hp_tensor_scale (x, 3.0, error);
+}
+
+static void
+test_unary_gradients (void)
+{
+  static const struct { const gchar *name; UnaryFunc func; } ops[] = {
+    { "scale", scale_by_three },
+    { "neg", hp_tensor_neg },
+    { "exp", hp_tensor_exp },
+    { "silu", hp_tensor_silu },
+    { "gelu", hp_tensor_gelu },
+    { "relu", hp_tensor_relu },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      /* randn values stay well away from relu's kink at 0 */
+      g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64,
+                                              HP_TEST_DATA (-1.7, -0.3, 0.2, 0.9, 2.1, -2.6),
+                                              HP_TEST_SHAPE (2, 3));
+      HpTensor *inputs[] = { x };
+
+      hp_tensor_set_requires_grad (x, TRUE);
+      hp_test_gradcheck (ops[i].name, call_unary, ops[i].func, inputs, 1);
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/pointwise/add/values", test_add_values);
+  g_test_add_func ("/pointwise/binary/values", test_binary_values);
+  g_test_add_func ("/pointwise/int64", test_int64);
+  g_test_add_func ("/pointwise/edge-shapes", test_edge_shapes);
+  g_test_add_func ("/pointwise/bad-input", test_bad_input);
+  g_test_add_func ("/pointwise/unary/values", test_unary_values);
+  g_test_add_func ("/pointwise/binary/gradients", test_binary_gradients);
+  g_test_add_func ("/pointwise/unary/gradients", test_unary_gradients);
+
+  return g_test_run ();
+}
