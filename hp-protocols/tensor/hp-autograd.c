@@ -21,6 +21,7 @@ typedef struct
 
 struct _HpAutogradNode
 {
+  gatomicrefcount ref_count;
   const gchar *name;
   HpBackwardFunc backward;
   guint n_inputs;
@@ -54,8 +55,9 @@ _hp_autograd_node_new (const gchar      *name,
                        guint             n_inputs,
                        guint             n_outputs)
 {
-  HpAutogradNode *node = g_rc_box_new0 (HpAutogradNode);
+  HpAutogradNode *node = g_new0 (HpAutogradNode, 1);
 
+  g_atomic_ref_count_init (&node->ref_count);
   node->name = name;
   node->backward = backward;
   node->n_inputs = n_inputs;
@@ -88,15 +90,23 @@ _hp_autograd_node_new (const gchar      *name,
 HpAutogradNode *
 _hp_autograd_node_ref (HpAutogradNode *node)
 {
-  return g_rc_box_acquire (node);
+  g_atomic_ref_count_inc (&node->ref_count);
+  return node;
 }
 
+/* Drops the node's edges, saved tensors and data. Edges to dying nodes
+ * are appended to @dying instead of being freed here, so that a long
+ * chain is freed in a loop, not by recursion. */
 static void
-hp_autograd_node_release (HpAutogradNode *node)
+hp_autograd_node_release (HpAutogradNode *node,
+                          GPtrArray      *dying)
 {
   for (guint i = 0; i < node->n_inputs; i++)
     {
-      g_clear_pointer (&node->edges[i].node, _hp_autograd_node_unref);
+      HpAutogradNode *next = g_steal_pointer (&node->edges[i].node);
+
+      if (next != NULL && g_atomic_ref_count_dec (&next->ref_count))
+        g_ptr_array_add (dying, next);
       g_clear_object (&node->edges[i].leaf);
     }
   g_ptr_array_set_size (node->saved, 0);
@@ -107,20 +117,25 @@ hp_autograd_node_release (HpAutogradNode *node)
   node->released = TRUE;
 }
 
-static void
-hp_autograd_node_clear (gpointer data)
-{
-  HpAutogradNode *node = data;
-
-  hp_autograd_node_release (node);
-  g_free (node->edges);
-  g_ptr_array_unref (node->saved);
-}
-
 void
 _hp_autograd_node_unref (HpAutogradNode *node)
 {
-  g_rc_box_release_full (node, hp_autograd_node_clear);
+  g_autoptr(GPtrArray) dying = NULL;
+
+  if (!g_atomic_ref_count_dec (&node->ref_count))
+    return;
+
+  dying = g_ptr_array_new ();
+  g_ptr_array_add (dying, node);
+  while (dying->len > 0)
+    {
+      HpAutogradNode *dead = g_ptr_array_steal_index (dying, dying->len - 1);
+
+      hp_autograd_node_release (dead, dying);
+      g_free (dead->edges);
+      g_ptr_array_unref (dead->saved);
+      g_free (dead);
+    }
 }
 
 const gchar *
@@ -311,7 +326,7 @@ collect_graph (HpAutogradNode  *root,
         NodeState *state = g_new0 (NodeState, 1);
         state->n_outputs = node->n_outputs;
         state->grads = g_new0 (HpTensor *, node->n_outputs);
-        g_hash_table_insert (states, node, state);
+        g_hash_table_insert (states, _hp_autograd_node_ref (node), state);
       }
 
       for (guint i = 0; i < node->n_inputs; i++)
@@ -463,7 +478,9 @@ _hp_autograd_run_backward (HpTensor  *root,
       return TRUE;
     }
 
-  states = g_hash_table_new_full (NULL, NULL, NULL, node_state_free);
+  states = g_hash_table_new_full (NULL, NULL,
+                                  (GDestroyNotify) _hp_autograd_node_unref,
+                                  node_state_free);
   leaf_grads = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   if (!collect_graph (root_node, states, error))
     return FALSE;
@@ -522,9 +539,13 @@ _hp_autograd_run_backward (HpTensor  *root,
       GHashTableIter iter;
       gpointer key;
 
+      g_autoptr(GPtrArray) dying = g_ptr_array_new ();
+
+      /* every node is still referenced by @states, so none dies here */
       g_hash_table_iter_init (&iter, states);
       while (g_hash_table_iter_next (&iter, &key, NULL))
-        hp_autograd_node_release (key);
+        hp_autograd_node_release (key, dying);
+      g_assert (dying->len == 0);
     }
 
   hp_grad_mode_set_enabled (was_enabled);
