@@ -4,9 +4,22 @@
  */
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hp-test-utils.h"
+
+void
+hp_test_init (int    *argc,
+              char ***argv)
+{
+  const gchar *rank = g_getenv ("OMPI_COMM_WORLD_RANK");
+
+  g_test_init (argc, argv, NULL);
+  if (rank != NULL && atoi (rank) != 0 && freopen ("/dev/null", "w", stdout) == NULL)
+    g_error ("cannot silence rank %s", rank);
+}
 
 HpTensor *
 hp_test_tensor (HpDType        dtype,

@@ -15,6 +15,13 @@ typedef HpTensor *(*HpTestFunc) (HpTensor **inputs,
                                  gpointer   user_data,
                                  GError   **error);
 
+/* g_test_init() for the suites that also run under mpirun: on ranks other
+ * than 0 the TAP output goes to /dev/null, so that meson reads one
+ * stream; a failure on any rank still fails the run through its exit
+ * status. Does not start MPI. */
+void      hp_test_init         (int            *argc,
+                                char         ***argv);
+
 /* Makes a tensor from doubles; aborts the test on error. */
 HpTensor *hp_test_tensor       (HpDType         dtype,
                                 const gdouble  *data,

@@ -85,10 +85,7 @@ hp_init (GError **error)
   int finalized = 0;
   int provided = 0;
 
-  MPI_Initialized (&initialized);
-  if (initialized)
-    return TRUE;
-
+  /* MPI_Initialized() stays true after MPI_Finalize(), so ask this first */
   MPI_Finalized (&finalized);
   if (finalized)
     {
@@ -96,6 +93,10 @@ hp_init (GError **error)
                            "MPI has already been finalized");
       return FALSE;
     }
+
+  MPI_Initialized (&initialized);
+  if (initialized)
+    return TRUE;
 
   make_mpi_symbols_global ();
 
