@@ -1,0 +1,36 @@
+# Thin wrapper around meson: installs what is missing, builds, runs.
+#   make demo    install dependencies, build, run the demo
+#   make check   install dependencies, build, run every test suite
+#   make bench   build and run the benchmarks (measurements, not tests)
+
+BUILDDIR ?= build
+MESON_SETUP_ARGS ?=
+MESON_TEST_ARGS ?=
+
+export OMPI_ALLOW_RUN_AS_ROOT = 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
+
+.PHONY: all deps build demo check bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILDDIR)/build.ninja:
+	meson setup $(BUILDDIR) $(MESON_SETUP_ARGS)
+
+build: deps $(BUILDDIR)/build.ninja
+	meson compile -C $(BUILDDIR)
+
+demo: build
+	./$(BUILDDIR)/examples/hp-mlp
+
+check: build
+	meson test -C $(BUILDDIR) --print-errorlogs $(MESON_TEST_ARGS)
+
+bench: build
+	./$(BUILDDIR)/bench/bench-matmul
+
+clean:
+	rm -rf $(BUILDDIR)
