@@ -1,2 +1,490 @@
-/* placeholder until written */
+/* hp-tensor-attention.c: scaled dot-product attention with grouped
+ * key/value heads
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every (batch, query head) pair is one small attention problem: the
+ * scores Q K^T are a BLAS product, each score row goes through a
+ * numerically stable softmax, and the output P V is a second product.
+ * The probabilities P are kept for backward, which needs no other
+ * intermediate result.
+ */
+
 #include "config.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "hp-tensor-ops.h"
+#include "hp-tensor-private.h"
+
+#define OP_NAME "scaled_dot_product_attention"
+
+/* Sizes of one call: query [B, H, S, D], key [B, Hkv, Skv, D],
+ * value [B, Hkv, Skv, Dv]. */
+typedef struct
+{
+  gint64 batch;
+  gint64 heads;
+  gint64 kv_heads;
+  gint64 group;        /* query heads per key/value head */
+  gint64 q_len;
+  gint64 kv_len;
+  gint64 head_dim;
+  gint64 value_dim;
+} Dims;
+
+typedef struct
+{
+  Dims dims;
+  gdouble scale;
+  guint mask_ndim;
+  gint64 mask_shape[HP_TENSOR_MAX_NDIM];
+} AttentionData;
+
+/* C = alpha * op(A) op(B) + beta * C on row-major matrices, op(A) being
+ * m x k and op(B) k x n; @beta is 0 or 1. Empty products stay away from
+ * BLAS, so every leading dimension passed to it is at least 1. */
+static void
+gemm (HpDType        dtype,
+      gboolean       trans_a,
+      gboolean       trans_b,
+      gint64         m,
+      gint64         n,
+      gint64         k,
+      gdouble        alpha,
+      gconstpointer  a,
+      gconstpointer  b,
+      gdouble        beta,
+      gpointer       c)
+{
+  enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  gint64 lda = trans_a ? m : k;
+  gint64 ldb = trans_b ? k : n;
+
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0)
+    {
+      if (beta == 0.0)
+        memset (c, 0, (gsize) (m * n) * hp_dtype_get_size (dtype));
+      return;
+    }
+
+  if (dtype == HP_DTYPE_FLOAT32)
+    cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
+                 (float) alpha, a, (int) lda, b, (int) ldb,
+                 (float) beta, c, (int) n);
+  else
+    cblas_dgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
+                 alpha, a, (int) lda, b, (int) ldb,
+                 beta, c, (int) n);
+}
+
+/* Turns the scaled scores of one (batch, head) into probabilities in
+ * place: adds the mask row (elements mask_step apart) or cuts the row
+ * at the causal limit, then a softmax in double precision. Excluded
+ * keys get probability 0; a row with no key left becomes NaN. */
+#define SOFTMAX_ROWS(T) \
+  G_STMT_START { \
+    T *restrict _p = scores; \
+    const T *_mask = mask_data; \
+    for (gint64 i = 0; i < dims->q_len; i++) \
+      { \
+        T *restrict row = _p + i * kv_len; \
+        const T *mrow = _mask != NULL ? _mask + mask_offset + i * mask_row_stride : NULL; \
+        gint64 n = is_causal ? MIN (i + 1, kv_len) : kv_len; \
+        gdouble max = -INFINITY; \
+        gdouble sum = 0.0; \
+        for (gint64 j = 0; j < n; j++) \
+          { \
+            gdouble x = row[j]; \
+            if (mrow != NULL) \
+              x += mrow[j * mask_step]; \
+            row[j] = (T) x; \
+            if (row[j] > max) \
+              max = row[j]; \
+          } \
+        if (max == -INFINITY) \
+          { \
+            for (gint64 j = 0; j < kv_len; j++) \
+              row[j] = (T) NAN; \
+            continue; \
+          } \
+        for (gint64 j = 0; j < n; j++) \
+          { \
+            gdouble e = exp ((gdouble) row[j] - max); \
+            row[j] = (T) e; \
+            sum += e; \
+          } \
+        for (gint64 j = 0; j < n; j++) \
+          row[j] = (T) (row[j] / sum); \
+        for (gint64 j = n; j < kv_len; j++) \
+          row[j] = 0; \
+      } \
+  } G_STMT_END
+
+static HpTensor *
+attention_compute (HpTensor     *query,
+                   HpTensor     *key,
+                   HpTensor     *value,
+                   HpTensor     *mask,
+                   gboolean      is_causal,
+                   gdouble       scale,
+                   const Dims   *dims,
+                   HpTensor    **probs_out)
+{
+  HpDType dtype = hp_tensor_get_dtype (query);
+  gsize elem = hp_dtype_get_size (dtype);
+  gint64 kv_len = dims->kv_len;
+  gint64 out_shape[4] = { dims->batch, dims->heads, dims->q_len, dims->value_dim };
+  gint64 probs_shape[4] = { dims->batch, dims->heads, dims->q_len, kv_len };
+  gint64 mask_strides[4] = { 0, 0, 0, 0 };
+  const guint8 *q = _hp_tensor_data (query);
+  const guint8 *k = _hp_tensor_data (key);
+  const guint8 *v = _hp_tensor_data (value);
+  gconstpointer mask_data = NULL;
+  HpTensor *out = _hp_tensor_new_uninit (dtype, out_shape, 4);
+  HpTensor *probs = _hp_tensor_new_uninit (dtype, probs_shape, 4);
+  guint8 *o = _hp_tensor_data (out);
+  guint8 *p = _hp_tensor_data (probs);
+
+  if (mask != NULL)
+    {
+      guint mask_ndim;
+      const gint64 *mask_shape = hp_tensor_get_shape (mask, &mask_ndim);
+
+      _hp_broadcast_strides (mask_shape, mask_ndim, probs_shape, 4, mask_strides);
+      mask_data = _hp_tensor_data (mask);
+    }
+
+  for (gint64 b = 0; b < dims->batch; b++)
+    for (gint64 h = 0; h < dims->heads; h++)
+      {
+        gint64 bh = b * dims->heads + h;
+        gint64 bg = b * dims->kv_heads + h / dims->group;
+        const guint8 *q_bh = q + elem * (bh * dims->q_len * dims->head_dim);
+        const guint8 *k_bg = k + elem * (bg * kv_len * dims->head_dim);
+        const guint8 *v_bg = v + elem * (bg * kv_len * dims->value_dim);
+        gpointer scores = p + elem * (bh * dims->q_len * kv_len);
+        gint64 mask_offset = b * mask_strides[0] + h * mask_strides[1];
+        gint64 mask_row_stride = mask_strides[2];
+        gint64 mask_step = mask_strides[3];
+
+        /* a head dim of 0 leaves every score 0, whatever the scale */
+        gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->head_dim,
+              scale, q_bh, k_bg, 0.0, scores);
+
+        if (dtype == HP_DTYPE_FLOAT32)
+          SOFTMAX_ROWS (gfloat);
+        else
+          SOFTMAX_ROWS (gdouble);
+
+        gemm (dtype, FALSE, FALSE, dims->q_len, dims->value_dim, kv_len,
+              1.0, scores, v_bg, 0.0,
+              o + elem * (bh * dims->q_len * dims->value_dim));
+      }
+
+  *probs_out = probs;
+  return out;
+}
+
+/* dS = P * (dP - rowsum(dP * P)), in place over dP, for one head */
+#define SOFTMAX_GRAD_ROWS(T) \
+  G_STMT_START { \
+    T *restrict _ds = (gpointer) ds_bh; \
+    const T *restrict _p = (gconstpointer) p_bh; \
+    for (gint64 i = 0; i < dims->q_len; i++) \
+      { \
+        T *restrict ds_row = _ds + i * kv_len; \
+        const T *restrict p_row = _p + i * kv_len; \
+        gdouble dot = 0.0; \
+        for (gint64 j = 0; j < kv_len; j++) \
+          dot += (gdouble) ds_row[j] * p_row[j]; \
+        for (gint64 j = 0; j < kv_len; j++) \
+          ds_row[j] = (T) (p_row[j] * (ds_row[j] - dot)); \
+      } \
+  } G_STMT_END
+
+static HpTensor *
+new_zeroed (HpTensor *like)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (like, &ndim);
+  HpTensor *t = _hp_tensor_new_uninit (hp_tensor_get_dtype (like), shape, ndim);
+
+  memset (_hp_tensor_data (t), 0,
+          (gsize) hp_tensor_get_numel (t) * hp_dtype_get_size (hp_tensor_get_dtype (t)));
+  return t;
+}
+
+static gboolean
+attention_backward (HpAutogradNode  *node,
+                    HpTensor       **grad_outputs,
+                    HpTensor       **grad_inputs,
+                    GError         **error)
+{
+  const AttentionData *data = _hp_autograd_node_get_data (node);
+  const Dims *dims = &data->dims;
+  HpTensor *query = _hp_autograd_node_get_saved (node, 0);
+  HpTensor *key = _hp_autograd_node_get_saved (node, 1);
+  HpTensor *value = _hp_autograd_node_get_saved (node, 2);
+  HpTensor *probs = _hp_autograd_node_get_saved (node, 3);
+  HpDType dtype = hp_tensor_get_dtype (query);
+  gsize elem = hp_dtype_get_size (dtype);
+  gint64 kv_len = dims->kv_len;
+  gboolean want_q = _hp_autograd_node_needs_input_grad (node, 0);
+  gboolean want_k = _hp_autograd_node_needs_input_grad (node, 1);
+  gboolean want_v = _hp_autograd_node_needs_input_grad (node, 2);
+  gboolean want_mask = _hp_autograd_node_needs_input_grad (node, 3);
+  gboolean want_ds = want_q || want_k || want_mask;
+  const guint8 *q = _hp_tensor_data (query);
+  const guint8 *k = _hp_tensor_data (key);
+  const guint8 *v = _hp_tensor_data (value);
+  const guint8 *p = _hp_tensor_data (probs);
+  const guint8 *d_out = _hp_tensor_data (grad_outputs[0]);
+  g_autoptr(HpTensor) dq = want_q ? _hp_tensor_new_uninit (dtype, hp_tensor_get_shape (query, NULL), 4) : NULL;
+  g_autoptr(HpTensor) dk = want_k ? new_zeroed (key) : NULL;
+  g_autoptr(HpTensor) dv = want_v ? new_zeroed (value) : NULL;
+  g_autoptr(HpTensor) ds_all = want_mask ? new_zeroed (probs) : NULL;
+  g_autofree guint8 *ds_scratch = NULL;
+
+  if (want_ds && !want_mask)
+    ds_scratch = g_malloc (MAX (dims->q_len * kv_len, 1) * elem);
+
+  for (gint64 b = 0; b < dims->batch; b++)
+    for (gint64 h = 0; h < dims->heads; h++)
+      {
+        gint64 bh = b * dims->heads + h;
+        gint64 bg = b * dims->kv_heads + h / dims->group;
+        const guint8 *q_bh = q + elem * (bh * dims->q_len * dims->head_dim);
+        const guint8 *k_bg = k + elem * (bg * kv_len * dims->head_dim);
+        const guint8 *v_bg = v + elem * (bg * kv_len * dims->value_dim);
+        const guint8 *p_bh = p + elem * (bh * dims->q_len * kv_len);
+        const guint8 *do_bh = d_out + elem * (bh * dims->q_len * dims->value_dim);
+        guint8 *ds_bh;
+
+        /* dV[g] += P^T dO over the query heads of the group */
+        if (want_v)
+          gemm (dtype, TRUE, FALSE, kv_len, dims->value_dim, dims->q_len,
+                1.0, p_bh, do_bh, 1.0,
+                (guint8 *) _hp_tensor_data (dv) + elem * (bg * kv_len * dims->value_dim));
+
+        if (!want_ds)
+          continue;
+
+        ds_bh = want_mask
+          ? (guint8 *) _hp_tensor_data (ds_all) + elem * (bh * dims->q_len * kv_len)
+          : ds_scratch;
+
+        /* dP = dO V^T, then the softmax gradient turns it into dS */
+        gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->value_dim,
+              1.0, do_bh, v_bg, 0.0, ds_bh);
+        if (dtype == HP_DTYPE_FLOAT32)
+          SOFTMAX_GRAD_ROWS (gfloat);
+        else
+          SOFTMAX_GRAD_ROWS (gdouble);
+
+        if (want_q)
+          gemm (dtype, FALSE, FALSE, dims->q_len, dims->head_dim, kv_len,
+                data->scale, ds_bh, k_bg, 0.0,
+                (guint8 *) _hp_tensor_data (dq) + elem * (bh * dims->q_len * dims->head_dim));
+        if (want_k)
+          gemm (dtype, TRUE, FALSE, kv_len, dims->head_dim, dims->q_len,
+                data->scale, ds_bh, q_bh, 1.0,
+                (guint8 *) _hp_tensor_data (dk) + elem * (bg * kv_len * dims->head_dim));
+      }
+
+  if (want_mask)
+    {
+      grad_inputs[3] = _hp_tensor_sum_to_shape (ds_all, data->mask_shape, data->mask_ndim, error);
+      if (grad_inputs[3] == NULL)
+        return FALSE;
+    }
+  grad_inputs[0] = g_steal_pointer (&dq);
+  grad_inputs[1] = g_steal_pointer (&dk);
+  grad_inputs[2] = g_steal_pointer (&dv);
+  return TRUE;
+}
+
+static gboolean
+check_inputs (HpTensor   *query,
+              HpTensor   *key,
+              HpTensor   *value,
+              HpTensor   *mask,
+              gboolean    is_causal,
+              Dims       *dims,
+              GError    **error)
+{
+  guint q_ndim, k_ndim, v_ndim;
+  const gint64 *qs = hp_tensor_get_shape (query, &q_ndim);
+  const gint64 *ks = hp_tensor_get_shape (key, &k_ndim);
+  const gint64 *vs = hp_tensor_get_shape (value, &v_ndim);
+  g_autofree gchar *q_str = _hp_shape_to_string (qs, q_ndim);
+  g_autofree gchar *k_str = _hp_shape_to_string (ks, k_ndim);
+  g_autofree gchar *v_str = _hp_shape_to_string (vs, v_ndim);
+  const gchar *problem = NULL;
+
+  if (!_hp_check_floating (OP_NAME, query, error) ||
+      !_hp_check_same_dtype (OP_NAME, query, key, error) ||
+      !_hp_check_same_dtype (OP_NAME, query, value, error) ||
+      (mask != NULL && !_hp_check_same_dtype (OP_NAME, query, mask, error)))
+    return FALSE;
+
+  if (mask != NULL && is_causal)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   OP_NAME ": a mask and is_causal cannot be given together");
+      return FALSE;
+    }
+
+  if (q_ndim != 4 || k_ndim != 4 || v_ndim != 4)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   OP_NAME ": query %s, key %s and value %s must all have 4 dims "
+                   "[batch, heads, length, dim]", q_str, k_str, v_str);
+      return FALSE;
+    }
+
+  if (qs[0] != ks[0] || qs[0] != vs[0])
+    problem = "batch sizes differ";
+  else if (ks[1] != vs[1])
+    problem = "key and value heads differ";
+  else if (ks[2] != vs[2])
+    problem = "key and value lengths differ";
+  else if (qs[3] != ks[3])
+    problem = "query and key head dims differ";
+  else if (ks[1] == 0 ? qs[1] != 0 : qs[1] % ks[1] != 0)
+    problem = "query heads are not a multiple of key/value heads";
+  else if (qs[2] > G_MAXINT || ks[2] > G_MAXINT || qs[3] > G_MAXINT || vs[3] > G_MAXINT)
+    problem = "a length or head dim exceeds the BLAS integer range";
+
+  if (problem != NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   OP_NAME ": query %s, key %s and value %s do not fit (%s)",
+                   q_str, k_str, v_str, problem);
+      return FALSE;
+    }
+
+  dims->batch = qs[0];
+  dims->heads = qs[1];
+  dims->kv_heads = ks[1];
+  dims->group = ks[1] == 0 ? 1 : qs[1] / ks[1];
+  dims->q_len = qs[2];
+  dims->kv_len = ks[2];
+  dims->head_dim = qs[3];
+  dims->value_dim = vs[3];
+
+  if (mask != NULL)
+    {
+      guint m_ndim;
+      const gint64 *ms = hp_tensor_get_shape (mask, &m_ndim);
+      gint64 scores[4] = { dims->batch, dims->heads, dims->q_len, dims->kv_len };
+      gboolean fits = m_ndim <= 4;
+
+      for (guint i = 0; fits && i < m_ndim; i++)
+        {
+          gint64 want = scores[4 - m_ndim + i];
+
+          fits = ms[i] == want || ms[i] == 1;
+        }
+
+      if (!fits)
+        {
+          g_autofree gchar *m_str = _hp_shape_to_string (ms, m_ndim);
+          g_autofree gchar *s_str = _hp_shape_to_string (scores, 4);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                       OP_NAME ": mask %s does not broadcast to the scores %s",
+                       m_str, s_str);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+/**
+ * hp_tensor_scaled_dot_product_attention:
+ * @query: a floating point #HpTensor of shape [B, H, S, D]
+ * @key: a #HpTensor of the same dtype and shape [B, Hkv, Skv, D]
+ * @value: a #HpTensor of the same dtype and shape [B, Hkv, Skv, Dv]
+ * @mask: (nullable): an additive mask of the same dtype, broadcastable
+ *   to [B, H, S, Skv]; `-inf` entries exclude keys
+ * @is_causal: whether query i sees only keys j <= i
+ * @scale: the factor applied to the scores; a value <= 0 or NaN means
+ *   `1 / sqrt(D)`
+ * @error: return location for a #GError
+ *
+ * Computes `softmax(query key^T * scale + mask) value` per batch and
+ * head, as `torch.nn.functional.scaled_dot_product_attention` with
+ * `enable_gqa=True`.
+ *
+ * H must be a multiple of Hkv: query head h uses key/value head
+ * h / (H / Hkv) (grouped-query attention; H == Hkv is plain multi-head
+ * attention). The causal mask is aligned to the top left, so with
+ * S > Skv the queries from Skv on see every key. @mask and @is_causal
+ * cannot be combined.
+ *
+ * A query whose keys are all excluded by @mask gets a row of NaN, as in
+ * PyTorch's math implementation. With Skv == 0 the result is zero;
+ * with D == 0 every score is zero, so each query averages the values.
+ *
+ * Gradients flow to @query, @key, @value and @mask.
+ *
+ * Returns: (transfer full): the attention output of shape
+ *   [B, H, S, Dv], or %NULL with %HP_ERROR_SHAPE if the shapes do not
+ *   fit or %HP_ERROR_INVALID_ARGUMENT for wrong dtypes or a mask
+ *   together with @is_causal
+ */
+HpTensor *
+hp_tensor_scaled_dot_product_attention (HpTensor  *query,
+                                        HpTensor  *key,
+                                        HpTensor  *value,
+                                        HpTensor  *mask,
+                                        gboolean   is_causal,
+                                        gdouble    scale,
+                                        GError   **error)
+{
+  HpTensor *inputs[4] = { query, key, value, mask };
+  g_autoptr(HpTensor) probs = NULL;
+  HpTensor *saved[4];
+  AttentionData *data;
+  HpTensor *out;
+  Dims dims;
+
+  g_return_val_if_fail (HP_IS_TENSOR (query), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (key), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (value), NULL);
+  g_return_val_if_fail (mask == NULL || HP_IS_TENSOR (mask), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!check_inputs (query, key, value, mask, is_causal, &dims, error))
+    return NULL;
+
+  if (!(scale > 0.0))
+    scale = 1.0 / sqrt ((gdouble) dims.head_dim);
+
+  out = attention_compute (query, key, value, mask, is_causal, scale, &dims, &probs);
+
+  data = g_new0 (AttentionData, 1);
+  data->dims = dims;
+  data->scale = scale;
+  if (mask != NULL)
+    {
+      const gint64 *mask_shape = hp_tensor_get_shape (mask, &data->mask_ndim);
+
+      memcpy (data->mask_shape, mask_shape, data->mask_ndim * sizeof (gint64));
+    }
+
+  saved[0] = query;
+  saved[1] = key;
+  saved[2] = value;
+  saved[3] = probs;
+  _hp_autograd_record (OP_NAME, attention_backward, inputs, 4, out,
+                       saved, 4, data, g_free);
+  return out;
+}
