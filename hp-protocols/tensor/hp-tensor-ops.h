@@ -77,7 +77,7 @@ HpTensor *hp_tensor_rms_norm   (HpTensor *self, HpTensor *weight, gdouble eps, G
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_embedding  (HpTensor *weight, HpTensor *ids, GError **error);
 HP_AVAILABLE_IN_ALL
-HpTensor *hp_tensor_apply_rotary (HpTensor *self, HpTensor *cos, HpTensor *sin, GError **error);
+HpTensor *hp_tensor_apply_rotary (HpTensor *self, HpTensor *cos_table, HpTensor *sin_table, GError **error);
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_cross_entropy (HpTensor *logits, HpTensor *targets, gint64 ignore_index, GError **error);
 
