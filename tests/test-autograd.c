@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#include <math.h>
 #include <string.h>
 
 #include "hp-test-utils.h"
@@ -204,6 +205,29 @@ test_partial_graph (void)
 }
 
 static void
+test_intermediates_dropped (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) x = leaf (HP_TEST_DATA (1, -2));
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) seed = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2));
+
+  /* nodes whose outputs are gone live on through the graph only, and the
+   * backward pass must not free them while it still walks them */
+  {
+    g_autoptr(HpTensor) n = hp_tensor_neg (x, &error);
+    g_autoptr(HpTensor) m = hp_tensor_scale (n, 2.0, &error);
+
+    y = hp_tensor_exp (m, &error);
+  }
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_backward (y, seed, &error));
+  g_assert_no_error (error);
+  hp_test_assert_values (hp_tensor_get_grad (x), HP_TEST_DATA (-2 * exp (-2), -2 * exp (4)),
+                         HP_TEST_SHAPE (2), 1e-14, 0);
+}
+
+static void
 test_drop_deep_chain (void)
 {
   g_autoptr(GError) error = NULL;
@@ -257,6 +281,7 @@ main (int   argc,
   g_test_add_func ("/autograd/partial-graph", test_partial_graph);
   g_test_add_func ("/autograd/deep-chain", test_deep_chain);
   g_test_add_func ("/autograd/drop-deep-chain", test_drop_deep_chain);
+  g_test_add_func ("/autograd/intermediates-dropped", test_intermediates_dropped);
 
   return g_test_run ();
 }

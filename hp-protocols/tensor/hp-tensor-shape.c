@@ -1,2 +1,685 @@
-/* placeholder until written */
+/* hp-tensor-shape.c: ops that move elements around without arithmetic
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
 #include "config.h"
+
+#include <string.h>
+
+#include "hp-tensor-ops.h"
+#include "hp-tensor-private.h"
+
+/* "[1, 0, 2]": how error messages show a list of dims */
+static gchar *
+dims_to_string (const gint *dims,
+                guint       n_dims)
+{
+  GString *out = g_string_new ("[");
+
+  for (guint i = 0; i < n_dims; i++)
+    g_string_append_printf (out, "%s%d", i > 0 ? ", " : "", dims[i]);
+  g_string_append_c (out, ']');
+
+  return g_string_free (out, FALSE);
+}
+
+/* Copies @rows runs of @run bytes; consecutive runs start @src_pitch bytes
+ * apart in @src and @dst_pitch bytes apart in @dst. Narrow, its backward
+ * and cat are all this copy with different pitches. */
+static void
+copy_rows (guint8       *dst,
+           gsize         dst_pitch,
+           const guint8 *src,
+           gsize         src_pitch,
+           gint64        rows,
+           gsize         run)
+{
+  if (run == 0)
+    return;
+
+  for (gint64 r = 0; r < rows; r++)
+    memcpy (dst + r * dst_pitch, src + r * src_pitch, run);
+}
+
+/* Splits @shape around @dim: the product of the sizes before it and of the
+ * sizes after it. */
+static void
+split_at_dim (const gint64 *shape,
+              guint         ndim,
+              guint         dim,
+              gint64       *outer,
+              gint64       *inner)
+{
+  *outer = _hp_shape_numel (shape, dim);
+  *inner = _hp_shape_numel (shape + dim + 1, ndim - dim - 1);
+}
+
+/* Permute and transpose */
+
+#define STRIDED_ROW(T) \
+  G_STMT_START { \
+    const T *restrict _src = (const T *) (in + elem * offset); \
+    T *restrict _dst = (T *) (out_data + elem * row * run); \
+    for (gint64 _i = 0; _i < run; _i++) \
+      _dst[_i] = _src[_i * inner_stride]; \
+  } G_STMT_END
+
+/* A new tensor whose dim i is dim @perm[i] of @self. The output is written
+ * in order; the input is read through strides. Output dims that are also
+ * adjacent in the input merge into one and size-1 dims drop out, so the
+ * innermost loop is as long as it can be and becomes a memcpy when it
+ * reads the input contiguously. */
+static HpTensor *
+permute_compute (HpTensor    *self,
+                 const guint *perm)
+{
+  guint ndim;
+  const gint64 *in_shape = hp_tensor_get_shape (self, &ndim);
+  HpDType dtype = hp_tensor_get_dtype (self);
+  gsize elem = hp_dtype_get_size (dtype);
+  gint64 in_strides[HP_TENSOR_MAX_NDIM];
+  gint64 out_shape[HP_TENSOR_MAX_NDIM];
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  gint64 strides[HP_TENSOR_MAX_NDIM];
+  gint64 index[HP_TENSOR_MAX_NDIM] = { 0 };
+  guint m = 0;
+  gint64 run, inner_stride, n_rows, offset = 0;
+  const guint8 *in;
+  guint8 *out_data;
+  HpTensor *out;
+
+  _hp_shape_strides (in_shape, ndim, in_strides);
+  for (guint i = 0; i < ndim; i++)
+    out_shape[i] = in_shape[perm[i]];
+
+  out = _hp_tensor_new_uninit (dtype, out_shape, ndim);
+  if (hp_tensor_get_numel (out) == 0)
+    return out;
+
+  for (guint i = 0; i < ndim; i++)
+    {
+      gint64 size = out_shape[i];
+      gint64 stride = in_strides[perm[i]];
+
+      if (size == 1)
+        continue;
+      if (m > 0 && strides[m - 1] == stride * size)
+        {
+          shape[m - 1] *= size;
+          strides[m - 1] = stride;
+        }
+      else
+        {
+          shape[m] = size;
+          strides[m] = stride;
+          m++;
+        }
+    }
+
+  run = m > 0 ? shape[m - 1] : 1;
+  inner_stride = m > 0 ? strides[m - 1] : 1;
+  n_rows = hp_tensor_get_numel (out) / run;
+  in = _hp_tensor_data (self);
+  out_data = _hp_tensor_data (out);
+
+  for (gint64 row = 0; row < n_rows; row++)
+    {
+      if (inner_stride == 1)
+        memcpy (out_data + elem * row * run, in + elem * offset, elem * run);
+      else if (elem == sizeof (guint32))
+        STRIDED_ROW (guint32);
+      else
+        STRIDED_ROW (guint64);
+
+      /* step the index of the dims outside the run */
+      for (guint d = m > 0 ? m - 1 : 0; d-- > 0;)
+        {
+          offset += strides[d];
+          if (++index[d] < shape[d])
+            break;
+          offset -= strides[d] * shape[d];
+          index[d] = 0;
+        }
+    }
+
+  return out;
+}
+
+/* Node data: the permutation that undoes the op's */
+static gboolean
+permute_backward (HpAutogradNode  *node,
+                  HpTensor       **grad_outputs,
+                  HpTensor       **grad_inputs,
+                  GError         **error)
+{
+  const guint *inverse = _hp_autograd_node_get_data (node);
+
+  grad_inputs[0] = permute_compute (grad_outputs[0], inverse);
+  return TRUE;
+}
+
+static HpTensor *
+permute_op (const gchar *name,
+            HpTensor    *self,
+            const guint *perm)
+{
+  guint ndim = hp_tensor_get_ndim (self);
+  HpTensor *out = permute_compute (self, perm);
+  guint *inverse = g_new (guint, MAX (ndim, 1));
+
+  for (guint i = 0; i < ndim; i++)
+    inverse[perm[i]] = i;
+  _hp_autograd_record (name, permute_backward, &self, 1, out, NULL, 0, inverse, g_free);
+  return out;
+}
+
+/**
+ * hp_tensor_transpose:
+ * @self: a #HpTensor
+ * @dim0: a dim; negative values count from the end
+ * @dim1: another dim; negative values count from the end
+ * @error: return location for a #GError
+ *
+ * Swaps two dims, copying the elements into the new order. When @dim0
+ * and @dim1 name the same dim the result is a copy of @self.
+ *
+ * Returns: (transfer full): the transposed tensor, or %NULL with
+ *   %HP_ERROR_INVALID_ARGUMENT if a dim is out of range
+ */
+HpTensor *
+hp_tensor_transpose (HpTensor  *self,
+                     gint       dim0,
+                     gint       dim1,
+                     GError   **error)
+{
+  guint ndim, d0, d1;
+  guint perm[HP_TENSOR_MAX_NDIM];
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  ndim = hp_tensor_get_ndim (self);
+  if (!_hp_normalize_dim ("transpose", dim0, ndim, &d0, error) ||
+      !_hp_normalize_dim ("transpose", dim1, ndim, &d1, error))
+    return NULL;
+
+  for (guint i = 0; i < ndim; i++)
+    perm[i] = i;
+  perm[d0] = d1;
+  perm[d1] = d0;
+
+  return permute_op ("transpose", self, perm);
+}
+
+/**
+ * hp_tensor_permute:
+ * @self: a #HpTensor
+ * @dims: (array length=n_dims) (nullable): for each dim of the result, the
+ *   dim of @self it takes; negative values count from the end
+ * @n_dims: the number of entries in @dims, which must be the number of
+ *   dims of @self
+ * @error: return location for a #GError
+ *
+ * Reorders the dims of @self, copying the elements into the new order:
+ * dim i of the result is dim @dims[i] of @self.
+ *
+ * Returns: (transfer full): the permuted tensor, or %NULL with
+ *   %HP_ERROR_INVALID_ARGUMENT if @dims is not a permutation of the dims
+ *   of @self
+ */
+HpTensor *
+hp_tensor_permute (HpTensor    *self,
+                   const gint  *dims,
+                   guint        n_dims,
+                   GError     **error)
+{
+  guint ndim;
+  guint perm[HP_TENSOR_MAX_NDIM];
+  gboolean seen[HP_TENSOR_MAX_NDIM] = { FALSE };
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (dims != NULL || n_dims == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  ndim = hp_tensor_get_ndim (self);
+  if (n_dims != ndim)
+    {
+      g_autofree gchar *dims_str = dims_to_string (dims, n_dims);
+      g_autofree gchar *self_str = _hp_tensor_describe (self);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "permute: dims %s name %u dims, but the tensor %s has %u",
+                   dims_str, n_dims, self_str, ndim);
+      return NULL;
+    }
+
+  for (guint i = 0; i < ndim; i++)
+    {
+      gint n = (gint) ndim;
+      gint d = dims[i];
+
+      if (d < -n || d >= n || seen[d < 0 ? d + n : d])
+        {
+          g_autofree gchar *dims_str = dims_to_string (dims, n_dims);
+          g_autofree gchar *self_str = _hp_tensor_describe (self);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "permute: dims %s are not a permutation of the %u dims of %s",
+                       dims_str, ndim, self_str);
+          return NULL;
+        }
+      perm[i] = (guint) (d < 0 ? d + n : d);
+      seen[perm[i]] = TRUE;
+    }
+
+  return permute_op ("permute", self, perm);
+}
+
+/* Reshape */
+
+typedef struct
+{
+  guint ndim;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+} ReshapeData;
+
+/* A tensor of @shape sharing the buffer of @self (same element count) */
+static HpTensor *
+reshape_share (HpTensor     *self,
+               const gint64 *shape,
+               guint         ndim)
+{
+  g_autoptr(GBytes) bytes = hp_tensor_get_bytes (self);
+
+  return _hp_tensor_new_with_bytes (hp_tensor_get_dtype (self), shape, ndim, bytes);
+}
+
+static gboolean
+reshape_backward (HpAutogradNode  *node,
+                  HpTensor       **grad_outputs,
+                  HpTensor       **grad_inputs,
+                  GError         **error)
+{
+  const ReshapeData *data = _hp_autograd_node_get_data (node);
+
+  grad_inputs[0] = reshape_share (grad_outputs[0], data->shape, data->ndim);
+  return TRUE;
+}
+
+/**
+ * hp_tensor_reshape:
+ * @self: a #HpTensor
+ * @shape: (array length=ndim) (nullable): the new shape; at most one size
+ *   may be -1, which is inferred from the element count
+ * @ndim: the number of dims of the new shape
+ * @error: return location for a #GError
+ *
+ * Gives the elements of @self a new shape with the same number of
+ * elements, in the same row-major order. No element is copied: the
+ * result shares the buffer of @self (tensors never change once made, so
+ * sharing is safe).
+ *
+ * A -1 cannot be inferred when the other sizes multiply to zero; that is
+ * an error (%HP_ERROR_INVALID_ARGUMENT when @self is empty too, since
+ * any size would do, %HP_ERROR_SHAPE otherwise).
+ *
+ * Returns: (transfer full): the reshaped tensor, or %NULL with
+ *   %HP_ERROR_SHAPE if the element counts differ or
+ *   %HP_ERROR_INVALID_ARGUMENT for more than one -1 or another negative
+ *   size
+ */
+HpTensor *
+hp_tensor_reshape (HpTensor      *self,
+                   const gint64  *shape,
+                   guint          ndim,
+                   GError       **error)
+{
+  guint in_ndim;
+  const gint64 *in_shape;
+  gint64 numel, rest = 1;
+  gint64 new_shape[HP_TENSOR_MAX_NDIM];
+  gint infer = -1;
+  gboolean rest_is_zero = FALSE;
+  ReshapeData *data;
+  HpTensor *out;
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (shape != NULL || ndim == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  in_shape = hp_tensor_get_shape (self, &in_ndim);
+  numel = hp_tensor_get_numel (self);
+
+  if (ndim > HP_TENSOR_MAX_NDIM)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "reshape: a tensor has at most %d dims, not %u",
+                   HP_TENSOR_MAX_NDIM, ndim);
+      return NULL;
+    }
+
+  for (guint i = 0; i < ndim; i++)
+    {
+      if (shape[i] == -1 && infer < 0)
+        infer = (gint) i;
+      else if (shape[i] < 0)
+        {
+          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "reshape: shape %s may hold one -1 and no other negative size",
+                       shape_str);
+          return NULL;
+        }
+      else if (shape[i] == 0)
+        rest_is_zero = TRUE;
+      else
+        /* past @numel the product is wrong anyway: saturate at @numel + 1
+         * rather than overflow */
+        rest = rest > numel / shape[i] ? numel + 1 : rest * shape[i];
+      new_shape[i] = shape[i];
+    }
+  if (rest_is_zero)
+    rest = 0;
+
+  if (infer >= 0)
+    {
+      if (rest == 0)
+        {
+          g_autofree gchar *in_str = _hp_shape_to_string (in_shape, in_ndim);
+          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+          g_set_error (error, HP_ERROR,
+                       numel == 0 ? HP_ERROR_INVALID_ARGUMENT : HP_ERROR_SHAPE,
+                       "reshape: cannot reshape %s to %s: the -1 %s", in_str, shape_str,
+                       numel == 0 ? "could be any size" : "has no size that fits");
+          return NULL;
+        }
+      new_shape[infer] = numel / rest;
+      rest *= new_shape[infer];
+    }
+
+  if (rest != numel)
+    {
+      g_autofree gchar *in_str = _hp_shape_to_string (in_shape, in_ndim);
+      g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "reshape: cannot reshape %s (%" G_GINT64_FORMAT " elements) to %s",
+                   in_str, numel, shape_str);
+      return NULL;
+    }
+
+  out = reshape_share (self, new_shape, ndim);
+  data = g_new (ReshapeData, 1);
+  data->ndim = in_ndim;
+  memcpy (data->shape, in_shape, in_ndim * sizeof (gint64));
+  _hp_autograd_record ("reshape", reshape_backward, &self, 1, out, NULL, 0, data, g_free);
+  return out;
+}
+
+/* Narrow */
+
+typedef struct
+{
+  guint dim;
+  gint64 start;
+  gint64 size;  /* of @dim in the input */
+} NarrowData;
+
+static gboolean
+narrow_backward (HpAutogradNode  *node,
+                 HpTensor       **grad_outputs,
+                 HpTensor       **grad_inputs,
+                 GError         **error)
+{
+  const NarrowData *data = _hp_autograd_node_get_data (node);
+  HpTensor *grad = grad_outputs[0];
+  guint ndim;
+  const gint64 *grad_shape = hp_tensor_get_shape (grad, &ndim);
+  gsize elem = hp_dtype_get_size (hp_tensor_get_dtype (grad));
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  gint64 outer, inner, length = grad_shape[data->dim];
+  HpTensor *out;
+
+  memcpy (shape, grad_shape, ndim * sizeof (gint64));
+  shape[data->dim] = data->size;
+  split_at_dim (shape, ndim, data->dim, &outer, &inner);
+
+  out = hp_tensor_new_zeros (hp_tensor_get_dtype (grad), shape, ndim);
+  copy_rows ((guint8 *) _hp_tensor_data (out) + elem * data->start * inner,
+             elem * data->size * inner,
+             _hp_tensor_data (grad), elem * length * inner,
+             outer, elem * length * inner);
+
+  grad_inputs[0] = out;
+  return TRUE;
+}
+
+/**
+ * hp_tensor_narrow:
+ * @self: a #HpTensor
+ * @dim: the dim to narrow; negative values count from the end
+ * @start: the first index kept; negative values count from the end
+ * @length: how many indices to keep
+ * @error: return location for a #GError
+ *
+ * Copies the part of @self whose index in @dim runs from @start to
+ * @start + @length - 1, as torch.narrow() selects it. A @length of 0
+ * gives an empty tensor.
+ *
+ * Returns: (transfer full): the narrowed tensor, or %NULL with
+ *   %HP_ERROR_INVALID_ARGUMENT if @dim is out of range or @start and
+ *   @length do not lie within it
+ */
+HpTensor *
+hp_tensor_narrow (HpTensor  *self,
+                  gint       dim,
+                  gint64     start,
+                  gint64     length,
+                  GError   **error)
+{
+  guint ndim, d;
+  const gint64 *in_shape;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  gint64 size, first, outer, inner;
+  gsize elem;
+  NarrowData *data;
+  HpTensor *out;
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  in_shape = hp_tensor_get_shape (self, &ndim);
+  if (!_hp_normalize_dim ("narrow", dim, ndim, &d, error))
+    return NULL;
+
+  size = in_shape[d];
+  first = start < 0 ? start + size : start;
+  if (first < 0 || first > size || length < 0 || length > size - first)
+    {
+      g_autofree gchar *shape_str = _hp_shape_to_string (in_shape, ndim);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "narrow: start %" G_GINT64_FORMAT " and length %" G_GINT64_FORMAT
+                   " do not fit dim %d of size %" G_GINT64_FORMAT " (shape %s)",
+                   start, length, dim, size, shape_str);
+      return NULL;
+    }
+
+  memcpy (shape, in_shape, ndim * sizeof (gint64));
+  shape[d] = length;
+  split_at_dim (in_shape, ndim, d, &outer, &inner);
+  elem = hp_dtype_get_size (hp_tensor_get_dtype (self));
+
+  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (self), shape, ndim);
+  copy_rows (_hp_tensor_data (out), elem * length * inner,
+             (const guint8 *) _hp_tensor_data (self) + elem * first * inner,
+             elem * size * inner,
+             outer, elem * length * inner);
+
+  data = g_new (NarrowData, 1);
+  data->dim = d;
+  data->start = first;
+  data->size = size;
+  _hp_autograd_record ("narrow", narrow_backward, &self, 1, out, NULL, 0, data, g_free);
+  return out;
+}
+
+/* Cat */
+
+typedef struct
+{
+  guint dim;
+  guint n;
+  gint64 sizes[];  /* of @dim in each input */
+} CatData;
+
+static gboolean
+cat_backward (HpAutogradNode  *node,
+              HpTensor       **grad_outputs,
+              HpTensor       **grad_inputs,
+              GError         **error)
+{
+  const CatData *data = _hp_autograd_node_get_data (node);
+  gint64 offset = 0;
+
+  for (guint i = 0; i < data->n; i++)
+    {
+      if (_hp_autograd_node_needs_input_grad (node, i))
+        {
+          grad_inputs[i] = hp_tensor_narrow (grad_outputs[0], (gint) data->dim,
+                                             offset, data->sizes[i], error);
+          if (grad_inputs[i] == NULL)
+            return FALSE;
+        }
+      offset += data->sizes[i];
+    }
+
+  return TRUE;
+}
+
+/* Sets an error unless @other may be joined to @first along @dim */
+static gboolean
+cat_check (HpTensor  *first,
+           HpTensor  *other,
+           guint      index,
+           guint      dim,
+           GError   **error)
+{
+  guint ndim, other_ndim;
+  const gint64 *shape = hp_tensor_get_shape (first, &ndim);
+  const gint64 *other_shape = hp_tensor_get_shape (other, &other_ndim);
+  gboolean fits = ndim == other_ndim;
+
+  if (hp_tensor_get_dtype (first) != hp_tensor_get_dtype (other))
+    {
+      g_autofree gchar *first_str = _hp_tensor_describe (first);
+      g_autofree gchar *other_str = _hp_tensor_describe (other);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "cat: tensor %u is %s but tensor 0 is %s; dtypes must match",
+                   index, other_str, first_str);
+      return FALSE;
+    }
+
+  for (guint d = 0; fits && d < ndim; d++)
+    fits = d == dim || shape[d] == other_shape[d];
+
+  if (!fits)
+    {
+      g_autofree gchar *first_str = _hp_shape_to_string (shape, ndim);
+      g_autofree gchar *other_str = _hp_shape_to_string (other_shape, other_ndim);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "cat: tensor %u has shape %s but tensor 0 has shape %s; "
+                   "they must match in every dim but %u",
+                   index, other_str, first_str, dim);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
+ * hp_tensor_cat:
+ * @tensors: (element-type HpTensor): the tensors to join, at least one
+ * @dim: the dim to join along; negative values count from the end
+ * @error: return location for a #GError
+ *
+ * Joins tensors along an existing dim, in order. All tensors must have
+ * the same dtype and number of dims and the same size in every dim but
+ * @dim; tensors of size 0 in @dim are allowed and add nothing.
+ *
+ * Returns: (transfer full): the joined tensor, or %NULL with
+ *   %HP_ERROR_SHAPE if the shapes do not fit or
+ *   %HP_ERROR_INVALID_ARGUMENT if @tensors is empty, the dtypes differ or
+ *   @dim is out of range
+ */
+HpTensor *
+hp_tensor_cat (GPtrArray  *tensors,
+               gint        dim,
+               GError    **error)
+{
+  HpTensor *first;
+  guint ndim, d, n;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  gint64 outer, inner, offset = 0;
+  gsize elem;
+  guint8 *out_data;
+  CatData *data;
+  HpTensor *out;
+
+  g_return_val_if_fail (tensors != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  for (guint i = 0; i < tensors->len; i++)
+    g_return_val_if_fail (HP_IS_TENSOR (g_ptr_array_index (tensors, i)), NULL);
+
+  n = tensors->len;
+  if (n == 0)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                           "cat: needs at least one tensor");
+      return NULL;
+    }
+
+  first = g_ptr_array_index (tensors, 0);
+  ndim = hp_tensor_get_ndim (first);
+  if (!_hp_normalize_dim ("cat", dim, ndim, &d, error))
+    return NULL;
+
+  memcpy (shape, hp_tensor_get_shape (first, NULL), ndim * sizeof (gint64));
+  for (guint i = 1; i < n; i++)
+    {
+      HpTensor *t = g_ptr_array_index (tensors, i);
+
+      if (!cat_check (first, t, i, d, error))
+        return NULL;
+      shape[d] += hp_tensor_get_shape (t, NULL)[d];
+    }
+
+  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (first), shape, ndim);
+  out_data = _hp_tensor_data (out);
+  elem = hp_dtype_get_size (hp_tensor_get_dtype (first));
+  split_at_dim (shape, ndim, d, &outer, &inner);
+
+  data = g_malloc (sizeof (CatData) + n * sizeof (gint64));
+  data->dim = d;
+  data->n = n;
+  for (guint i = 0; i < n; i++)
+    {
+      HpTensor *t = g_ptr_array_index (tensors, i);
+      gint64 size = hp_tensor_get_shape (t, NULL)[d];
+
+      copy_rows (out_data + elem * offset * inner, elem * shape[d] * inner,
+                 _hp_tensor_data (t), elem * size * inner,
+                 outer, elem * size * inner);
+      data->sizes[i] = size;
+      offset += size;
+    }
+
+  _hp_autograd_record ("cat", cat_backward, (HpTensor * const *) tensors->pdata, n,
+                       out, NULL, 0, data, g_free);
+  return out;
+}
