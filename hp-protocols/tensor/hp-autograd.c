@@ -284,7 +284,7 @@ check_grad_fits (const gchar  *what,
   const gint64 *t_shape = hp_tensor_get_shape (target, &t_ndim);
   const gint64 *g_shape = hp_tensor_get_shape (grad, &g_ndim);
 
-  if (t_ndim != g_ndim || memcmp (t_shape, g_shape, t_ndim * sizeof (gint64)) != 0 ||
+  if (!_hp_shape_equal (t_shape, t_ndim, g_shape, g_ndim) ||
       hp_tensor_get_dtype (target) != hp_tensor_get_dtype (grad))
     {
       g_autofree gchar *t_str = _hp_tensor_describe (target);

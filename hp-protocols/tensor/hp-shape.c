@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "hp-tensor-private.h"
 
 gint64
@@ -29,6 +31,48 @@ _hp_shape_to_string (const gint64 *shape,
   g_string_append_c (out, ']');
 
   return g_string_free (out, FALSE);
+}
+
+gchar *
+_hp_tensor_shape_to_string (HpTensor *self)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
+
+  return _hp_shape_to_string (shape, ndim);
+}
+
+gboolean
+_hp_shape_equal (const gint64 *a,
+                 guint         a_ndim,
+                 const gint64 *b,
+                 guint         b_ndim)
+{
+  return a_ndim == b_ndim && (a_ndim == 0 || memcmp (a, b, a_ndim * sizeof (gint64)) == 0);
+}
+
+gboolean
+_hp_tensor_has_shape (HpTensor     *self,
+                      const gint64 *shape,
+                      guint         ndim)
+{
+  guint own_ndim;
+  const gint64 *own = hp_tensor_get_shape (self, &own_ndim);
+
+  return _hp_shape_equal (own, own_ndim, shape, ndim);
+}
+
+/* The product of the sizes before @dim and of those after it, so that a
+ * tensor reads as [outer, shape[dim], inner] around @dim. */
+void
+_hp_shape_split_at_dim (const gint64 *shape,
+                        guint         ndim,
+                        guint         dim,
+                        gint64       *outer,
+                        gint64       *inner)
+{
+  *outer = _hp_shape_numel (shape, dim);
+  *inner = _hp_shape_numel (shape + dim + 1, ndim - dim - 1);
 }
 
 /* "float32 [2, 3]": how error messages name a tensor */

@@ -208,18 +208,6 @@ attention_compute (HpTensor     *query,
       } \
   } G_STMT_END
 
-static HpTensor *
-new_zeroed (HpTensor *like)
-{
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (like, &ndim);
-  HpTensor *t = _hp_tensor_new_uninit (hp_tensor_get_dtype (like), shape, ndim);
-
-  memset (_hp_tensor_data (t), 0,
-          (gsize) hp_tensor_get_numel (t) * hp_dtype_get_size (hp_tensor_get_dtype (t)));
-  return t;
-}
-
 static gboolean
 attention_backward (HpAutogradNode  *node,
                     HpTensor       **grad_outputs,
@@ -246,9 +234,9 @@ attention_backward (HpAutogradNode  *node,
   const guint8 *p = _hp_tensor_data (probs);
   const guint8 *d_out = _hp_tensor_data (grad_outputs[0]);
   g_autoptr(HpTensor) dq = want_q ? _hp_tensor_new_uninit (dtype, hp_tensor_get_shape (query, NULL), 4) : NULL;
-  g_autoptr(HpTensor) dk = want_k ? new_zeroed (key) : NULL;
-  g_autoptr(HpTensor) dv = want_v ? new_zeroed (value) : NULL;
-  g_autoptr(HpTensor) ds_all = want_mask ? new_zeroed (probs) : NULL;
+  g_autoptr(HpTensor) dk = want_k ? _hp_tensor_new_zeros_like (key) : NULL;
+  g_autoptr(HpTensor) dv = want_v ? _hp_tensor_new_zeros_like (value) : NULL;
+  g_autoptr(HpTensor) ds_all = want_mask ? _hp_tensor_new_zeros_like (probs) : NULL;
   g_autofree guint8 *ds_scratch = NULL;
 
   if (want_ds && !want_mask)

@@ -48,14 +48,12 @@ _hp_tensor_sum_to_shape (HpTensor      *self,
   guint check_ndim;
   g_autofree gdouble *acc = NULL;
   gconstpointer in;
-  HpTensor *out;
-  gpointer out_data;
   gint64 out_numel = _hp_shape_numel (shape, ndim);
 
   if (!_hp_broadcast_shapes ("sum_to_shape", in_shape, in_ndim, shape, ndim,
                              check, &check_ndim, error))
     return NULL;
-  if (check_ndim != in_ndim || memcmp (check, in_shape, in_ndim * sizeof (gint64)) != 0)
+  if (!_hp_shape_equal (check, check_ndim, in_shape, in_ndim))
     {
       g_autofree gchar *a = _hp_shape_to_string (in_shape, in_ndim);
       g_autofree gchar *b = _hp_shape_to_string (shape, ndim);
@@ -65,7 +63,7 @@ _hp_tensor_sum_to_shape (HpTensor      *self,
       return NULL;
     }
 
-  if (in_ndim == ndim && memcmp (in_shape, shape, ndim * sizeof (gint64)) == 0)
+  if (_hp_shape_equal (in_shape, in_ndim, shape, ndim))
     return hp_tensor_detach (self);
 
   _hp_broadcast_strides (shape, ndim, in_shape, in_ndim, strides);
@@ -77,12 +75,7 @@ _hp_tensor_sum_to_shape (HpTensor      *self,
                     acc[offset] += _hp_load_f64 (in, dtype, i++));
   }
 
-  out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  out_data = _hp_tensor_data (out);
-  for (gint64 i = 0; i < out_numel; i++)
-    _hp_store_f64 (out_data, dtype, i, acc[i]);
-
-  return out;
+  return _hp_tensor_new_from_doubles (dtype, acc, shape, ndim);
 }
 
 /* Materialises @self broadcast to @shape. Not recorded by autograd. */
@@ -106,7 +99,7 @@ _hp_tensor_expand (HpTensor      *self,
   if (!_hp_broadcast_shapes ("expand", in_shape, in_ndim, shape, ndim,
                              check, &check_ndim, error))
     return NULL;
-  if (check_ndim != ndim || memcmp (check, shape, ndim * sizeof (gint64)) != 0)
+  if (!_hp_shape_equal (check, check_ndim, shape, ndim))
     {
       g_autofree gchar *a = _hp_shape_to_string (in_shape, in_ndim);
       g_autofree gchar *b = _hp_shape_to_string (shape, ndim);

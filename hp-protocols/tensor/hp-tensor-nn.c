@@ -30,26 +30,6 @@
       } \
   } G_STMT_END
 
-static gchar *
-shape_string (HpTensor *self)
-{
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
-
-  return _hp_shape_to_string (shape, ndim);
-}
-
-static gboolean
-same_shape (HpTensor     *self,
-            const gint64 *shape,
-            guint         ndim)
-{
-  guint own_ndim;
-  const gint64 *own = hp_tensor_get_shape (self, &own_ndim);
-
-  return own_ndim == ndim && memcmp (own, shape, ndim * sizeof (gint64)) == 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* softmax and log_softmax                                             */
 /* ------------------------------------------------------------------ */
@@ -77,9 +57,8 @@ split_at_dim (HpTensor *self,
       return;
     }
 
-  split->outer = _hp_shape_numel (shape, dim);
+  _hp_shape_split_at_dim (shape, ndim, dim, &split->outer, &split->inner);
   split->n = shape[dim];
-  split->inner = _hp_shape_numel (shape + dim + 1, ndim - dim - 1);
 }
 
 /* The slices along the reduced dim are walked [inner] at a time, so the
@@ -500,10 +479,10 @@ hp_tensor_rms_norm (HpTensor  *self,
     {
       if (!_hp_check_same_dtype ("rms_norm", self, weight, error))
         return NULL;
-      if (!same_shape (weight, &d, 1))
+      if (!_hp_tensor_has_shape (weight, &d, 1))
         {
-          g_autofree gchar *w_str = shape_string (weight);
-          g_autofree gchar *x_str = shape_string (self);
+          g_autofree gchar *w_str = _hp_tensor_shape_to_string (weight);
+          g_autofree gchar *x_str = _hp_tensor_shape_to_string (self);
 
           g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
                        "rms_norm: weight shape %s does not fit input shape %s "
@@ -667,7 +646,7 @@ hp_tensor_embedding (HpTensor  *weight,
     return NULL;
   if (w_ndim != 2)
     {
-      g_autofree gchar *w_str = shape_string (weight);
+      g_autofree gchar *w_str = _hp_tensor_shape_to_string (weight);
 
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
                    "embedding: weight must be 2-d [V, D], got shape %s", w_str);
@@ -675,7 +654,7 @@ hp_tensor_embedding (HpTensor  *weight,
     }
   if (ids_ndim + 1 > HP_TENSOR_MAX_NDIM)
     {
-      g_autofree gchar *ids_str = shape_string (ids);
+      g_autofree gchar *ids_str = _hp_tensor_shape_to_string (ids);
 
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
                    "embedding: ids shape %s leaves no room for the embedding dim "
@@ -818,21 +797,6 @@ rotary_backward_##SUFFIX (const T          *restrict x, \
 DEFINE_ROTARY_BACKWARD (gfloat, f32)
 DEFINE_ROTARY_BACKWARD (gdouble, f64)
 
-static HpTensor *
-tensor_from_doubles (HpDType        dtype,
-                     const gdouble *values,
-                     const gint64  *shape,
-                     guint          ndim)
-{
-  HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  gpointer data = _hp_tensor_data (out);
-  gint64 n = _hp_shape_numel (shape, ndim);
-
-  for (gint64 i = 0; i < n; i++)
-    _hp_store_f64 (data, dtype, i, values[i]);
-  return out;
-}
-
 static gboolean
 rotary_backward (HpAutogradNode  *node,
                  HpTensor       **grad_outputs,
@@ -867,9 +831,9 @@ rotary_backward (HpAutogradNode  *node,
 
   grad_inputs[0] = gx;
   if (gc != NULL)
-    grad_inputs[1] = tensor_from_doubles (dtype, gc, cs_shape, cs_ndim);
+    grad_inputs[1] = _hp_tensor_new_from_doubles (dtype, gc, cs_shape, cs_ndim);
   if (gs != NULL)
-    grad_inputs[2] = tensor_from_doubles (dtype, gs, cs_shape, cs_ndim);
+    grad_inputs[2] = _hp_tensor_new_from_doubles (dtype, gs, cs_shape, cs_ndim);
   return TRUE;
 }
 
@@ -880,10 +844,10 @@ rotary_check_table (const gchar  *what,
                     const gint64 *want,
                     GError      **error)
 {
-  if (!same_shape (table, want, 2))
+  if (!_hp_tensor_has_shape (table, want, 2))
     {
-      g_autofree gchar *t_str = shape_string (table);
-      g_autofree gchar *x_str = shape_string (x);
+      g_autofree gchar *t_str = _hp_tensor_shape_to_string (table);
+      g_autofree gchar *x_str = _hp_tensor_shape_to_string (x);
       g_autofree gchar *want_str = _hp_shape_to_string (want, 2);
 
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
@@ -940,7 +904,7 @@ hp_tensor_apply_rotary (HpTensor  *self,
     return NULL;
   if (ndim < 3 || shape[ndim - 1] % 2 != 0)
     {
-      g_autofree gchar *x_str = shape_string (self);
+      g_autofree gchar *x_str = _hp_tensor_shape_to_string (self);
 
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
                    "apply_rotary: input shape %s is not [..., S, H, D] with D even", x_str);
@@ -1115,10 +1079,10 @@ hp_tensor_cross_entropy (HpTensor  *logits,
   if (!_hp_check_floating ("cross_entropy", logits, error) ||
       !_hp_check_dtype ("cross_entropy", "targets", targets, HP_DTYPE_INT64, error))
     return NULL;
-  if (ndim == 0 || !same_shape (targets, shape, ndim - 1))
+  if (ndim == 0 || !_hp_tensor_has_shape (targets, shape, ndim - 1))
     {
-      g_autofree gchar *l_str = shape_string (logits);
-      g_autofree gchar *t_str = shape_string (targets);
+      g_autofree gchar *l_str = _hp_tensor_shape_to_string (logits);
+      g_autofree gchar *t_str = _hp_tensor_shape_to_string (targets);
 
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
                    "cross_entropy: logits shape %s and targets shape %s do not fit "

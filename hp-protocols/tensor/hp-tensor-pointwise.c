@@ -118,7 +118,7 @@ binary_compute (BinaryOp   op,
   b_data = _hp_tensor_data (b);
   out_data = _hp_tensor_data (out);
 
-  if (a_ndim == b_ndim && memcmp (a_shape, b_shape, a_ndim * sizeof (gint64)) == 0)
+  if (_hp_shape_equal (a_shape, a_ndim, b_shape, b_ndim))
     {
       binary_row (op, dtype, a_data, 1, b_data, 1, out_data, hp_tensor_get_numel (out));
       return out;

@@ -18,6 +18,11 @@ G_BEGIN_DECLS
 HpTensor     *_hp_tensor_new_uninit       (HpDType           dtype,
                                            const gint64     *shape,
                                            guint             ndim);
+HpTensor     *_hp_tensor_new_zeros_like   (HpTensor         *like);
+HpTensor     *_hp_tensor_new_from_doubles (HpDType           dtype,
+                                           const gdouble    *values,
+                                           const gint64     *shape,
+                                           guint             ndim);
 HpTensor     *_hp_tensor_new_with_bytes   (HpDType           dtype,
                                            const gint64     *shape,
                                            guint             ndim,
@@ -35,6 +40,19 @@ gint64        _hp_shape_numel             (const gint64     *shape,
 gchar        *_hp_shape_to_string         (const gint64     *shape,
                                            guint             ndim);
 gchar        *_hp_tensor_describe         (HpTensor         *self);
+gchar        *_hp_tensor_shape_to_string  (HpTensor         *self);
+gboolean      _hp_tensor_has_shape        (HpTensor         *self,
+                                           const gint64     *shape,
+                                           guint             ndim);
+gboolean      _hp_shape_equal             (const gint64     *a,
+                                           guint             a_ndim,
+                                           const gint64     *b,
+                                           guint             b_ndim);
+void          _hp_shape_split_at_dim      (const gint64     *shape,
+                                           guint             ndim,
+                                           guint             dim,
+                                           gint64           *outer,
+                                           gint64           *inner);
 void          _hp_shape_strides           (const gint64     *shape,
                                            guint             ndim,
                                            gint64           *strides);

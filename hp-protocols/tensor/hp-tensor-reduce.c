@@ -143,9 +143,8 @@ reduce_op (const gchar *name,
     n = hp_tensor_get_numel (self);
   else
     {
-      outer = _hp_shape_numel (shape, dim);
+      _hp_shape_split_at_dim (shape, ndim, dim, &outer, &inner);
       n = shape[dim];
-      inner = _hp_shape_numel (shape + dim + 1, ndim - dim - 1);
       for (guint d = 0; d < ndim; d++)
         {
           if (d != dim)

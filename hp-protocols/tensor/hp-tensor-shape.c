@@ -42,19 +42,6 @@ copy_rows (guint8       *dst,
     memcpy (dst + r * dst_pitch, src + r * src_pitch, run);
 }
 
-/* Splits @shape around @dim: the product of the sizes before it and of the
- * sizes after it. */
-static void
-split_at_dim (const gint64 *shape,
-              guint         ndim,
-              guint         dim,
-              gint64       *outer,
-              gint64       *inner)
-{
-  *outer = _hp_shape_numel (shape, dim);
-  *inner = _hp_shape_numel (shape + dim + 1, ndim - dim - 1);
-}
-
 /* Permute and transpose */
 
 #define STRIDED_ROW(T) \
@@ -445,7 +432,7 @@ narrow_backward (HpAutogradNode  *node,
 
   memcpy (shape, grad_shape, ndim * sizeof (gint64));
   shape[data->dim] = data->size;
-  split_at_dim (shape, ndim, data->dim, &outer, &inner);
+  _hp_shape_split_at_dim (shape, ndim, data->dim, &outer, &inner);
 
   out = hp_tensor_new_zeros (hp_tensor_get_dtype (grad), shape, ndim);
   copy_rows ((guint8 *) _hp_tensor_data (out) + elem * data->start * inner,
@@ -510,7 +497,7 @@ hp_tensor_narrow (HpTensor  *self,
 
   memcpy (shape, in_shape, ndim * sizeof (gint64));
   shape[d] = length;
-  split_at_dim (in_shape, ndim, d, &outer, &inner);
+  _hp_shape_split_at_dim (in_shape, ndim, d, &outer, &inner);
   elem = hp_dtype_get_size (hp_tensor_get_dtype (self));
 
   out = _hp_tensor_new_uninit (hp_tensor_get_dtype (self), shape, ndim);
@@ -662,7 +649,7 @@ hp_tensor_cat (GPtrArray  *tensors,
   out = _hp_tensor_new_uninit (hp_tensor_get_dtype (first), shape, ndim);
   out_data = _hp_tensor_data (out);
   elem = hp_dtype_get_size (hp_tensor_get_dtype (first));
-  split_at_dim (shape, ndim, d, &outer, &inner);
+  _hp_shape_split_at_dim (shape, ndim, d, &outer, &inner);
 
   data = g_malloc (sizeof (CatData) + n * sizeof (gint64));
   data->dim = d;

@@ -265,6 +265,22 @@ _hp_tensor_new_with_bytes (HpDType       dtype,
   return self;
 }
 
+/* A tensor of @dtype holding @values, rounded (or truncated) to it */
+HpTensor *
+_hp_tensor_new_from_doubles (HpDType        dtype,
+                             const gdouble *values,
+                             const gint64  *shape,
+                             guint          ndim)
+{
+  HpTensor *self = _hp_tensor_new_uninit (dtype, shape, ndim);
+  HpTensorPrivate *priv = hp_tensor_get_instance_private (self);
+  gpointer data = _hp_tensor_data (self);
+
+  for (gint64 i = 0; i < priv->numel; i++)
+    _hp_store_f64 (data, dtype, i, values[i]);
+  return self;
+}
+
 HpTensor *
 _hp_tensor_new_uninit (HpDType       dtype,
                        const gint64 *shape,
@@ -326,6 +342,14 @@ hp_tensor_new_filled (HpDType       dtype,
       _hp_store_f64 (data, dtype, i, value);
 
   return self;
+}
+
+HpTensor *
+_hp_tensor_new_zeros_like (HpTensor *like)
+{
+  HpTensorPrivate *priv = hp_tensor_get_instance_private (like);
+
+  return hp_tensor_new_filled (priv->dtype, priv->shape, priv->ndim, 0.0);
 }
 
 #define RETURN_IF_BAD_SHAPE(shape, ndim) \
@@ -475,21 +499,13 @@ hp_tensor_new_from_data (HpDType         dtype,
                          guint           ndim,
                          GError        **error)
 {
-  HpTensor *self;
-  gpointer out;
-
   g_return_val_if_fail (data != NULL || n_data == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (!hp_tensor_check_data_size (n_data, shape, ndim, error))
     return NULL;
 
-  self = _hp_tensor_new_uninit (dtype, shape, ndim);
-  out = _hp_tensor_data (self);
-  for (gsize i = 0; i < n_data; i++)
-    _hp_store_f64 (out, dtype, i, data[i]);
-
-  return self;
+  return _hp_tensor_new_from_doubles (dtype, data, shape, ndim);
 }
 
 /**
@@ -905,8 +921,7 @@ hp_tensor_allclose (HpTensor *self,
 
   a = hp_tensor_get_instance_private (self);
   b = hp_tensor_get_instance_private (other);
-  if (a->ndim != b->ndim ||
-      memcmp (a->shape, b->shape, a->ndim * sizeof (gint64)) != 0)
+  if (!_hp_shape_equal (a->shape, a->ndim, b->shape, b->ndim))
     return FALSE;
 
   a_data = _hp_tensor_data (self);
@@ -1037,8 +1052,7 @@ hp_tensor_set_grad (HpTensor *self,
     {
       HpTensorPrivate *gpriv = hp_tensor_get_instance_private (grad);
 
-      g_return_if_fail (gpriv->ndim == priv->ndim &&
-                        memcmp (gpriv->shape, priv->shape, priv->ndim * sizeof (gint64)) == 0);
+      g_return_if_fail (_hp_shape_equal (gpriv->shape, gpriv->ndim, priv->shape, priv->ndim));
       g_return_if_fail (gpriv->dtype == priv->dtype);
     }
 
