@@ -81,6 +81,145 @@ binary_row (BinaryOp       op,
     }
 }
 
+/* The same-shape fast path runs over whole tensors in blocks of a fixed
+ * length, then over the remaining tail: at -O2 GCC vectorises such
+ * blocks (an open-ended loop stays scalar there), provided the arrays
+ * are restrict parameters, so there is one small function per dtype and
+ * op. */
+#define SAME_SHAPE_BLOCK 16
+
+#define DEFINE_SAME_SHAPE_KERNEL(NAME, T, OP) \
+  static void \
+  NAME (const T *restrict a, \
+        const T *restrict b, \
+        T       *restrict out, \
+        gint64            n) \
+  { \
+    gint64 i = 0; \
+    for (; i + SAME_SHAPE_BLOCK <= n; i += SAME_SHAPE_BLOCK) \
+      for (gint64 j = 0; j < SAME_SHAPE_BLOCK; j++) \
+        out[i + j] = a[i + j] OP b[i + j]; \
+    for (; i < n; i++) \
+      out[i] = a[i] OP b[i]; \
+  }
+
+#define DEFINE_SAME_SHAPE_KERNELS(SUFFIX, T) \
+  DEFINE_SAME_SHAPE_KERNEL (same_shape_add_##SUFFIX, T, +) \
+  DEFINE_SAME_SHAPE_KERNEL (same_shape_sub_##SUFFIX, T, -) \
+  DEFINE_SAME_SHAPE_KERNEL (same_shape_mul_##SUFFIX, T, *) \
+  DEFINE_SAME_SHAPE_KERNEL (same_shape_div_##SUFFIX, T, /)
+
+DEFINE_SAME_SHAPE_KERNELS (f32, gfloat)
+DEFINE_SAME_SHAPE_KERNELS (f64, gdouble)
+DEFINE_SAME_SHAPE_KERNELS (i64, gint64)
+
+#define SAME_SHAPE_DISPATCH(SUFFIX) \
+  G_STMT_START { \
+    switch (op) \
+      { \
+      case BINARY_ADD: same_shape_add_##SUFFIX (a_data, b_data, out_data, n); break; \
+      case BINARY_SUB: same_shape_sub_##SUFFIX (a_data, b_data, out_data, n); break; \
+      case BINARY_MUL: same_shape_mul_##SUFFIX (a_data, b_data, out_data, n); break; \
+      case BINARY_DIV: same_shape_div_##SUFFIX (a_data, b_data, out_data, n); break; \
+      } \
+  } G_STMT_END
+
+static void
+binary_same_shape (BinaryOp       op,
+                   HpDType        dtype,
+                   gconstpointer  a_data,
+                   gconstpointer  b_data,
+                   gpointer       out_data,
+                   gint64         n)
+{
+  switch (dtype)
+    {
+    case HP_DTYPE_FLOAT32: SAME_SHAPE_DISPATCH (f32); break;
+    case HP_DTYPE_FLOAT64: SAME_SHAPE_DISPATCH (f64); break;
+    case HP_DTYPE_INT64:   SAME_SHAPE_DISPATCH (i64); break;
+    }
+}
+
+/* Large outputs of the same-shape fast path reuse freed buffers.
+ *
+ * malloc serves large buffers (with glibc: always above 32 MiB) by a
+ * fresh mmap and returns them to the kernel when freed, so every page of
+ * every new output faults on its first write; on a VM that costs far more
+ * than the arithmetic (see bench/README.md). So the buffers of large
+ * outputs go, when their last reference is dropped, into a few slots
+ * (REUSE_SLOTS, REUSE_MAX_BYTES in all) from which the next output of the
+ * same byte size is taken, already mapped. Smaller buffers are left to
+ * malloc, which keeps and reuses them itself. */
+#define REUSE_MIN_BYTES ((gsize) 1 << 20)
+#define REUSE_MAX_BYTES ((gsize) 256 << 20)
+#define REUSE_SLOTS 4
+
+typedef struct
+{
+  gpointer data;
+  gsize size;
+} ReusableBuffer;
+
+G_LOCK_DEFINE_STATIC (reuse);
+static ReusableBuffer *reuse_slots[REUSE_SLOTS];
+static gsize reuse_bytes;
+
+static void
+reusable_buffer_release (gpointer user_data)
+{
+  ReusableBuffer *buffer = user_data;
+
+  G_LOCK (reuse);
+  if (reuse_bytes + buffer->size <= REUSE_MAX_BYTES)
+    for (guint i = 0; i < REUSE_SLOTS; i++)
+      if (reuse_slots[i] == NULL)
+        {
+          reuse_slots[i] = g_steal_pointer (&buffer);
+          reuse_bytes += reuse_slots[i]->size;
+          break;
+        }
+  G_UNLOCK (reuse);
+
+  if (buffer != NULL)
+    {
+      g_aligned_free (buffer->data);
+      g_free (buffer);
+    }
+}
+
+static HpTensor *
+same_shape_output_new (HpDType       dtype,
+                       const gint64 *shape,
+                       guint         ndim)
+{
+  gsize size = (gsize) _hp_shape_numel (shape, ndim) * hp_dtype_get_size (dtype);
+  ReusableBuffer *buffer = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+
+  if (size < REUSE_MIN_BYTES)
+    return _hp_tensor_new_uninit (dtype, shape, ndim);
+
+  G_LOCK (reuse);
+  for (guint i = 0; i < REUSE_SLOTS; i++)
+    if (reuse_slots[i] != NULL && reuse_slots[i]->size == size)
+      {
+        buffer = g_steal_pointer (&reuse_slots[i]);
+        reuse_bytes -= size;
+        break;
+      }
+  G_UNLOCK (reuse);
+
+  if (buffer == NULL)
+    {
+      buffer = g_new (ReusableBuffer, 1);
+      buffer->data = g_aligned_alloc (size, 1, 64);
+      buffer->size = size;
+    }
+
+  bytes = g_bytes_new_with_free_func (buffer->data, size, reusable_buffer_release, buffer);
+  return _hp_tensor_new_with_bytes (dtype, shape, ndim, bytes);
+}
+
 static HpTensor *
 binary_compute (BinaryOp   op,
                 HpTensor  *a,
@@ -113,16 +252,19 @@ binary_compute (BinaryOp   op,
       return NULL;
     }
 
-  out = _hp_tensor_new_uninit (dtype, shape, ndim);
   a_data = _hp_tensor_data (a);
   b_data = _hp_tensor_data (b);
-  out_data = _hp_tensor_data (out);
 
   if (a_ndim == b_ndim && memcmp (a_shape, b_shape, a_ndim * sizeof (gint64)) == 0)
     {
-      binary_row (op, dtype, a_data, 1, b_data, 1, out_data, hp_tensor_get_numel (out));
+      out = same_shape_output_new (dtype, shape, ndim);
+      binary_same_shape (op, dtype, a_data, b_data, _hp_tensor_data (out),
+                         hp_tensor_get_numel (out));
       return out;
     }
+
+  out = _hp_tensor_new_uninit (dtype, shape, ndim);
+  out_data = _hp_tensor_data (out);
 
   if (ndim == 0)
     {
