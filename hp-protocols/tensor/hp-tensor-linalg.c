@@ -550,6 +550,8 @@ linear_check (HpTensor  *x,
  * Applies an affine map to the last dim: the result [.., out] is
  * @self @weight^T + @bias, as PyTorch's `linear`. All the rows of @self
  * go through one gemm call, with @weight used transposed in place.
+ * Empty dims are allowed: with in = 0 every row of the result is the
+ * bias (or zeros without one).
  *
  * Returns: (transfer full): the result, or %NULL with %HP_ERROR_SHAPE if
  *   the shapes do not fit or %HP_ERROR_INVALID_ARGUMENT for a 0-d input,
