@@ -122,6 +122,125 @@ test_bad_input (void)
                         "mul: dtypes differ (float32 [2, 3] and float64 [2, 3])");
 }
 
+/* The same-shape path works in blocks of 16 elements and a tail: 37
+ * elements have both, in every dtype */
+static void
+test_same_shape_blocks (void)
+{
+  static const HpDType dtypes[] = { HP_DTYPE_FLOAT32, HP_DTYPE_FLOAT64, HP_DTYPE_INT64 };
+  static const struct { const gchar *name; BinaryFunc func; } ops[] = {
+    { "add", hp_tensor_add },
+    { "sub", hp_tensor_sub },
+    { "mul", hp_tensor_mul },
+    { "div", hp_tensor_div },
+  };
+  gdouble av[37], bv[37];
+  gint64 ai[37], bi[37];
+
+  for (int i = 0; i < 37; i++)
+    {
+      ai[i] = 3 * i - 50;
+      bi[i] = i % 5 + 1;
+      av[i] = ai[i] * 0.25;
+      bv[i] = bi[i] * 0.5;
+    }
+
+  for (gsize t = 0; t < G_N_ELEMENTS (dtypes); t++)
+    for (gsize o = 0; o < G_N_ELEMENTS (ops); o++)
+      {
+        HpDType dtype = dtypes[t];
+        gboolean ints = dtype == HP_DTYPE_INT64;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(HpTensor) a = ints ? hp_test_tensor_ids (ai, 37, HP_TEST_SHAPE (37))
+                                     : hp_test_tensor (dtype, av, 37, HP_TEST_SHAPE (37));
+        g_autoptr(HpTensor) b = ints ? hp_test_tensor_ids (bi, 37, HP_TEST_SHAPE (37))
+                                     : hp_test_tensor (dtype, bv, 37, HP_TEST_SHAPE (37));
+        g_autoptr(HpTensor) got = NULL;
+        gdouble want[37];
+
+        if (ints && o == 3)
+          continue;
+        for (int i = 0; i < 37; i++)
+          {
+            gdouble x = ints ? ai[i] : av[i];
+            gdouble y = ints ? bi[i] : bv[i];
+
+            want[i] = o == 0 ? x + y : o == 1 ? x - y : o == 2 ? x * y : x / y;
+          }
+
+        got = ops[o].func (a, b, &error);
+        g_assert_no_error (error);
+        g_assert_cmpint (hp_tensor_get_dtype (got), ==, dtype);
+        hp_test_assert_values (got, want, 37, HP_TEST_SHAPE (37), 1e-7, 0);
+      }
+}
+
+/* Outputs of 1 MiB and more reuse the buffers of freed tensors of the same
+ * size (hp-storage.c), never one still in use */
+static void
+test_large_same_shape (void)
+{
+  const gint64 shape[] = { 512, 1024 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) a = hp_tensor_new_uniform (HP_DTYPE_FLOAT32, shape, 2, -1.0, 1.0, 1);
+  g_autoptr(HpTensor) b = hp_tensor_new_uniform (HP_DTYPE_FLOAT32, shape, 2, 0.5, 2.0, 2);
+  g_autoptr(HpTensor) sum = NULL;
+  g_autoptr(HpTensor) prod = NULL;
+  g_autoptr(HpTensor) diff = NULL;
+  g_autoptr(HpTensor) quot = NULL;
+  g_autoptr(GBytes) kept = NULL;
+  g_autoptr(GBytes) kept_copy = NULL;
+  g_autoptr(GBytes) prod_bytes = NULL;
+  gsize n_a, n_b;
+  g_autofree gdouble *av = hp_tensor_to_float64_array (a, &n_a);
+  g_autofree gdouble *bv = hp_tensor_to_float64_array (b, &n_b);
+  g_autofree gdouble *want_sum = g_new (gdouble, n_a);
+  g_autofree gdouble *want_prod = g_new (gdouble, n_a);
+  g_autofree gdouble *want_diff = g_new (gdouble, n_a);
+  g_autofree gdouble *want_quot = g_new (gdouble, n_a);
+  gconstpointer freed_data;
+
+  for (gsize i = 0; i < n_a; i++)
+    {
+      want_sum[i] = (gfloat) (av[i] + bv[i]);
+      want_prod[i] = (gfloat) (av[i] * bv[i]);
+      want_diff[i] = (gfloat) (av[i] - bv[i]);
+      want_quot[i] = (gfloat) (av[i] / bv[i]);
+    }
+
+  sum = hp_tensor_add (a, b, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (sum, want_sum, n_a, shape, 2, 0, 0);
+  kept = hp_tensor_get_bytes (sum);
+  kept_copy = g_bytes_new (g_bytes_get_data (kept, NULL), g_bytes_get_size (kept));
+  g_clear_object (&sum);
+
+  /* the buffer of sum lives on in kept: prod must not take it */
+  prod = hp_tensor_mul (a, b, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (prod, want_prod, n_a, shape, 2, 0, 0);
+  g_assert_true (g_bytes_equal (kept, kept_copy));
+
+  /* once prod is freed, its buffer serves diff */
+  prod_bytes = hp_tensor_get_bytes (prod);
+  freed_data = g_bytes_get_data (prod_bytes, NULL);
+  g_clear_pointer (&prod_bytes, g_bytes_unref);
+  g_clear_object (&prod);
+  diff = hp_tensor_sub (a, b, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (diff, want_diff, n_a, shape, 2, 0, 0);
+  {
+    g_autoptr(GBytes) diff_bytes = hp_tensor_get_bytes (diff);
+    g_assert_true (g_bytes_get_data (diff_bytes, NULL) == freed_data);
+  }
+
+  /* two large outputs alive at once have their own buffers */
+  quot = hp_tensor_div (a, b, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (quot, want_quot, n_a, shape, 2, 0, 0);
+  hp_test_assert_values (diff, want_diff, n_a, shape, 2, 0, 0);
+}
+
 static void
 test_unary_values (void)
 {
@@ -223,6 +342,8 @@ main (int   argc,
   g_test_add_func ("/pointwise/int64", test_int64);
   g_test_add_func ("/pointwise/edge-shapes", test_edge_shapes);
   g_test_add_func ("/pointwise/bad-input", test_bad_input);
+  g_test_add_func ("/pointwise/same-shape-blocks", test_same_shape_blocks);
+  g_test_add_func ("/pointwise/large-same-shape", test_large_same_shape);
   g_test_add_func ("/pointwise/unary/values", test_unary_values);
   g_test_add_func ("/pointwise/binary/gradients", test_binary_gradients);
   g_test_add_func ("/pointwise/unary/gradients", test_unary_gradients);

@@ -1,2 +1,609 @@
-/* placeholder until written */
+/* hp-tensor-linalg.c: matrix products through CBLAS
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every product, forward and backward, is a cblas_sgemm or cblas_dgemm
+ * call on the contiguous row-major buffers; transposes are expressed with
+ * the BLAS transpose flags and never materialised.
+ */
+
 #include "config.h"
+
+#include <string.h>
+
+#include <cblas.h>
+
+#include "hp-tensor-ops.h"
+#include "hp-tensor-private.h"
+
+/* C = op(A) op(B) + beta C for row-major C of @m x @n and an inner size
+ * of @k, in the dtype of the buffers. Empty products never reach BLAS:
+ * with @k == 0 the product is zero, so C becomes zero (@beta == 0) or
+ * stays as it is. The callers have checked that every size fits an int. */
+static void
+gemm (HpDType        dtype,
+      gboolean       trans_a,
+      gboolean       trans_b,
+      gint64         m,
+      gint64         n,
+      gint64         k,
+      gconstpointer  a,
+      gint64         lda,
+      gconstpointer  b,
+      gint64         ldb,
+      gdouble        beta,
+      gpointer       c,
+      gint64         ldc)
+{
+  enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+
+  if (m == 0 || n == 0)
+    return;
+
+  if (k == 0)
+    {
+      gsize elem = hp_dtype_get_size (dtype);
+
+      if (beta == 0.0)
+        for (gint64 i = 0; i < m; i++)
+          memset ((guint8 *) c + elem * i * ldc, 0, elem * n);
+      return;
+    }
+
+  if (dtype == HP_DTYPE_FLOAT32)
+    cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
+                 1.0f, a, (int) lda, b, (int) ldb, (float) beta, c, (int) ldc);
+  else
+    cblas_dgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
+                 1.0, a, (int) lda, b, (int) ldb, beta, c, (int) ldc);
+}
+
+/* BLAS indexes with int: a product that would reach BLAS with a larger
+ * size is refused instead of being computed wrongly. */
+static gboolean
+check_blas_sizes (const gchar   *op,
+                  HpTensor      *a,
+                  HpTensor      *b,
+                  const gint64  *sizes,
+                  guint          n_sizes,
+                  GError       **error)
+{
+  for (guint i = 0; i < n_sizes; i++)
+    if (sizes[i] == 0)
+      return TRUE;
+
+  for (guint i = 0; i < n_sizes; i++)
+    if (sizes[i] > G_MAXINT)
+      {
+        g_autofree gchar *a_str = _hp_tensor_describe (a);
+        g_autofree gchar *b_str = _hp_tensor_describe (b);
+
+        g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                     "%s: %s and %s give a matrix size of %" G_GINT64_FORMAT
+                     ", more than BLAS can index (%d)",
+                     op, a_str, b_str, sizes[i], G_MAXINT);
+        return FALSE;
+      }
+
+  return TRUE;
+}
+
+/* ---- matmul ------------------------------------------------------------ */
+
+/* How a matmul maps onto gemm calls: the operands as stacks of matrices
+ * a [.., m, k] and b [.., k, n] (a 1-d a is one row, a 1-d b one column)
+ * whose batch dims broadcast to @batch_shape. The output, and the
+ * gradient arriving at it, is the stack [batch.., m, n] in memory
+ * whatever 1-d dims were dropped from its shape. */
+typedef struct
+{
+  gint64 m, k, n;
+  guint batch_ndim;
+  gint64 batch_shape[HP_TENSOR_MAX_NDIM];
+  /* in matrices; 0 along the batch dims an operand is broadcast in */
+  gint64 a_strides[HP_TENSOR_MAX_NDIM];
+  gint64 b_strides[HP_TENSOR_MAX_NDIM];
+  gint64 batch_numel;
+  gint64 a_batch_numel;
+  gint64 b_batch_numel;
+} MatmulPlan;
+
+/* With a single b matrix the batch dims of a fold into the rows, so the
+ * whole product is one gemm of (batch * m) rows. */
+static inline gboolean
+matmul_plan_folds (const MatmulPlan *plan)
+{
+  return plan->b_batch_numel == 1;
+}
+
+/* The matrices of a and b that output matrix @i is the product of */
+static void
+matmul_plan_operands (const MatmulPlan *plan,
+                      gint64            i,
+                      gint64           *a_index,
+                      gint64           *b_index)
+{
+  gint64 rest = i;
+
+  *a_index = 0;
+  *b_index = 0;
+  for (guint d = plan->batch_ndim; d-- > 0;)
+    {
+      gint64 pos = rest % plan->batch_shape[d];
+
+      rest /= plan->batch_shape[d];
+      *a_index += pos * plan->a_strides[d];
+      *b_index += pos * plan->b_strides[d];
+    }
+}
+
+static gboolean
+matmul_plan_init (MatmulPlan  *plan,
+                  HpTensor    *a,
+                  HpTensor    *b,
+                  gint64      *out_shape,
+                  guint       *out_ndim,
+                  GError     **error)
+{
+  guint a_ndim, b_ndim, a_batch_ndim, b_batch_ndim;
+  const gint64 *a_shape = hp_tensor_get_shape (a, &a_ndim);
+  const gint64 *b_shape = hp_tensor_get_shape (b, &b_ndim);
+  g_autofree gchar *a_str = NULL;
+  g_autofree gchar *b_str = NULL;
+  gint64 sizes[3];
+  guint ndim;
+
+  if (a_ndim == 0 || b_ndim == 0)
+    {
+      a_str = _hp_shape_to_string (a_shape, a_ndim);
+      b_str = _hp_shape_to_string (b_shape, b_ndim);
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "matmul: both operands need at least 1 dim, got %s and %s",
+                   a_str, b_str);
+      return FALSE;
+    }
+  if (!_hp_check_floating ("matmul", a, error) ||
+      !_hp_check_same_dtype ("matmul", a, b, error))
+    return FALSE;
+
+  plan->m = a_ndim == 1 ? 1 : a_shape[a_ndim - 2];
+  plan->k = a_shape[a_ndim - 1];
+  plan->n = b_ndim == 1 ? 1 : b_shape[b_ndim - 1];
+  a_batch_ndim = a_ndim < 2 ? 0 : a_ndim - 2;
+  b_batch_ndim = b_ndim < 2 ? 0 : b_ndim - 2;
+
+  if (plan->k != b_shape[b_ndim == 1 ? 0 : b_ndim - 2])
+    {
+      a_str = _hp_shape_to_string (a_shape, a_ndim);
+      b_str = _hp_shape_to_string (b_shape, b_ndim);
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "matmul: shapes %s and %s do not fit (%" G_GINT64_FORMAT
+                   " != %" G_GINT64_FORMAT ")", a_str, b_str, plan->k,
+                   b_shape[b_ndim == 1 ? 0 : b_ndim - 2]);
+      return FALSE;
+    }
+
+  if (!_hp_broadcast_shapes ("matmul", a_shape, a_batch_ndim, b_shape, b_batch_ndim,
+                             plan->batch_shape, &plan->batch_ndim, NULL))
+    {
+      g_autofree gchar *a_batch = _hp_shape_to_string (a_shape, a_batch_ndim);
+      g_autofree gchar *b_batch = _hp_shape_to_string (b_shape, b_batch_ndim);
+
+      a_str = _hp_shape_to_string (a_shape, a_ndim);
+      b_str = _hp_shape_to_string (b_shape, b_ndim);
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "matmul: shapes %s and %s do not fit (batch dims %s and %s "
+                   "cannot be broadcast together)", a_str, b_str, a_batch, b_batch);
+      return FALSE;
+    }
+
+  _hp_broadcast_strides (a_shape, a_batch_ndim, plan->batch_shape, plan->batch_ndim,
+                         plan->a_strides);
+  _hp_broadcast_strides (b_shape, b_batch_ndim, plan->batch_shape, plan->batch_ndim,
+                         plan->b_strides);
+  plan->batch_numel = _hp_shape_numel (plan->batch_shape, plan->batch_ndim);
+  plan->a_batch_numel = _hp_shape_numel (a_shape, a_batch_ndim);
+  plan->b_batch_numel = _hp_shape_numel (b_shape, b_batch_ndim);
+
+  ndim = plan->batch_ndim;
+  memcpy (out_shape, plan->batch_shape, ndim * sizeof (gint64));
+  if (a_ndim > 1)
+    out_shape[ndim++] = plan->m;
+  if (b_ndim > 1)
+    out_shape[ndim++] = plan->n;
+  *out_ndim = ndim;
+
+  if (!_hp_shape_check (out_shape, ndim, error))
+    {
+      g_prefix_error (error, "matmul: ");
+      return FALSE;
+    }
+
+  sizes[0] = matmul_plan_folds (plan) ? plan->batch_numel * plan->m : plan->m;
+  sizes[1] = plan->n;
+  sizes[2] = plan->k;
+  return check_blas_sizes ("matmul", a, b, sizes, 3, error);
+}
+
+static void
+matmul_compute (const MatmulPlan *plan,
+                HpDType           dtype,
+                gconstpointer     a,
+                gconstpointer     b,
+                gpointer          out)
+{
+  gsize elem = hp_dtype_get_size (dtype);
+  gint64 m = plan->m, k = plan->k, n = plan->n;
+
+  if (matmul_plan_folds (plan))
+    {
+      gemm (dtype, FALSE, FALSE, plan->batch_numel * m, n, k, a, k, b, n, 0.0, out, n);
+      return;
+    }
+
+  for (gint64 i = 0; i < plan->batch_numel; i++)
+    {
+      gint64 ai, bi;
+
+      matmul_plan_operands (plan, i, &ai, &bi);
+      gemm (dtype, FALSE, FALSE, m, n, k,
+            (const guint8 *) a + elem * ai * m * k, k,
+            (const guint8 *) b + elem * bi * k * n, n,
+            0.0, (guint8 *) out + elem * i * m * n, n);
+    }
+}
+
+/* grad_a[.., m, k] = grad[.., m, n] b[.., k, n]^T, summed over the batch
+ * dims a was broadcast in (gemm accumulates with beta = 1 into a zeroed
+ * buffer then). */
+static HpTensor *
+matmul_grad_a (const MatmulPlan *plan,
+               HpTensor         *a,
+               HpTensor         *b,
+               HpTensor         *grad)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (a, &ndim);
+  HpDType dtype = hp_tensor_get_dtype (a);
+  gsize elem = hp_dtype_get_size (dtype);
+  HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
+  guint8 *ga = _hp_tensor_data (out);
+  const guint8 *gb = _hp_tensor_data (b);
+  const guint8 *g = _hp_tensor_data (grad);
+  gint64 m = plan->m, k = plan->k, n = plan->n;
+  gboolean accumulate = plan->a_batch_numel != plan->batch_numel;
+
+  if (matmul_plan_folds (plan))
+    {
+      gemm (dtype, FALSE, TRUE, plan->batch_numel * m, k, n, g, n, gb, n, 0.0, ga, k);
+      return out;
+    }
+
+  if (accumulate)
+    memset (ga, 0, elem * hp_tensor_get_numel (out));
+
+  for (gint64 i = 0; i < plan->batch_numel; i++)
+    {
+      gint64 ai, bi;
+
+      matmul_plan_operands (plan, i, &ai, &bi);
+      gemm (dtype, FALSE, TRUE, m, k, n,
+            g + elem * i * m * n, n,
+            gb + elem * bi * k * n, n,
+            accumulate ? 1.0 : 0.0, ga + elem * ai * m * k, k);
+    }
+
+  return out;
+}
+
+/* grad_b[.., k, n] = a[.., m, k]^T grad[.., m, n], summed over the batch
+ * dims b was broadcast in. With a single b matrix that sum runs over
+ * all the folded rows of one gemm. */
+static HpTensor *
+matmul_grad_b (const MatmulPlan *plan,
+               HpTensor         *a,
+               HpTensor         *b,
+               HpTensor         *grad)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (b, &ndim);
+  HpDType dtype = hp_tensor_get_dtype (b);
+  gsize elem = hp_dtype_get_size (dtype);
+  HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
+  guint8 *gbuf = _hp_tensor_data (out);
+  const guint8 *ga = _hp_tensor_data (a);
+  const guint8 *g = _hp_tensor_data (grad);
+  gint64 m = plan->m, k = plan->k, n = plan->n;
+  gboolean accumulate = plan->b_batch_numel != plan->batch_numel;
+
+  if (matmul_plan_folds (plan))
+    {
+      gemm (dtype, TRUE, FALSE, k, n, plan->batch_numel * m, ga, k, g, n, 0.0, gbuf, n);
+      return out;
+    }
+
+  if (accumulate)
+    memset (gbuf, 0, elem * hp_tensor_get_numel (out));
+
+  for (gint64 i = 0; i < plan->batch_numel; i++)
+    {
+      gint64 ai, bi;
+
+      matmul_plan_operands (plan, i, &ai, &bi);
+      gemm (dtype, TRUE, FALSE, k, n, m,
+            ga + elem * ai * m * k, k,
+            g + elem * i * m * n, n,
+            accumulate ? 1.0 : 0.0, gbuf + elem * bi * k * n, n);
+    }
+
+  return out;
+}
+
+static gboolean
+matmul_backward (HpAutogradNode  *node,
+                 HpTensor       **grad_outputs,
+                 HpTensor       **grad_inputs,
+                 GError         **error)
+{
+  const MatmulPlan *plan = _hp_autograd_node_get_data (node);
+  HpTensor *a = _hp_autograd_node_get_saved (node, 0);
+  HpTensor *b = _hp_autograd_node_get_saved (node, 1);
+
+  if (_hp_autograd_node_needs_input_grad (node, 0))
+    grad_inputs[0] = matmul_grad_a (plan, a, b, grad_outputs[0]);
+  if (_hp_autograd_node_needs_input_grad (node, 1))
+    grad_inputs[1] = matmul_grad_b (plan, a, b, grad_outputs[0]);
+
+  return TRUE;
+}
+
+/**
+ * hp_tensor_matmul:
+ * @self: a float32 or float64 #HpTensor with at least 1 dim
+ * @other: a #HpTensor of the same dtype with at least 1 dim
+ * @error: return location for a #GError
+ *
+ * Multiplies two tensors as matrices, with the semantics of numpy's
+ * `matmul`. The last two dims of each operand are the matrices
+ * (@self [.., m, k] and @other [.., k, n]); the dims before them are
+ * batch dims and broadcast as numpy does, so [2, 1, 3, 4] @ [5, 4, 6]
+ * gives [2, 5, 3, 6]. A 1-d @self [k] is taken as one row [1, k] and a
+ * 1-d @other [k] as one column [k, 1]; that dim of 1 is then dropped from
+ * the result, so two 1-d tensors give their dot product as a 0-d tensor.
+ *
+ * Empty dims are allowed: an inner size k of 0 gives zeros, and m, n or a
+ * batch dim of 0 gives an empty result. The products are computed by
+ * CBLAS (one gemm for all rows when @other has no batch dims).
+ *
+ * Returns: (transfer full): the product, or %NULL with
+ *   %HP_ERROR_SHAPE if the inner sizes or batch dims do not fit, or
+ *   %HP_ERROR_INVALID_ARGUMENT for a 0-d operand, an integer dtype or
+ *   dtypes that differ
+ */
+HpTensor *
+hp_tensor_matmul (HpTensor  *self,
+                  HpTensor  *other,
+                  GError   **error)
+{
+  HpTensor *inputs[2] = { self, other };
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  guint ndim;
+  MatmulPlan plan;
+  HpTensor *out;
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!matmul_plan_init (&plan, self, other, shape, &ndim, error))
+    return NULL;
+
+  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (self), shape, ndim);
+  matmul_compute (&plan, hp_tensor_get_dtype (self),
+                  _hp_tensor_data (self), _hp_tensor_data (other), _hp_tensor_data (out));
+
+  _hp_autograd_record ("matmul", matmul_backward, inputs, 2, out, inputs, 2,
+                       g_memdup2 (&plan, sizeof plan), g_free);
+  return out;
+}
+
+/* ---- linear ------------------------------------------------------------ */
+
+#define BIAS_GRAD_LOOP(T) \
+  G_STMT_START { \
+    const T *restrict _g = g_data; \
+    T *restrict _o = out_data; \
+    for (gint64 _r = 0; _r < rows; _r++) \
+      for (gint64 _j = 0; _j < n_out; _j++) \
+        acc[_j] += _g[_r * n_out + _j]; \
+    for (gint64 _j = 0; _j < n_out; _j++) \
+      _o[_j] = (T) acc[_j]; \
+  } G_STMT_END
+
+/* db = sum of grad [rows, out] over the rows, accumulated in double */
+static HpTensor *
+linear_grad_bias (HpTensor *grad,
+                  gint64    rows,
+                  gint64    n_out)
+{
+  HpDType dtype = hp_tensor_get_dtype (grad);
+  HpTensor *out = _hp_tensor_new_uninit (dtype, &n_out, 1);
+  g_autofree gdouble *acc = g_new0 (gdouble, MAX (n_out, 1));
+  gconstpointer g_data = _hp_tensor_data (grad);
+  gpointer out_data = _hp_tensor_data (out);
+
+  if (dtype == HP_DTYPE_FLOAT32)
+    BIAS_GRAD_LOOP (gfloat);
+  else
+    BIAS_GRAD_LOOP (gdouble);
+
+  return out;
+}
+
+static gboolean
+linear_backward (HpAutogradNode  *node,
+                 HpTensor       **grad_outputs,
+                 HpTensor       **grad_inputs,
+                 GError         **error)
+{
+  HpTensor *x = _hp_autograd_node_get_saved (node, 0);
+  HpTensor *weight = _hp_autograd_node_get_saved (node, 1);
+  HpTensor *grad = grad_outputs[0];
+  HpDType dtype = hp_tensor_get_dtype (x);
+  guint x_ndim;
+  const gint64 *x_shape = hp_tensor_get_shape (x, &x_ndim);
+  const gint64 *w_shape = hp_tensor_get_shape (weight, NULL);
+  gint64 n_out = w_shape[0], n_in = w_shape[1];
+  gint64 rows = _hp_shape_numel (x_shape, x_ndim - 1);
+  gconstpointer g = _hp_tensor_data (grad);
+
+  /* dx [rows, in] = grad [rows, out] W [out, in] */
+  if (_hp_autograd_node_needs_input_grad (node, 0))
+    {
+      HpTensor *dx = _hp_tensor_new_uninit (dtype, x_shape, x_ndim);
+
+      gemm (dtype, FALSE, FALSE, rows, n_in, n_out, g, n_out,
+            _hp_tensor_data (weight), n_in, 0.0, _hp_tensor_data (dx), n_in);
+      grad_inputs[0] = dx;
+    }
+
+  /* dW [out, in] = grad^T [out, rows] x [rows, in] */
+  if (_hp_autograd_node_needs_input_grad (node, 1))
+    {
+      HpTensor *dw = _hp_tensor_new_uninit (dtype, w_shape, 2);
+
+      gemm (dtype, TRUE, FALSE, n_out, n_in, rows, g, n_out,
+            _hp_tensor_data (x), n_in, 0.0, _hp_tensor_data (dw), n_in);
+      grad_inputs[1] = dw;
+    }
+
+  if (_hp_autograd_node_needs_input_grad (node, 2))
+    grad_inputs[2] = linear_grad_bias (grad, rows, n_out);
+
+  return TRUE;
+}
+
+static gboolean
+linear_check (HpTensor  *x,
+              HpTensor  *weight,
+              HpTensor  *bias,
+              GError   **error)
+{
+  guint x_ndim, w_ndim, b_ndim = 0;
+  const gint64 *x_shape = hp_tensor_get_shape (x, &x_ndim);
+  const gint64 *w_shape = hp_tensor_get_shape (weight, &w_ndim);
+  const gint64 *b_shape = bias != NULL ? hp_tensor_get_shape (bias, &b_ndim) : NULL;
+  g_autofree gchar *x_str = _hp_shape_to_string (x_shape, x_ndim);
+  g_autofree gchar *w_str = _hp_shape_to_string (w_shape, w_ndim);
+  gint64 sizes[3];
+
+  if (x_ndim == 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "linear: input needs at least 1 dim, got %s", x_str);
+      return FALSE;
+    }
+  if (!_hp_check_floating ("linear", x, error) ||
+      !_hp_check_same_dtype ("linear", x, weight, error) ||
+      (bias != NULL && !_hp_check_same_dtype ("linear", x, bias, error)))
+    return FALSE;
+
+  if (w_ndim != 2)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "linear: weight must be 2-d [out, in], got %s", w_str);
+      return FALSE;
+    }
+  if (x_shape[x_ndim - 1] != w_shape[1])
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "linear: input %s and weight %s do not fit (%" G_GINT64_FORMAT
+                   " != %" G_GINT64_FORMAT ")", x_str, w_str,
+                   x_shape[x_ndim - 1], w_shape[1]);
+      return FALSE;
+    }
+  if (bias != NULL && (b_ndim != 1 || b_shape[0] != w_shape[0]))
+    {
+      g_autofree gchar *b_str = _hp_shape_to_string (b_shape, b_ndim);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "linear: bias %s does not fit weight %s (needs [%" G_GINT64_FORMAT "])",
+                   b_str, w_str, w_shape[0]);
+      return FALSE;
+    }
+
+  sizes[0] = _hp_shape_numel (x_shape, x_ndim - 1);
+  sizes[1] = w_shape[0];
+  sizes[2] = w_shape[1];
+  return check_blas_sizes ("linear", x, weight, sizes, 3, error);
+}
+
+/**
+ * hp_tensor_linear:
+ * @self: the input, a float32 or float64 #HpTensor [.., in] with at
+ *   least 1 dim
+ * @weight: the weight [out, in], of the same dtype
+ * @bias: (nullable): the bias [out], of the same dtype, or %NULL for none
+ * @error: return location for a #GError
+ *
+ * Applies an affine map to the last dim: the result [.., out] is
+ * @self @weight^T + @bias, as PyTorch's `linear`. All the rows of @self
+ * go through one gemm call, with @weight used transposed in place.
+ * Empty dims are allowed: with in = 0 every row of the result is the
+ * bias (or zeros without one).
+ *
+ * Returns: (transfer full): the result, or %NULL with %HP_ERROR_SHAPE if
+ *   the shapes do not fit or %HP_ERROR_INVALID_ARGUMENT for a 0-d input,
+ *   an integer dtype or dtypes that differ
+ */
+HpTensor *
+hp_tensor_linear (HpTensor  *self,
+                  HpTensor  *weight,
+                  HpTensor  *bias,
+                  GError   **error)
+{
+  HpTensor *inputs[3] = { self, weight, bias };
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  guint ndim;
+  const gint64 *x_shape;
+  const gint64 *w_shape;
+  HpDType dtype;
+  gsize elem;
+  gint64 rows, n_out, n_in;
+  guint8 *out_data;
+  HpTensor *out;
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (weight), NULL);
+  g_return_val_if_fail (bias == NULL || HP_IS_TENSOR (bias), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!linear_check (self, weight, bias, error))
+    return NULL;
+
+  dtype = hp_tensor_get_dtype (self);
+  elem = hp_dtype_get_size (dtype);
+  x_shape = hp_tensor_get_shape (self, &ndim);
+  w_shape = hp_tensor_get_shape (weight, NULL);
+  n_out = w_shape[0];
+  n_in = w_shape[1];
+  rows = _hp_shape_numel (x_shape, ndim - 1);
+  memcpy (shape, x_shape, ndim * sizeof (gint64));
+  shape[ndim - 1] = n_out;
+
+  out = _hp_tensor_new_uninit (dtype, shape, ndim);
+  out_data = _hp_tensor_data (out);
+
+  /* The bias rows go in first and gemm adds the product onto them */
+  if (bias != NULL)
+    for (gint64 r = 0; r < rows; r++)
+      memcpy (out_data + elem * r * n_out, _hp_tensor_data (bias), elem * n_out);
+
+  gemm (dtype, FALSE, TRUE, rows, n_out, n_in,
+        _hp_tensor_data (self), n_in, _hp_tensor_data (weight), n_in,
+        bias != NULL ? 1.0 : 0.0, out_data, n_out);
+
+  _hp_autograd_record ("linear", linear_backward, inputs, 3, out, inputs, 2, NULL, NULL);
+  return out;
+}

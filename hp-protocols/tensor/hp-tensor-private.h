@@ -15,6 +15,7 @@ G_BEGIN_DECLS
 /* Storage is 64-byte aligned so that BLAS and vector loops see aligned
  * rows. A fresh tensor's data may be written until it is handed out;
  * after that a tensor never changes. */
+GBytes       *_hp_storage_new             (gsize             size);
 HpTensor     *_hp_tensor_new_uninit       (HpDType           dtype,
                                            const gint64     *shape,
                                            guint             ndim);

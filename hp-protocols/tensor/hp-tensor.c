@@ -286,12 +286,8 @@ _hp_tensor_new_uninit (HpDType       dtype,
                        const gint64 *shape,
                        guint         ndim)
 {
-  g_autoptr(GBytes) bytes = NULL;
-  gsize nbytes = hp_tensor_nbytes (dtype, _hp_shape_numel (shape, ndim));
-  /* g_aligned_alloc() may return NULL for a zero size */
-  gpointer data = g_aligned_alloc (MAX (nbytes, 1), 1, 64);
+  g_autoptr(GBytes) bytes = _hp_storage_new (hp_tensor_nbytes (dtype, _hp_shape_numel (shape, ndim)));
 
-  bytes = g_bytes_new_with_free_func (data, nbytes, g_aligned_free, data);
   return _hp_tensor_new_with_bytes (dtype, shape, ndim, bytes);
 }
 
