@@ -12,7 +12,6 @@
 
 #include "config.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -42,46 +41,6 @@ typedef struct
   guint mask_ndim;
   gint64 mask_shape[HP_TENSOR_MAX_NDIM];
 } AttentionData;
-
-/* C = alpha * op(A) op(B) + beta * C on row-major matrices, op(A) being
- * m x k and op(B) k x n; @beta is 0 or 1. Empty products stay away from
- * BLAS, so every leading dimension passed to it is at least 1. */
-static void
-gemm (HpDType        dtype,
-      gboolean       trans_a,
-      gboolean       trans_b,
-      gint64         m,
-      gint64         n,
-      gint64         k,
-      gdouble        alpha,
-      gconstpointer  a,
-      gconstpointer  b,
-      gdouble        beta,
-      gpointer       c)
-{
-  enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-  enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
-  gint64 lda = trans_a ? m : k;
-  gint64 ldb = trans_b ? k : n;
-
-  if (m == 0 || n == 0)
-    return;
-  if (k == 0)
-    {
-      if (beta == 0.0)
-        memset (c, 0, (gsize) (m * n) * hp_dtype_get_size (dtype));
-      return;
-    }
-
-  if (dtype == HP_DTYPE_FLOAT32)
-    cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
-                 (float) alpha, a, (int) lda, b, (int) ldb,
-                 (float) beta, c, (int) n);
-  else
-    cblas_dgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
-                 alpha, a, (int) lda, b, (int) ldb,
-                 beta, c, (int) n);
-}
 
 /* Turns the scaled scores of one (batch, head) into probabilities in
  * place: adds the mask row (elements mask_step apart) or cuts the row
@@ -174,17 +133,16 @@ attention_compute (HpTensor     *query,
         gint64 mask_step = mask_strides[3];
 
         /* a head dim of 0 leaves every score 0, whatever the scale */
-        gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->head_dim,
-              scale, q_bh, k_bg, 0.0, scores);
+        _hp_gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->head_dim, scale, q_bh,
+                  k_bg, 0.0, scores);
 
         if (dtype == HP_DTYPE_FLOAT32)
           SOFTMAX_ROWS (gfloat);
         else
           SOFTMAX_ROWS (gdouble);
 
-        gemm (dtype, FALSE, FALSE, dims->q_len, dims->value_dim, kv_len,
-              1.0, scores, v_bg, 0.0,
-              o + elem * (bh * dims->q_len * dims->value_dim));
+        _hp_gemm (dtype, FALSE, FALSE, dims->q_len, dims->value_dim, kv_len, 1.0, scores,
+                  v_bg, 0.0, o + elem * (bh * dims->q_len * dims->value_dim));
       }
 
   *probs_out = probs;
@@ -256,9 +214,9 @@ attention_backward (HpAutogradNode  *node,
 
         /* dV[g] += P^T dO over the query heads of the group */
         if (want_v)
-          gemm (dtype, TRUE, FALSE, kv_len, dims->value_dim, dims->q_len,
-                1.0, p_bh, do_bh, 1.0,
-                (guint8 *) _hp_tensor_data (dv) + elem * (bg * kv_len * dims->value_dim));
+          _hp_gemm (dtype, TRUE, FALSE, kv_len, dims->value_dim, dims->q_len, 1.0, p_bh,
+                    do_bh, 1.0,
+                    (guint8 *) _hp_tensor_data (dv) + elem * (bg * kv_len * dims->value_dim));
 
         if (!want_ds)
           continue;
@@ -268,21 +226,21 @@ attention_backward (HpAutogradNode  *node,
           : ds_scratch;
 
         /* dP = dO V^T, then the softmax gradient turns it into dS */
-        gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->value_dim,
-              1.0, do_bh, v_bg, 0.0, ds_bh);
+        _hp_gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->value_dim, 1.0, do_bh,
+                  v_bg, 0.0, ds_bh);
         if (dtype == HP_DTYPE_FLOAT32)
           SOFTMAX_GRAD_ROWS (gfloat);
         else
           SOFTMAX_GRAD_ROWS (gdouble);
 
         if (want_q)
-          gemm (dtype, FALSE, FALSE, dims->q_len, dims->head_dim, kv_len,
-                data->scale, ds_bh, k_bg, 0.0,
-                (guint8 *) _hp_tensor_data (dq) + elem * (bh * dims->q_len * dims->head_dim));
+          _hp_gemm (dtype, FALSE, FALSE, dims->q_len, dims->head_dim, kv_len, data->scale,
+                    ds_bh, k_bg, 0.0,
+                    (guint8 *) _hp_tensor_data (dq) + elem * (bh * dims->q_len * dims->head_dim));
         if (want_k)
-          gemm (dtype, TRUE, FALSE, kv_len, dims->head_dim, dims->q_len,
-                data->scale, ds_bh, q_bh, 1.0,
-                (guint8 *) _hp_tensor_data (dk) + elem * (bg * kv_len * dims->head_dim));
+          _hp_gemm (dtype, TRUE, FALSE, kv_len, dims->head_dim, dims->q_len, data->scale,
+                    ds_bh, q_bh, 1.0,
+                    (guint8 *) _hp_tensor_data (dk) + elem * (bg * kv_len * dims->head_dim));
       }
 
   if (want_mask)

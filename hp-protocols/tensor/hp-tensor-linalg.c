@@ -16,47 +16,44 @@
 #include "hp-tensor-ops.h"
 #include "hp-tensor-private.h"
 
-/* C = op(A) op(B) + beta C for row-major C of @m x @n and an inner size
- * of @k, in the dtype of the buffers. Empty products never reach BLAS:
- * with @k == 0 the product is zero, so C becomes zero (@beta == 0) or
- * stays as it is. The callers have checked that every size fits an int. */
-static void
-gemm (HpDType        dtype,
-      gboolean       trans_a,
-      gboolean       trans_b,
-      gint64         m,
-      gint64         n,
-      gint64         k,
-      gconstpointer  a,
-      gint64         lda,
-      gconstpointer  b,
-      gint64         ldb,
-      gdouble        beta,
-      gpointer       c,
-      gint64         ldc)
+/* C = alpha * op(A) op(B) + beta * C on packed row-major matrices, op(A)
+ * being m x k and op(B) k x n; @beta is 0 or 1. Empty products stay
+ * away from BLAS (beta 0 then zeroes C), so every leading dimension
+ * passed to it is at least 1. The attention op uses it too. */
+void
+_hp_gemm (HpDType        dtype,
+          gboolean       trans_a,
+          gboolean       trans_b,
+          gint64         m,
+          gint64         n,
+          gint64         k,
+          gdouble        alpha,
+          gconstpointer  a,
+          gconstpointer  b,
+          gdouble        beta,
+          gpointer       c)
 {
   enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
   enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  int lda = (int) (trans_a ? m : k);
+  int ldb = (int) (trans_b ? k : n);
 
   if (m == 0 || n == 0)
     return;
 
   if (k == 0)
     {
-      gsize elem = hp_dtype_get_size (dtype);
-
       if (beta == 0.0)
-        for (gint64 i = 0; i < m; i++)
-          memset ((guint8 *) c + elem * i * ldc, 0, elem * n);
+        memset (c, 0, (gsize) (m * n) * hp_dtype_get_size (dtype));
       return;
     }
 
   if (dtype == HP_DTYPE_FLOAT32)
     cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
-                 1.0f, a, (int) lda, b, (int) ldb, (float) beta, c, (int) ldc);
+                 (float) alpha, a, lda, b, ldb, (float) beta, c, (int) n);
   else
     cblas_dgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
-                 1.0, a, (int) lda, b, (int) ldb, beta, c, (int) ldc);
+                 alpha, a, lda, b, ldb, beta, c, (int) n);
 }
 
 /* BLAS indexes with int: a product that would reach BLAS with a larger
@@ -238,7 +235,7 @@ matmul_compute (const MatmulPlan *plan,
 
   if (matmul_plan_folds (plan))
     {
-      gemm (dtype, FALSE, FALSE, plan->batch_numel * m, n, k, a, k, b, n, 0.0, out, n);
+      _hp_gemm (dtype, FALSE, FALSE, plan->batch_numel * m, n, k, 1.0, a, b, 0.0, out);
       return;
     }
 
@@ -247,10 +244,9 @@ matmul_compute (const MatmulPlan *plan,
       gint64 ai, bi;
 
       matmul_plan_operands (plan, i, &ai, &bi);
-      gemm (dtype, FALSE, FALSE, m, n, k,
-            (const guint8 *) a + elem * ai * m * k, k,
-            (const guint8 *) b + elem * bi * k * n, n,
-            0.0, (guint8 *) out + elem * i * m * n, n);
+      _hp_gemm (dtype, FALSE, FALSE, m, n, k, 1.0, (const guint8 *) a + elem * ai * m * k,
+                (const guint8 *) b + elem * bi * k * n, 0.0,
+                (guint8 *) out + elem * i * m * n);
     }
 }
 
@@ -276,7 +272,7 @@ matmul_grad_a (const MatmulPlan *plan,
 
   if (matmul_plan_folds (plan))
     {
-      gemm (dtype, FALSE, TRUE, plan->batch_numel * m, k, n, g, n, gb, n, 0.0, ga, k);
+      _hp_gemm (dtype, FALSE, TRUE, plan->batch_numel * m, k, n, 1.0, g, gb, 0.0, ga);
       return out;
     }
 
@@ -288,10 +284,8 @@ matmul_grad_a (const MatmulPlan *plan,
       gint64 ai, bi;
 
       matmul_plan_operands (plan, i, &ai, &bi);
-      gemm (dtype, FALSE, TRUE, m, k, n,
-            g + elem * i * m * n, n,
-            gb + elem * bi * k * n, n,
-            accumulate ? 1.0 : 0.0, ga + elem * ai * m * k, k);
+      _hp_gemm (dtype, FALSE, TRUE, m, k, n, 1.0, g + elem * i * m * n,
+                gb + elem * bi * k * n, accumulate ? 1.0 : 0.0, ga + elem * ai * m * k);
     }
 
   return out;
@@ -319,7 +313,7 @@ matmul_grad_b (const MatmulPlan *plan,
 
   if (matmul_plan_folds (plan))
     {
-      gemm (dtype, TRUE, FALSE, k, n, plan->batch_numel * m, ga, k, g, n, 0.0, gbuf, n);
+      _hp_gemm (dtype, TRUE, FALSE, k, n, plan->batch_numel * m, 1.0, ga, g, 0.0, gbuf);
       return out;
     }
 
@@ -331,10 +325,8 @@ matmul_grad_b (const MatmulPlan *plan,
       gint64 ai, bi;
 
       matmul_plan_operands (plan, i, &ai, &bi);
-      gemm (dtype, TRUE, FALSE, k, n, m,
-            ga + elem * ai * m * k, k,
-            g + elem * i * m * n, n,
-            accumulate ? 1.0 : 0.0, gbuf + elem * bi * k * n, n);
+      _hp_gemm (dtype, TRUE, FALSE, k, n, m, 1.0, ga + elem * ai * m * k,
+                g + elem * i * m * n, accumulate ? 1.0 : 0.0, gbuf + elem * bi * k * n);
     }
 
   return out;
@@ -463,8 +455,8 @@ linear_backward (HpAutogradNode  *node,
     {
       HpTensor *dx = _hp_tensor_new_uninit (dtype, x_shape, x_ndim);
 
-      gemm (dtype, FALSE, FALSE, rows, n_in, n_out, g, n_out,
-            _hp_tensor_data (weight), n_in, 0.0, _hp_tensor_data (dx), n_in);
+      _hp_gemm (dtype, FALSE, FALSE, rows, n_in, n_out, 1.0, g, _hp_tensor_data (weight),
+                0.0, _hp_tensor_data (dx));
       grad_inputs[0] = dx;
     }
 
@@ -473,8 +465,8 @@ linear_backward (HpAutogradNode  *node,
     {
       HpTensor *dw = _hp_tensor_new_uninit (dtype, w_shape, 2);
 
-      gemm (dtype, TRUE, FALSE, n_out, n_in, rows, g, n_out,
-            _hp_tensor_data (x), n_in, 0.0, _hp_tensor_data (dw), n_in);
+      _hp_gemm (dtype, TRUE, FALSE, n_out, n_in, rows, 1.0, g, _hp_tensor_data (x), 0.0,
+                _hp_tensor_data (dw));
       grad_inputs[1] = dw;
     }
 
@@ -600,9 +592,8 @@ hp_tensor_linear (HpTensor  *self,
     for (gint64 r = 0; r < rows; r++)
       memcpy (out_data + elem * r * n_out, _hp_tensor_data (bias), elem * n_out);
 
-  gemm (dtype, FALSE, TRUE, rows, n_out, n_in,
-        _hp_tensor_data (self), n_in, _hp_tensor_data (weight), n_in,
-        bias != NULL ? 1.0 : 0.0, out_data, n_out);
+  _hp_gemm (dtype, FALSE, TRUE, rows, n_out, n_in, 1.0, _hp_tensor_data (self),
+            _hp_tensor_data (weight), bias != NULL ? 1.0 : 0.0, out_data);
 
   _hp_autograd_record ("linear", linear_backward, inputs, 3, out, inputs, 2, NULL, NULL);
   return out;

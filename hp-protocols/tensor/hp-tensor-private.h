@@ -87,6 +87,19 @@ HpTensor     *_hp_tensor_expand           (HpTensor         *self,
                                            guint             ndim,
                                            GError          **error);
 
+/* BLAS product of packed row-major matrices (hp-tensor-linalg.c) */
+void          _hp_gemm                    (HpDType           dtype,
+                                           gboolean          trans_a,
+                                           gboolean          trans_b,
+                                           gint64            m,
+                                           gint64            n,
+                                           gint64            k,
+                                           gdouble           alpha,
+                                           gconstpointer     a,
+                                           gconstpointer     b,
+                                           gdouble           beta,
+                                           gpointer          c);
+
 /* Argument checks that set HP_ERROR_INVALID_ARGUMENT naming @op */
 gboolean      _hp_check_same_dtype        (const gchar      *op,
                                            HpTensor         *a,
