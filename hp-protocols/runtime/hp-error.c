@@ -7,4 +7,11 @@
 
 #include "hp-error.h"
 
+/**
+ * hp_error_quark:
+ *
+ * Gets the error domain of hp-protocols, %HP_ERROR.
+ *
+ * Returns: the quark of the domain
+ */
 G_DEFINE_QUARK (hp-error-quark, hp_error)
