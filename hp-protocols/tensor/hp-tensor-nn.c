@@ -416,14 +416,7 @@ rms_norm_backward (HpAutogradNode  *node,
 
   grad_inputs[0] = gx;
   if (gw_acc != NULL)
-    {
-      HpTensor *gw = _hp_tensor_new_uninit (dtype, &d, 1);
-      gpointer gw_data = _hp_tensor_data (gw);
-
-      for (gint64 j = 0; j < d; j++)
-        _hp_store_f64 (gw_data, dtype, j, gw_acc[j]);
-      grad_inputs[1] = gw;
-    }
+    grad_inputs[1] = _hp_tensor_new_from_doubles (dtype, gw_acc, &d, 1);
   return TRUE;
 }
 
