@@ -19,4 +19,11 @@
 #include "hp-tensor.h"
 #include "hp-tensor-ops.h"
 
+#include "hp-device-mesh.h"
+#include "hp-placement.h"
+#include "hp-shard.h"
+#include "hp-replicate.h"
+#include "hp-partial.h"
+#include "hp-dtensor.h"
+
 #undef HP_PROTOCOLS_INSIDE
