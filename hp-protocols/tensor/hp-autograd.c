@@ -456,7 +456,7 @@ _hp_autograd_run_backward (HpTensor  *root,
                        "with one element, not shape %s", shape_str);
           return FALSE;
         }
-      seed = hp_tensor_new_ones (hp_tensor_get_dtype (root), shape, ndim);
+      seed = _hp_tensor_new_ones_like (root);
     }
   else
     {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hp-tensor-ops.h"
+#include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
 #define OP_NAME "scaled_dot_product_attention"
@@ -407,6 +408,10 @@ hp_tensor_scaled_dot_product_attention (HpTensor  *query,
   g_return_val_if_fail (HP_IS_TENSOR (value), NULL);
   g_return_val_if_fail (mask == NULL || HP_IS_TENSOR (mask), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_SDPA, .name = "scaled_dot_product_attention",
+                  .inputs = { query, key, value, mask }, .n_inputs = 4, .scalar = scale,
+                  .flag = is_causal);
 
   if (!check_inputs (query, key, value, mask, is_causal, &dims, error))
     return NULL;

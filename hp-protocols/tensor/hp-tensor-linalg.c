@@ -14,6 +14,7 @@
 #include <cblas.h>
 
 #include "hp-tensor-ops.h"
+#include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
 /* C = alpha * op(A) op(B) + beta * C on packed row-major matrices, op(A)
@@ -388,6 +389,9 @@ hp_tensor_matmul (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_MATMUL, .name = "matmul", .inputs = { self, other },
+                  .n_inputs = 2);
+
   if (!matmul_plan_init (&plan, self, other, shape, &ndim, error))
     return NULL;
 
@@ -570,6 +574,9 @@ hp_tensor_linear (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (weight), NULL);
   g_return_val_if_fail (bias == NULL || HP_IS_TENSOR (bias), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_LINEAR, .name = "linear",
+                  .inputs = { self, weight, bias }, .n_inputs = 3);
 
   if (!linear_check (self, weight, bias, error))
     return NULL;

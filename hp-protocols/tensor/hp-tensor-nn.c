@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hp-tensor-ops.h"
+#include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
 /* Expands to the call of the float32 or float64 instance of a kernel */
@@ -263,6 +264,9 @@ hp_tensor_softmax (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_SOFTMAX, .name = "softmax", .inputs = { self },
+                  .n_inputs = 1, .dims = { dim }, .n_dims = 1);
+
   return softmax_op ("softmax", self, dim, FALSE, error);
 }
 
@@ -288,6 +292,9 @@ hp_tensor_log_softmax (HpTensor  *self,
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_LOG_SOFTMAX, .name = "log_softmax", .inputs = { self },
+                  .n_inputs = 1, .dims = { dim }, .n_dims = 1);
 
   return softmax_op ("log_softmax", self, dim, TRUE, error);
 }
@@ -455,6 +462,9 @@ hp_tensor_rms_norm (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (weight == NULL || HP_IS_TENSOR (weight), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_RMS_NORM, .name = "rms_norm", .inputs = { self, weight },
+                  .n_inputs = 2, .scalar = eps);
 
   shape = hp_tensor_get_shape (self, &ndim);
   dtype = hp_tensor_get_dtype (self);
@@ -630,6 +640,9 @@ hp_tensor_embedding (HpTensor  *weight,
   g_return_val_if_fail (HP_IS_TENSOR (weight), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (ids), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_EMBEDDING, .name = "embedding", .inputs = { weight, ids },
+                  .n_inputs = 2);
 
   w_shape = hp_tensor_get_shape (weight, &w_ndim);
   ids_shape = hp_tensor_get_shape (ids, &ids_ndim);
@@ -889,6 +902,9 @@ hp_tensor_apply_rotary (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (sin_table), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_APPLY_ROTARY, .name = "apply_rotary",
+                  .inputs = { self, cos_table, sin_table }, .n_inputs = 3);
+
   shape = hp_tensor_get_shape (self, &ndim);
 
   if (!_hp_check_floating ("apply_rotary", self, error) ||
@@ -1065,6 +1081,10 @@ hp_tensor_cross_entropy (HpTensor  *logits,
   g_return_val_if_fail (HP_IS_TENSOR (logits), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (targets), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_CROSS_ENTROPY, .name = "cross_entropy",
+                  .inputs = { logits, targets }, .n_inputs = 2, .sizes = { ignore_index },
+                  .n_sizes = 1);
 
   shape = hp_tensor_get_shape (logits, &ndim);
   dtype = hp_tensor_get_dtype (logits);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hp-tensor-ops.h"
+#include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
 typedef enum
@@ -330,6 +331,9 @@ hp_tensor_add (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_ADD, .name = "add", .inputs = { self, other },
+                  .n_inputs = 2);
+
   return binary_op (BINARY_ADD, self, other, error);
 }
 
@@ -351,6 +355,9 @@ hp_tensor_sub (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_SUB, .name = "sub", .inputs = { self, other },
+                  .n_inputs = 2);
 
   return binary_op (BINARY_SUB, self, other, error);
 }
@@ -374,6 +381,9 @@ hp_tensor_mul (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_MUL, .name = "mul", .inputs = { self, other },
+                  .n_inputs = 2);
+
   return binary_op (BINARY_MUL, self, other, error);
 }
 
@@ -396,6 +406,9 @@ hp_tensor_div (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_DIV, .name = "div", .inputs = { self, other },
+                  .n_inputs = 2);
 
   return binary_op (BINARY_DIV, self, other, error);
 }
@@ -581,6 +594,9 @@ hp_tensor_scale (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_SCALE, .name = "scale", .inputs = { self }, .n_inputs = 1,
+                  .scalar = factor);
+
   return unary_op (UNARY_SCALE, factor, self, error);
 }
 
@@ -599,6 +615,8 @@ hp_tensor_neg (HpTensor  *self,
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_NEG, .name = "neg", .inputs = { self }, .n_inputs = 1);
 
   return unary_op (UNARY_NEG, 0.0, self, error);
 }
@@ -620,6 +638,8 @@ hp_tensor_exp (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_EXP, .name = "exp", .inputs = { self }, .n_inputs = 1);
+
   return unary_op (UNARY_EXP, 0.0, self, error);
 }
 
@@ -639,6 +659,8 @@ hp_tensor_silu (HpTensor  *self,
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_SILU, .name = "silu", .inputs = { self }, .n_inputs = 1);
 
   return unary_op (UNARY_SILU, 0.0, self, error);
 }
@@ -661,6 +683,8 @@ hp_tensor_gelu (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_GELU, .name = "gelu", .inputs = { self }, .n_inputs = 1);
+
   return unary_op (UNARY_GELU, 0.0, self, error);
 }
 
@@ -680,6 +704,8 @@ hp_tensor_relu (HpTensor  *self,
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_RELU, .name = "relu", .inputs = { self }, .n_inputs = 1);
 
   return unary_op (UNARY_RELU, 0.0, self, error);
 }

@@ -12,6 +12,27 @@
 
 G_BEGIN_DECLS
 
+typedef struct _HpOpCall HpOpCall;
+
+/* The private vfuncs of HpTensorClass (gpointer there, so that the
+ * introspection scanner does not see them). The distributed tensor sets
+ * all four; a plain tensor leaves dispatch NULL. */
+typedef gchar    *(*HpTensorToStringFunc)   (HpTensor        *self);
+typedef HpTensor *(*HpTensorDetachFunc)     (HpTensor        *self);
+typedef HpTensor *(*HpTensorNewOnesLikeFunc) (HpTensor       *self);
+typedef HpTensor *(*HpTensorDispatchFunc)   (const HpOpCall  *call,
+                                             GError         **error);
+
+/* A tensor of a subclass that keeps only the metadata here (dtype and
+ * shape) and holds its data elsewhere: reading its bytes is an error. */
+HpTensor     *_hp_tensor_new_meta         (GType             type,
+                                           HpDType           dtype,
+                                           const gint64     *shape,
+                                           guint             ndim);
+gboolean      _hp_tensor_has_storage      (HpTensor         *self);
+/* Ones with the layout the gradient of @self has (the seed of backward) */
+HpTensor     *_hp_tensor_new_ones_like    (HpTensor         *self);
+
 /* Storage is 64-byte aligned so that BLAS and vector loops see aligned
  * rows. A fresh tensor's data may be written until it is handed out;
  * after that a tensor never changes. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hp-tensor-ops.h"
+#include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
 typedef struct
@@ -196,6 +197,9 @@ hp_tensor_sum (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_SUM, .name = "sum", .inputs = { self }, .n_inputs = 1,
+                  .dims = { dim }, .n_dims = 1, .flag = keepdim);
+
   if (!_hp_normalize_dim ("sum", dim, hp_tensor_get_ndim (self), &d, error))
     return NULL;
 
@@ -218,6 +222,9 @@ hp_tensor_sum_all (HpTensor  *self,
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_SUM_ALL, .name = "sum_all", .inputs = { self },
+                  .n_inputs = 1);
 
   return reduce_op ("sum_all", self, FALSE, TRUE, 0, FALSE);
 }
@@ -247,6 +254,9 @@ hp_tensor_mean (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_MEAN, .name = "mean", .inputs = { self }, .n_inputs = 1,
+                  .dims = { dim }, .n_dims = 1, .flag = keepdim);
+
   if (!_hp_check_floating ("mean", self, error) ||
       !_hp_normalize_dim ("mean", dim, hp_tensor_get_ndim (self), &d, error))
     return NULL;
@@ -271,6 +281,9 @@ hp_tensor_mean_all (HpTensor  *self,
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_MEAN_ALL, .name = "mean_all", .inputs = { self },
+                  .n_inputs = 1);
 
   if (!_hp_check_floating ("mean_all", self, error))
     return NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hp-tensor-ops.h"
+#include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
 /* "[1, 0, 2]": how error messages show a list of dims */
@@ -186,6 +187,9 @@ hp_tensor_transpose (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  HP_OP_DISPATCH (error, .kind = HP_OP_TRANSPOSE, .name = "transpose", .inputs = { self },
+                  .n_inputs = 1, .dims = { dim0, dim1 }, .n_dims = 2);
+
   ndim = hp_tensor_get_ndim (self);
   if (!_hp_normalize_dim ("transpose", dim0, ndim, &d0, error) ||
       !_hp_normalize_dim ("transpose", dim1, ndim, &d1, error))
@@ -228,6 +232,18 @@ hp_tensor_permute (HpTensor    *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (dims != NULL || n_dims == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  /* too many dims fail below, before any data is read */
+  if (n_dims <= HP_TENSOR_MAX_NDIM)
+    {
+      HpOpCall call = { .kind = HP_OP_PERMUTE, .name = "permute", .inputs = { self },
+                        .n_inputs = 1, .n_dims = n_dims };
+
+      if (n_dims > 0)
+        memcpy (call.dims, dims, n_dims * sizeof (gint));
+      if (_hp_op_call_needs_dispatch (&call))
+        return _hp_op_call_dispatch (&call, error);
+    }
 
   ndim = hp_tensor_get_ndim (self);
   if (n_dims != ndim)
@@ -334,6 +350,18 @@ hp_tensor_reshape (HpTensor      *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (shape != NULL || ndim == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  /* too many dims fail below, before any data is read */
+  if (ndim <= HP_TENSOR_MAX_NDIM)
+    {
+      HpOpCall call = { .kind = HP_OP_RESHAPE, .name = "reshape", .inputs = { self },
+                        .n_inputs = 1, .n_sizes = ndim };
+
+      if (ndim > 0)
+        memcpy (call.sizes, shape, ndim * sizeof (gint64));
+      if (_hp_op_call_needs_dispatch (&call))
+        return _hp_op_call_dispatch (&call, error);
+    }
 
   in_shape = hp_tensor_get_shape (self, &in_ndim);
   numel = hp_tensor_get_numel (self);
@@ -477,6 +505,10 @@ hp_tensor_narrow (HpTensor  *self,
 
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_NARROW, .name = "narrow", .inputs = { self },
+                  .n_inputs = 1, .dims = { dim }, .n_dims = 1, .sizes = { start, length },
+                  .n_sizes = 2);
 
   in_shape = hp_tensor_get_shape (self, &ndim);
   if (!_hp_normalize_dim ("narrow", dim, ndim, &d, error))
@@ -622,6 +654,9 @@ hp_tensor_cat (GPtrArray  *tensors,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   for (guint i = 0; i < tensors->len; i++)
     g_return_val_if_fail (HP_IS_TENSOR (g_ptr_array_index (tensors, i)), NULL);
+
+  HP_OP_DISPATCH (error, .kind = HP_OP_CAT, .name = "cat", .tensors = tensors, .dims = { dim },
+                  .n_dims = 1);
 
   n = tensors->len;
   if (n == 0)

@@ -38,6 +38,8 @@ typedef struct
   /* NULL only in a tensor made by g_object_new() that nobody has read
    * yet: it stands for the zero scalar. */
   GBytes *bytes;
+  /* set for subclass instances that hold their data elsewhere */
+  gboolean storageless;
 
   gboolean requires_grad;
   HpTensor *grad;
@@ -66,7 +68,7 @@ hp_tensor_ensure_bytes (HpTensor *self)
 {
   HpTensorPrivate *priv = hp_tensor_get_instance_private (self);
 
-  if (priv->bytes == NULL)
+  if (priv->bytes == NULL && !priv->storageless)
     priv->bytes = g_bytes_new_static (zero_scalar, hp_dtype_get_size (priv->dtype));
 
   return priv->bytes;
@@ -149,6 +151,10 @@ hp_tensor_set_property (GObject      *object,
     }
 }
 
+static gchar    *hp_tensor_real_to_string     (HpTensor *self);
+static HpTensor *hp_tensor_real_detach        (HpTensor *self);
+static HpTensor *hp_tensor_real_new_ones_like (HpTensor *self);
+
 static void
 hp_tensor_class_init (HpTensorClass *klass)
 {
@@ -157,6 +163,10 @@ hp_tensor_class_init (HpTensorClass *klass)
   object_class->finalize = hp_tensor_finalize;
   object_class->get_property = hp_tensor_get_property;
   object_class->set_property = hp_tensor_set_property;
+
+  klass->to_string = hp_tensor_real_to_string;
+  klass->detach = hp_tensor_real_detach;
+  klass->new_ones_like = hp_tensor_real_new_ones_like;
 
   /**
    * HpTensor:dtype:
@@ -265,6 +275,37 @@ _hp_tensor_new_with_bytes (HpDType       dtype,
   return self;
 }
 
+HpTensor *
+_hp_tensor_new_meta (GType         type,
+                     HpDType       dtype,
+                     const gint64 *shape,
+                     guint         ndim)
+{
+  HpTensor *self;
+  HpTensorPrivate *priv;
+
+  g_return_val_if_fail (g_type_is_a (type, HP_TYPE_TENSOR), NULL);
+  g_return_val_if_fail (ndim <= HP_TENSOR_MAX_NDIM, NULL);
+
+  self = g_object_new (type, "dtype", dtype, NULL);
+  priv = hp_tensor_get_instance_private (self);
+  priv->ndim = ndim;
+  if (ndim > 0)
+    memcpy (priv->shape, shape, ndim * sizeof (gint64));
+  priv->numel = _hp_shape_numel (shape, ndim);
+  priv->storageless = TRUE;
+
+  return self;
+}
+
+gboolean
+_hp_tensor_has_storage (HpTensor *self)
+{
+  HpTensorPrivate *priv = hp_tensor_get_instance_private (self);
+
+  return !priv->storageless;
+}
+
 /* A tensor of @dtype holding @values, rounded (or truncated) to it */
 HpTensor *
 _hp_tensor_new_from_doubles (HpDType        dtype,
@@ -294,6 +335,8 @@ _hp_tensor_new_uninit (HpDType       dtype,
 gpointer
 _hp_tensor_data (HpTensor *self)
 {
+  g_return_val_if_fail (_hp_tensor_has_storage (self), NULL);
+
   return (gpointer) g_bytes_get_data (hp_tensor_ensure_bytes (self), NULL);
 }
 
@@ -685,6 +728,8 @@ hp_tensor_get_dtype (HpTensor *self)
  *
  * Gets the buffer of the tensor: its elements in row-major order, in the
  * host's byte order. No copy is made; the bytes must not be changed.
+ * A distributed tensor has no bytes of its own: read its local tensor
+ * or its full tensor.
  *
  * Returns: (transfer full): the buffer
  */
@@ -692,6 +737,7 @@ GBytes *
 hp_tensor_get_bytes (HpTensor *self)
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (_hp_tensor_has_storage (self), NULL);
 
   return g_bytes_ref (hp_tensor_ensure_bytes (self));
 }
@@ -717,6 +763,7 @@ hp_tensor_to_float64_array (HpTensor *self,
 
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (n_data != NULL, NULL);
+  g_return_val_if_fail (_hp_tensor_has_storage (self), NULL);
 
   priv = hp_tensor_get_instance_private (self);
   data = _hp_tensor_data (self);
@@ -748,6 +795,13 @@ hp_tensor_item (HpTensor  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, 0.0);
 
   priv = hp_tensor_get_instance_private (self);
+  if (priv->storageless)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_STATE,
+                           "item() reads this rank's data; take the full tensor "
+                           "of a distributed tensor first");
+      return 0.0;
+    }
   if (priv->numel != 1)
     {
       g_autofree gchar *shape_str = _hp_shape_to_string (priv->shape, priv->ndim);
@@ -838,25 +892,13 @@ append_dims (GString            *out,
   g_string_append_c (out, ']');
 }
 
-/**
- * hp_tensor_to_string:
- * @self: a #HpTensor
- *
- * Formats the tensor for people, in the style of `torch.Tensor.__repr__`:
- * `tensor([[1., 2.], [3., 4.]], dtype=float32)`. Tensors of more than a
- * thousand elements show the first and last three entries of each dim.
- *
- * Returns: (transfer full): the text
- */
-gchar *
-hp_tensor_to_string (HpTensor *self)
+static gchar *
+hp_tensor_real_to_string (HpTensor *self)
 {
   HpTensorPrivate *priv;
   GString *out;
   gint64 strides[HP_TENSOR_MAX_NDIM];
   gconstpointer data;
-
-  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
 
   priv = hp_tensor_get_instance_private (self);
   data = _hp_tensor_data (self);
@@ -887,6 +929,30 @@ hp_tensor_to_string (HpTensor *self)
 }
 
 /**
+ * hp_tensor_to_string:
+ * @self: a #HpTensor
+ *
+ * Formats the tensor for people, in the style of `torch.Tensor.__repr__`:
+ * `tensor([[1., 2.], [3., 4.]], dtype=float32)`. Tensors of more than a
+ * thousand elements show the first and last three entries of each dim.
+ *
+ * A distributed tensor describes itself, its mesh and its placements
+ * instead (no communication).
+ *
+ * Returns: (transfer full): the text
+ */
+gchar *
+hp_tensor_to_string (HpTensor *self)
+{
+  HpTensorToStringFunc to_string;
+
+  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+
+  to_string = HP_TENSOR_GET_CLASS (self)->to_string;
+  return to_string (self);
+}
+
+/**
  * hp_tensor_allclose:
  * @self: a #HpTensor
  * @other: the tensor to compare with
@@ -914,6 +980,8 @@ hp_tensor_allclose (HpTensor *self,
 
   g_return_val_if_fail (HP_IS_TENSOR (self), FALSE);
   g_return_val_if_fail (HP_IS_TENSOR (other), FALSE);
+  g_return_val_if_fail (_hp_tensor_has_storage (self), FALSE);
+  g_return_val_if_fail (_hp_tensor_has_storage (other), FALSE);
 
   a = hp_tensor_get_instance_private (self);
   b = hp_tensor_get_instance_private (other);
@@ -1071,25 +1139,51 @@ hp_tensor_zero_grad (HpTensor *self)
   hp_tensor_set_grad (self, NULL);
 }
 
+static HpTensor *
+hp_tensor_real_detach (HpTensor *self)
+{
+  HpTensorPrivate *priv;
+
+  priv = hp_tensor_get_instance_private (self);
+  return _hp_tensor_new_with_bytes (priv->dtype, priv->shape, priv->ndim,
+                                    hp_tensor_ensure_bytes (self));
+}
+
+static HpTensor *
+hp_tensor_real_new_ones_like (HpTensor *self)
+{
+  HpTensorPrivate *priv = hp_tensor_get_instance_private (self);
+
+  return hp_tensor_new_filled (priv->dtype, priv->shape, priv->ndim, 1.0);
+}
+
+HpTensor *
+_hp_tensor_new_ones_like (HpTensor *self)
+{
+  HpTensorNewOnesLikeFunc new_ones_like = HP_TENSOR_GET_CLASS (self)->new_ones_like;
+
+  return new_ones_like (self);
+}
+
 /**
  * hp_tensor_detach:
  * @self: a #HpTensor
  *
  * Makes a tensor that shares the data of @self but has no gradient
- * history and does not require gradients.
+ * history and does not require gradients. A distributed tensor gives a
+ * distributed tensor over the same local data.
  *
  * Returns: (transfer full): a new leaf tensor over the same buffer
  */
 HpTensor *
 hp_tensor_detach (HpTensor *self)
 {
-  HpTensorPrivate *priv;
+  HpTensorDetachFunc detach;
 
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
 
-  priv = hp_tensor_get_instance_private (self);
-  return _hp_tensor_new_with_bytes (priv->dtype, priv->shape, priv->ndim,
-                                    hp_tensor_ensure_bytes (self));
+  detach = HP_TENSOR_GET_CLASS (self)->detach;
+  return detach (self);
 }
 
 /**

@@ -32,15 +32,23 @@ G_DECLARE_DERIVABLE_TYPE (HpTensor, hp_tensor, HP, TENSOR, GObject)
  * HpTensorClass:
  * @parent_class: the parent class
  *
- * The class of #HpTensor. Subclasses (the distributed tensor) keep the
- * tensor's metadata and add their own.
+ * The class of #HpTensor. Its only subclass is the library's distributed
+ * tensor, which keeps the global metadata here and holds its data in a
+ * local tensor.
  */
 struct _HpTensorClass
 {
   GObjectClass parent_class;
 
   /*< private >*/
-  gpointer padding[12];
+  /* Overridden by the library's distributed tensor; see
+   * hp-tensor-private.h for their signatures. */
+  gpointer to_string;
+  gpointer detach;
+  gpointer new_ones_like;
+  gpointer dispatch;
+
+  gpointer padding[8];
 };
 
 HP_AVAILABLE_IN_ALL
