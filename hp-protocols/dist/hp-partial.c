@@ -1,2 +1,221 @@
-/* placeholder until written */
+/* hp-partial.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
 #include "config.h"
+
+#include "hp-enum-types.h"
+#include "hp-error.h"
+#include "hp-partial.h"
+
+/**
+ * HpPartial:
+ *
+ * The placement where every rank of a mesh dim holds a partial value of
+ * the tensor's full shape; the tensor itself is the reduction
+ * (#HpPartial:reduce-op) of these values over the mesh dim.
+ *
+ * Partial placements come out of operations (a matmul over a sharded
+ * contraction dim, a sum over a sharded dim) or are given when a tensor
+ * is made from local values; redistributing to a partial placement is
+ * not supported.
+ *
+ * Two partial placements are equal when their reduce ops are. Like every
+ * #HpPlacement, a partial placement never changes after construction.
+ * Its string form is `P(op)` with the op's name from
+ * hp_reduce_op_to_string(), for example `P(sum)`.
+ */
+
+struct _HpPartial
+{
+  HpPlacement parent_instance;
+
+  HpReduceOp reduce_op;
+};
+
+G_DEFINE_FINAL_TYPE (HpPartial, hp_partial, HP_TYPE_PLACEMENT)
+
+enum {
+  PROP_0,
+  PROP_REDUCE_OP,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static gboolean
+hp_partial_equal (HpPlacement *placement,
+                  HpPlacement *other)
+{
+  return HP_PARTIAL (placement)->reduce_op == HP_PARTIAL (other)->reduce_op;
+}
+
+static gchar *
+hp_partial_to_string (HpPlacement *placement)
+{
+  return g_strdup_printf ("P(%s)", hp_reduce_op_to_string (HP_PARTIAL (placement)->reduce_op));
+}
+
+static void
+hp_partial_get_property (GObject    *object,
+                         guint       prop_id,
+                         GValue     *value,
+                         GParamSpec *pspec)
+{
+  HpPartial *self = HP_PARTIAL (object);
+
+  switch (prop_id)
+    {
+    case PROP_REDUCE_OP:
+      g_value_set_enum (value, self->reduce_op);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_partial_set_property (GObject      *object,
+                         guint         prop_id,
+                         const GValue *value,
+                         GParamSpec   *pspec)
+{
+  HpPartial *self = HP_PARTIAL (object);
+
+  switch (prop_id)
+    {
+    case PROP_REDUCE_OP:
+      self->reduce_op = g_value_get_enum (value);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_partial_class_init (HpPartialClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  HpPlacementClass *placement_class = HP_PLACEMENT_CLASS (klass);
+
+  object_class->get_property = hp_partial_get_property;
+  object_class->set_property = hp_partial_set_property;
+
+  placement_class->equal = hp_partial_equal;
+  placement_class->to_string = hp_partial_to_string;
+
+  /**
+   * HpPartial:reduce-op:
+   *
+   * How the partial values of the ranks combine into the tensor.
+   */
+  properties[PROP_REDUCE_OP] =
+    g_param_spec_enum ("reduce-op", NULL, NULL,
+                       HP_TYPE_REDUCE_OP,
+                       HP_REDUCE_OP_SUM,
+                       (G_PARAM_READWRITE |
+                        G_PARAM_CONSTRUCT_ONLY |
+                        G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+hp_partial_init (HpPartial *self)
+{
+}
+
+/**
+ * hp_partial_new:
+ * @reduce_op: how the partial values combine
+ *
+ * Creates a placement whose ranks hold partial values that combine with
+ * @reduce_op.
+ *
+ * Returns: (transfer full): a new #HpPartial
+ */
+HpPlacement *
+hp_partial_new (HpReduceOp reduce_op)
+{
+  g_return_val_if_fail ((guint) reduce_op <= HP_REDUCE_OP_PRODUCT, NULL);
+
+  return g_object_new (HP_TYPE_PARTIAL, "reduce-op", reduce_op, NULL);
+}
+
+/**
+ * hp_partial_get_reduce_op:
+ * @self: a #HpPartial
+ *
+ * Gets how the partial values of @self combine.
+ *
+ * Returns: the reduce op
+ */
+HpReduceOp
+hp_partial_get_reduce_op (HpPartial *self)
+{
+  g_return_val_if_fail (HP_IS_PARTIAL (self), HP_REDUCE_OP_SUM);
+
+  return self->reduce_op;
+}
+
+/**
+ * hp_reduce_op_to_string:
+ * @op: a #HpReduceOp
+ *
+ * Gets the name of @op: "sum", "avg", "max", "min" or "product".
+ *
+ * Returns: (transfer none): the name
+ */
+const gchar *
+hp_reduce_op_to_string (HpReduceOp op)
+{
+  GEnumClass *klass = g_type_class_ref (HP_TYPE_REDUCE_OP);
+  GEnumValue *value = g_enum_get_value (klass, op);
+
+  g_type_class_unref (klass);
+  g_return_val_if_fail (value != NULL, "invalid");
+
+  return value->value_nick;
+}
+
+/**
+ * hp_reduce_op_from_string:
+ * @name: a reduce op name such as "sum"
+ * @op: (out): return location for the reduce op
+ * @error: return location for a #GError
+ *
+ * Parses a reduce op name as written by hp_reduce_op_to_string(). Names
+ * are case-sensitive.
+ *
+ * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT for an
+ *   unknown name, in which case @op is left unchanged
+ */
+gboolean
+hp_reduce_op_from_string (const gchar  *name,
+                          HpReduceOp   *op,
+                          GError      **error)
+{
+  GEnumClass *klass;
+  GEnumValue *value;
+
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (op != NULL, FALSE);
+
+  klass = g_type_class_ref (HP_TYPE_REDUCE_OP);
+  value = g_enum_get_value_by_nick (klass, name);
+  g_type_class_unref (klass);
+
+  if (value == NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "unknown reduce op '%s' (expected sum, avg, max, min or product)",
+                   name);
+      return FALSE;
+    }
+
+  *op = value->value;
+  return TRUE;
+}
