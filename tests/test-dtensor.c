@@ -392,6 +392,60 @@ test_partial_avg (void)
   hp_test_assert_values (full, (gdouble[]) { want, want, want }, 3, (gint64[]) { 3 }, 1, 1e-15, 0);
 }
 
+/* Partial(min) and Partial(product) through all-reduce and
+ * reduce-scatter, with values that make each rank's part count */
+static void
+test_partial_min_product (void)
+{
+  g_autoptr(GError) error = NULL;
+  MeshShape ms = { { world_size, 0 }, 1 };
+  g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
+  static const gint64 shape[] = { 5, 2 };
+  gdouble mine[10], want_min[10], want_product[10];
+  const gchar *to_r[] = { "R" }, *to_s[] = { "S(0)" };
+  g_autoptr(GPtrArray) r_p = parse_placements (to_r, 1);
+  g_autoptr(GPtrArray) s_p = parse_placements (to_s, 1);
+
+  for (gint i = 0; i < 10; i++)
+    {
+      mine[i] = (gdouble) ((world_rank + i) % 3 + 1) * (i % 2 ? -1 : 1);
+      want_min[i] = G_MAXDOUBLE;
+      want_product[i] = 1.0;
+      for (gint r = 0; r < world_size; r++)
+        {
+          gdouble v = (gdouble) ((r + i) % 3 + 1) * (i % 2 ? -1 : 1);
+
+          want_min[i] = MIN (want_min[i], v);
+          want_product[i] *= v;
+        }
+    }
+
+  for (gint op = 0; op < 2; op++)
+    {
+      g_autoptr(GPtrArray) partial = g_ptr_array_new_with_free_func (g_object_unref);
+      g_autoptr(HpTensor) local = hp_test_tensor (HP_DTYPE_FLOAT64, mine, 10, shape, 2);
+      g_autoptr(HpTensor) want = hp_test_tensor (HP_DTYPE_FLOAT64, op == 0 ? want_min : want_product,
+                                                 10, shape, 2);
+      g_autoptr(HpDTensor) x = NULL;
+      g_autoptr(HpDTensor) r = NULL;
+      g_autoptr(HpDTensor) sh = NULL;
+      const gchar *s0[] = { "S(0)" };
+
+      g_ptr_array_add (partial, hp_partial_new (op == 0 ? HP_REDUCE_OP_MIN : HP_REDUCE_OP_PRODUCT));
+      x = hp_dtensor_new_from_local (local, mesh, partial, NULL, 0, FALSE, &error);
+      g_assert_no_error (error);
+      r = hp_dtensor_redistribute (x, r_p, &error);
+      g_assert_no_error (error);
+      {
+        g_autoptr(HpTensor) got = hp_dtensor_get_local (r);
+        hp_test_assert_close (got, want, 0, 0);
+      }
+      sh = hp_dtensor_redistribute (x, s_p, &error);
+      g_assert_no_error (error);
+      assert_local_is_region (sh, want, s0, &ms, hp_device_mesh_get_coordinate (mesh, NULL));
+    }
+}
+
 /* distribute from a source rank (NULL elsewhere) and from every rank's
  * own copy, for every placement without Partial */
 static void
@@ -727,6 +781,19 @@ test_bad_input (void)
   hp_test_assert_error (hp_dtensor_new_from_local (HP_TENSOR (dt), mesh, s0_p, NULL, 0, FALSE, &error),
                         &error, HP_ERROR_INVALID_ARGUMENT, "already an HpDTensor");
 
+  /* a plain gradient for a DTensor */
+  {
+    g_autoptr(HpTensor) leaf = hp_tensor_detach (HP_TENSOR (dt));
+    g_autoptr(HpTensor) plain_grad = hp_tensor_new_ones (HP_DTYPE_FLOAT64, (gint64[]) { 4, 2 }, 2);
+
+    hp_tensor_set_requires_grad (leaf, TRUE);
+    g_assert_false (hp_tensor_backward (leaf, plain_grad, &error));
+    g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "the gradient of an HpDTensor must be an HpDTensor too"));
+    g_clear_error (&error);
+    g_assert_null (hp_tensor_get_grad (leaf));
+  }
+
   /* reading the bytes of a DTensor is refused with an error */
   {
     gdouble value = hp_tensor_item (HP_TENSOR (dt), &error);
@@ -781,6 +848,7 @@ main (int   argc,
   g_test_add_func ("/dtensor/redistribute/all-pairs", test_redistribute_all_pairs);
   g_test_add_func ("/dtensor/redistribute/dtypes", test_redistribute_dtypes);
   g_test_add_func ("/dtensor/redistribute/partial-avg", test_partial_avg);
+  g_test_add_func ("/dtensor/redistribute/partial-min-product", test_partial_min_product);
   g_test_add_func ("/dtensor/redistribute/gradients", test_redistribute_gradients);
   g_test_add_func ("/dtensor/distribute", test_distribute);
   g_test_add_func ("/dtensor/local-gradients", test_local_gradients);

@@ -796,6 +796,14 @@ hp_dtensor_new_from_local (HpTensor      *local,
       if (!check_ranks_agree (local, shape, ndim, local_fits, mesh, error))
         return NULL;
 
+      if (hp_tensor_get_numel (local) > G_MAXINT)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                       "new_from_local: a local tensor of %" G_GINT64_FORMAT " elements is "
+                       "more than MPI can count", hp_tensor_get_numel (local));
+          return NULL;
+        }
+
       /* Replicate parts become the copy of coordinate 0 */
       stored = _hp_tensor_copy_region (local, (gint64[HP_TENSOR_MAX_NDIM]) { 0 }, local_shape);
       for (guint d = 0; d < mesh_ndim; d++)

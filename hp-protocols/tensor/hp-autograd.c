@@ -284,6 +284,14 @@ check_grad_fits (const gchar  *what,
   const gint64 *t_shape = hp_tensor_get_shape (target, &t_ndim);
   const gint64 *g_shape = hp_tensor_get_shape (grad, &g_ndim);
 
+  if (G_OBJECT_TYPE (target) != G_OBJECT_TYPE (grad))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "%s: the gradient of an %s must be an %s too, got an %s",
+                   what, G_OBJECT_TYPE_NAME (target), G_OBJECT_TYPE_NAME (target),
+                   G_OBJECT_TYPE_NAME (grad));
+      return FALSE;
+    }
   if (!_hp_shape_equal (t_shape, t_ndim, g_shape, g_ndim) ||
       hp_tensor_get_dtype (target) != hp_tensor_get_dtype (grad))
     {
