@@ -149,6 +149,23 @@ _hp_placements_for_grad (GPtrArray *placements)
   return out;
 }
 
+static gpointer
+ref_placement (gconstpointer placement,
+               gpointer      user_data)
+{
+  return g_object_ref ((gpointer) placement);
+}
+
+/* A copy of @placements that owns its entries, to change them */
+GPtrArray *
+_hp_placements_copy (GPtrArray *placements)
+{
+  GPtrArray *out = g_ptr_array_copy (placements, ref_placement, NULL);
+
+  g_ptr_array_set_free_func (out, g_object_unref);
+  return out;
+}
+
 GPtrArray *
 _hp_placements_replicated (guint n)
 {

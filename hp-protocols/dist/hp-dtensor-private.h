@@ -25,6 +25,8 @@ HpDTensor  *_hp_dtensor_new                  (HpTensor        *local,
                                               const gint64    *shape,
                                               guint            ndim);
 HpTensor   *_hp_dtensor_peek_local           (HpDTensor       *self);
+HpTensor   *_hp_dtensor_get_local_summing_grad (HpDTensor     *self,
+                                              guint64          sum_dims);
 HpTensor   *_hp_dtensor_dispatch             (const HpOpCall  *call,
                                               GError         **error);
 
@@ -55,6 +57,7 @@ GPtrArray  *_hp_placements_normalize         (const gchar     *op,
                                               GError         **error);
 GPtrArray  *_hp_placements_for_grad          (GPtrArray       *placements);
 GPtrArray  *_hp_placements_replicated        (guint            n);
+GPtrArray  *_hp_placements_copy              (GPtrArray       *placements);
 gboolean    _hp_placements_equal             (GPtrArray       *a,
                                               GPtrArray       *b);
 gboolean    _hp_placements_have_partial      (GPtrArray       *placements);

@@ -506,13 +506,6 @@ sharding_dims_before (GPtrArray *placements,
   return set;
 }
 
-static gpointer
-ref_placement (gconstpointer placement,
-               gpointer      user_data)
-{
-  return g_object_ref ((gpointer) placement);
-}
-
 static gboolean
 have_shard (GPtrArray *placements)
 {
@@ -536,7 +529,7 @@ _hp_redistribute_local (HpTensor      *local,
                         GError       **error)
 {
   guint mesh_ndim = hp_device_mesh_get_ndim (mesh);
-  g_autoptr(GPtrArray) current = g_ptr_array_copy (from, ref_placement, NULL);
+  g_autoptr(GPtrArray) current = _hp_placements_copy (from);
   State st = {
     .local = hp_tensor_detach (local),
     .current = current,
@@ -547,8 +540,6 @@ _hp_redistribute_local (HpTensor      *local,
     .mesh_shape = hp_device_mesh_get_shape (mesh, NULL),
   };
   gboolean ok = TRUE;
-
-  g_ptr_array_set_free_func (current, g_object_unref);
 
   /* 1. undo inner shards that stand in the way, last mesh dim first */
   if (have_shard (from))

@@ -194,6 +194,8 @@ typedef struct
   GPtrArray *placements;
   guint ndim;
   gint64 shape[HP_TENSOR_MAX_NDIM];
+  /* get_local: mesh dims over which the local gradients are summed */
+  guint64 sum_dims;
 } Layout;
 
 static Layout *
@@ -845,10 +847,57 @@ get_local_backward (HpAutogradNode  *node,
   Layout *layout = _hp_autograd_node_get_data (node);
   g_autoptr(GPtrArray) placements = _hp_placements_for_grad (layout->placements);
   g_autoptr(HpTensor) grad = hp_tensor_detach (grad_outputs[0]);
+  g_autoptr(GPtrArray) partial = NULL;
+  g_autoptr(HpDTensor) summed = NULL;
 
-  grad_inputs[0] = HP_TENSOR (_hp_dtensor_new (grad, layout->mesh, placements,
-                                               layout->shape, layout->ndim));
-  return TRUE;
+  if (layout->sum_dims == 0)
+    {
+      grad_inputs[0] = HP_TENSOR (_hp_dtensor_new (grad, layout->mesh, placements,
+                                                   layout->shape, layout->ndim));
+      return TRUE;
+    }
+
+  /* the ranks' local gradients are parts of one sum on those dims */
+  partial = _hp_placements_copy (placements);
+  for (guint d = 0; d < partial->len; d++)
+    if (layout->sum_dims & (G_GUINT64_CONSTANT (1) << d))
+      {
+        g_object_unref (g_ptr_array_index (partial, d));
+        g_ptr_array_index (partial, d) = hp_partial_new (HP_REDUCE_OP_SUM);
+      }
+
+  summed = _hp_dtensor_new (grad, layout->mesh, partial, layout->shape, layout->ndim);
+  grad_inputs[0] = HP_TENSOR (hp_dtensor_redistribute (summed, placements, error));
+  return grad_inputs[0] != NULL;
+}
+
+/* get_local for an op whose result is not Replicate on the mesh dims in
+ * @sum_dims where @self is Replicate: each rank's use of its copy then
+ * contributes a different part of the result, so the gradients of the
+ * copies are summed over those dims (the gradient rule of DESIGN.md §5).
+ * Bits of @sum_dims where @self is not Replicate are ignored. */
+HpTensor *
+_hp_dtensor_get_local_summing_grad (HpDTensor *self,
+                                    guint64    sum_dims)
+{
+  HpTensor *local;
+  guint ndim;
+  const gint64 *shape;
+  Layout *layout;
+
+  g_return_val_if_fail (HP_IS_DTENSOR (self), NULL);
+
+  for (guint d = 0; d < self->placements->len; d++)
+    if (!hp_placement_is_replicate (g_ptr_array_index (self->placements, d)))
+      sum_dims &= ~(G_GUINT64_CONSTANT (1) << d);
+
+  local = hp_tensor_detach (self->local);
+  shape = hp_tensor_get_shape (HP_TENSOR (self), &ndim);
+  layout = layout_new (self->mesh, self->placements, shape, ndim);
+  layout->sum_dims = sum_dims;
+  record ("get_local", get_local_backward, HP_TENSOR (self), local,
+          _hp_autograd_should_record ((HpTensor *[]) { HP_TENSOR (self) }, 1), layout);
+  return local;
 }
 
 /**
@@ -865,18 +914,9 @@ get_local_backward (HpAutogradNode  *node,
 HpTensor *
 hp_dtensor_get_local (HpDTensor *self)
 {
-  HpTensor *local;
-  guint ndim;
-  const gint64 *shape;
-
   g_return_val_if_fail (HP_IS_DTENSOR (self), NULL);
 
-  local = hp_tensor_detach (self->local);
-  shape = hp_tensor_get_shape (HP_TENSOR (self), &ndim);
-  record ("get_local", get_local_backward, HP_TENSOR (self), local,
-          _hp_autograd_should_record ((HpTensor *[]) { HP_TENSOR (self) }, 1),
-          layout_new (self->mesh, self->placements, shape, ndim));
-  return local;
+  return _hp_dtensor_get_local_summing_grad (self, 0);
 }
 
 /**
