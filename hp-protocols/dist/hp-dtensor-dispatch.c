@@ -1,63 +1,565 @@
-/* hp-dtensor-dispatch.c: tensor ops on DTensors
+/* hp-dtensor-dispatch.c: sharding propagation for tensor ops on DTensors
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * An op with a DTensor input lands here (see hp-op-call-private.h). The
  * inputs must live on one mesh; a plain tensor may join them only if it
- * has one element (it counts as Replicate). Element-wise ops whose inputs
- * share shape and placements run on the local tensors directly. Every
- * other op takes the general path: all inputs to Replicate, the op on the
- * whole local tensors, a Replicate result. Each piece of both paths is a
- * differentiable DTensor operation, so gradients need nothing more.
+ * has one element (it counts as Replicate).
+ *
+ * For each mesh dim on its own, the op's rule looks at the inputs'
+ * placements and picks the placement of the result and the placement
+ * each input needs (spec/dtensor.md §4); a mesh dim no rule covers gets
+ * Replicate everywhere. The inputs that do not fit are redistributed, the
+ * op runs on the local tensors and the result is wrapped with its
+ * placements. Two more things make the local computation right:
+ *
+ * - the gradient rule (DESIGN.md §5): an input that is Replicate on a
+ *   mesh dim where the result is not contributes a different part of the
+ *   result on each rank, so the gradients of its copies are summed over
+ *   that mesh dim;
+ * - an additive Replicate operand of a Partial(sum) result (a bias, the
+ *   other side of an add) is divided by the mesh dim's size, so that the
+ *   sum over the ranks adds it once.
+ *
+ * Every step is a differentiable DTensor operation or a local op, so
+ * backward needs nothing more.
  */
 
 #include "config.h"
 
+#include <string.h>
+
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-op-call-private.h"
+#include "hp-tensor-ops.h"
+
+/* The decision for one call */
+typedef struct
+{
+  const HpOpCall *call;
+  HpDeviceMesh *mesh;
+  guint mesh_ndim;
+  const gint *mesh_shape;
+  /* the inputs as DTensors (NULL for absent optional inputs) */
+  GPtrArray *inputs;
+  /* per input: the placements it needs */
+  GPtrArray **want;
+  /* the result's placements */
+  GPtrArray *out;
+  /* for each result dim that is sharded: the input and input dim whose
+   * global size it has (-1: as the local result) */
+  gint out_from_input[HP_TENSOR_MAX_NDIM];
+  gint out_from_dim[HP_TENSOR_MAX_NDIM];
+  /* mean over a sharded dim: the local op becomes a sum over the global
+   * count */
+  gboolean exact_mean;
+} Plan;
+
+static HpPlacement *
+current (Plan *plan,
+         guint i,
+         guint d)
+{
+  HpDTensor *input = g_ptr_array_index (plan->inputs, i);
+
+  return input != NULL ? g_ptr_array_index (hp_dtensor_get_placements (input), d) : NULL;
+}
+
+static gint
+shard_dim (HpPlacement *p)
+{
+  return p != NULL && hp_placement_is_shard (p) ? hp_shard_get_dim (HP_SHARD (p)) : -1;
+}
 
 static gboolean
-is_elementwise (HpOpKind kind)
+is_linear_partial (HpPlacement *p)
 {
+  HpReduceOp op;
+
+  if (p == NULL || !hp_placement_is_partial (p))
+    return FALSE;
+  op = hp_partial_get_reduce_op (HP_PARTIAL (p));
+  return op == HP_REDUCE_OP_SUM || op == HP_REDUCE_OP_AVG;
+}
+
+static guint
+input_ndim (Plan *plan,
+            guint i)
+{
+  return hp_tensor_get_ndim (HP_TENSOR (g_ptr_array_index (plan->inputs, i)));
+}
+
+static const gint64 *
+input_shape (Plan *plan,
+             guint i)
+{
+  return hp_tensor_get_shape (HP_TENSOR (g_ptr_array_index (plan->inputs, i)), NULL);
+}
+
+static void
+set_placement (GPtrArray   *array,
+               guint        d,
+               HpPlacement *placement)
+{
+  g_object_unref (g_ptr_array_index (array, d));
+  g_ptr_array_index (array, d) = placement;
+}
+
+static void
+want (Plan        *plan,
+      guint        i,
+      guint        d,
+      HpPlacement *placement)
+{
+  if (g_ptr_array_index (plan->inputs, i) == NULL)
+    {
+      g_object_unref (placement);
+      return;
+    }
+  set_placement (plan->want[i], d, placement);
+}
+
+static void
+want_shard (Plan *plan,
+            guint i,
+            guint d,
+            gint  dim)
+{
+  want (plan, i, d, hp_shard_new (dim));
+}
+
+static void
+keep (Plan *plan,
+      guint i,
+      guint d)
+{
+  HpPlacement *p = current (plan, i, d);
+
+  if (p != NULL)
+    want (plan, i, d, g_object_ref (p));
+}
+
+/* The result is sharded on @out_dim, with the global size of dim
+ * @in_dim of input @i */
+static void
+out_shard (Plan *plan,
+           guint d,
+           guint out_dim,
+           guint i,
+           guint in_dim)
+{
+  set_placement (plan->out, d, hp_shard_new (out_dim));
+  plan->out_from_input[out_dim] = i;
+  plan->out_from_dim[out_dim] = in_dim;
+}
+
+static void
+out_partial (Plan       *plan,
+             guint       d,
+             HpReduceOp  op)
+{
+  set_placement (plan->out, d, hp_partial_new (op));
+}
+
+/* Rules: each sets plan->want[*][d] and plan->out[d] (both start as
+ * Replicate) and returns FALSE when it has no better answer than
+ * Replicate for everything. */
+
+/* Element-wise with broadcasting: input i's dim k is result dim
+ * k + (out_ndim - ndim_i); a dim of size 1 that the result broadcasts
+ * cannot carry a shard. */
+static gboolean
+rule_elementwise (Plan *plan,
+                  guint d,
+                  guint out_ndim,
+                  const gint64 *out_shape)
+{
+  HpOpKind kind = plan->call->kind;
+  guint n = plan->inputs->len;
+  gint best = -1, best_shards = -1, out_dim = -1;
+  gboolean any_partial = FALSE;
+
+  for (guint i = 0; i < n; i++)
+    {
+      HpPlacement *p = current (plan, i, d);
+      gint k = shard_dim (p);
+
+      if (p == NULL)
+        continue;
+      any_partial |= hp_placement_is_partial (p);
+      if (k >= 0)
+        {
+          guint offset = out_ndim - input_ndim (plan, i);
+          gint shards = 0;
+
+          if (input_shape (plan, i)[k] != out_shape[k + offset])
+            continue;
+          for (guint e = 0; e < plan->mesh_ndim; e++)
+            shards += shard_dim (current (plan, i, e)) >= 0;
+          if (shards > best_shards)
+            {
+              best = i;
+              best_shards = shards;
+              out_dim = k + offset;
+            }
+        }
+    }
+
+  if (best >= 0)
+    {
+      /* follow the input with the most shards */
+      for (guint i = 0; i < n; i++)
+        {
+          guint offset = out_ndim - input_ndim (plan, i);
+          gint k = out_dim - (gint) offset;
+
+          if (g_ptr_array_index (plan->inputs, i) == NULL)
+            continue;
+          if (k >= 0 && input_shape (plan, i)[k] == out_shape[out_dim])
+            want_shard (plan, i, d, k);
+        }
+      out_shard (plan, d, out_dim, best, out_dim - (out_ndim - input_ndim (plan, best)));
+      return TRUE;
+    }
+
+  if (!any_partial)
+    return FALSE;
+
+  /* Partial survives only where the op is linear in it */
   switch (kind)
     {
-    case HP_OP_ADD:
-    case HP_OP_SUB:
-    case HP_OP_MUL:
-    case HP_OP_DIV:
     case HP_OP_SCALE:
     case HP_OP_NEG:
-    case HP_OP_EXP:
-    case HP_OP_SILU:
-    case HP_OP_GELU:
-    case HP_OP_RELU:
-      return TRUE;
+      if (is_linear_partial (current (plan, 0, d)))
+        {
+          keep (plan, 0, d);
+          out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (current (plan, 0, d))));
+          return TRUE;
+        }
+      return FALSE;
+
+    case HP_OP_ADD:
+    case HP_OP_SUB:
+      {
+        HpPlacement *a = current (plan, 0, d), *b = current (plan, 1, d);
+        HpPlacement *partial = hp_placement_is_partial (a) ? a : b;
+
+        /* P + P of one linear op, or P + R (R divided by n for sum) */
+        if (!is_linear_partial (partial) ||
+            (hp_placement_is_partial (a) && hp_placement_is_partial (b) && !hp_placement_equal (a, b)) ||
+            (!hp_placement_is_partial (a) && !hp_placement_is_replicate (a)) ||
+            (!hp_placement_is_partial (b) && !hp_placement_is_replicate (b)))
+          return FALSE;
+        keep (plan, 0, d);
+        keep (plan, 1, d);
+        out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (partial)));
+        return TRUE;
+      }
+
+    case HP_OP_MUL:
+    case HP_OP_DIV:
+      {
+        HpPlacement *a = current (plan, 0, d), *b = current (plan, 1, d);
+
+        /* linear in one Partial operand times (or over) a Replicate */
+        if (is_linear_partial (a) && hp_placement_is_replicate (b))
+          {
+            keep (plan, 0, d);
+            out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (a)));
+            return TRUE;
+          }
+        if (kind == HP_OP_MUL && is_linear_partial (b) && hp_placement_is_replicate (a))
+          {
+            keep (plan, 1, d);
+            out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (b)));
+            return TRUE;
+          }
+        return FALSE;
+      }
+
     default:
       return FALSE;
     }
 }
 
-/* Whether an element-wise op may run on local values of @placements:
- * Shard and Replicate always; Partial(sum or avg) only through the ops
- * that are linear in it (add and sub of two such, scale, neg). */
+/* linear (x [..., in], W [out, in], b [out]) */
 static gboolean
-elementwise_keeps (HpOpKind   kind,
-                   GPtrArray *placements)
+rule_linear (Plan *plan,
+             guint d)
 {
-  for (guint d = 0; d < placements->len; d++)
-    {
-      HpPlacement *p = g_ptr_array_index (placements, d);
-      HpReduceOp op;
+  guint x_ndim = input_ndim (plan, 0);
+  gint xk = shard_dim (current (plan, 0, d));
+  gint wk = shard_dim (current (plan, 1, d));
+  HpPlacement *x = current (plan, 0, d);
 
-      if (!hp_placement_is_partial (p))
-        continue;
-      op = hp_partial_get_reduce_op (HP_PARTIAL (p));
-      if (op != HP_REDUCE_OP_SUM && op != HP_REDUCE_OP_AVG)
-        return FALSE;
-      if (kind != HP_OP_ADD && kind != HP_OP_SUB && kind != HP_OP_SCALE && kind != HP_OP_NEG)
-        return FALSE;
+  if (wk == 0)
+    {
+      /* colwise: each rank makes its slice of the output features */
+      want_shard (plan, 1, d, 0);
+      want_shard (plan, 2, d, 0);
+      out_shard (plan, d, x_ndim - 1, 1, 0);
+      return TRUE;
     }
+  if (wk == 1 || xk == (gint) x_ndim - 1)
+    {
+      /* rowwise: partial sums over the input features */
+      want_shard (plan, 0, d, x_ndim - 1);
+      want_shard (plan, 1, d, 1);
+      out_partial (plan, d, HP_REDUCE_OP_SUM);
+      return TRUE;
+    }
+  if (xk >= 0)
+    {
+      /* batch or sequence sharded input, whole weight */
+      want_shard (plan, 0, d, xk);
+      out_shard (plan, d, xk, 0, xk);
+      return TRUE;
+    }
+  if (is_linear_partial (x) && wk < 0 && !hp_placement_is_partial (current (plan, 1, d)))
+    {
+      keep (plan, 0, d);
+      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (x)));
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* matmul of at least 2-d operands (a [..., m, k] @ b [..., k, n]); 1-d
+ * operands go through Replicate */
+static gboolean
+rule_matmul (Plan         *plan,
+             guint         d,
+             guint         out_ndim,
+             const gint64 *out_shape)
+{
+  guint an = input_ndim (plan, 0), bn = input_ndim (plan, 1);
+  gint ak = shard_dim (current (plan, 0, d)), bk = shard_dim (current (plan, 1, d));
+
+  if (an < 2 || bn < 2)
+    return FALSE;
+
+  /* contraction dim sharded on both sides (or one of them) */
+  if (ak == (gint) an - 1 || bk == (gint) bn - 2)
+    {
+      want_shard (plan, 0, d, an - 1);
+      want_shard (plan, 1, d, bn - 2);
+      out_partial (plan, d, HP_REDUCE_OP_SUM);
+      return TRUE;
+    }
+  if (ak == (gint) an - 2)
+    {
+      want_shard (plan, 0, d, an - 2);
+      out_shard (plan, d, out_ndim - 2, 0, an - 2);
+      return TRUE;
+    }
+  if (bk == (gint) bn - 1)
+    {
+      want_shard (plan, 1, d, bn - 1);
+      out_shard (plan, d, out_ndim - 1, 1, bn - 1);
+      return TRUE;
+    }
+  /* a batch dim: both operands sharded there unless broadcast */
+  if (ak >= 0 || bk >= 0)
+    {
+      guint i = ak >= 0 ? 0 : 1;
+      gint k = ak >= 0 ? ak : bk;
+      guint o = k + (out_ndim - input_ndim (plan, i));
+
+      for (guint j = 0; j < 2; j++)
+        {
+          gint kj = (gint) o - (gint) (out_ndim - input_ndim (plan, j));
+
+          if (kj >= 0 && input_shape (plan, j)[kj] == out_shape[o])
+            want_shard (plan, j, d, kj);
+        }
+      out_shard (plan, d, o, i, k);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* softmax, log_softmax, rms_norm: the normalised dim whole, other shards
+ * pass through */
+static gboolean
+rule_normalize (Plan *plan,
+                guint d,
+                guint dim)
+{
+  gint k = shard_dim (current (plan, 0, d));
+
+  if (k < 0 || (guint) k == dim)
+    return FALSE;
+  want_shard (plan, 0, d, k);
+  out_shard (plan, d, k, 0, k);
+  return TRUE;
+}
+
+/* sum and mean over @dim (G_MAXUINT: every dim) */
+static gboolean
+rule_reduce (Plan    *plan,
+             guint    d,
+             guint    dim,
+             gboolean keepdim)
+{
+  HpPlacement *p = current (plan, 0, d);
+  gint k = shard_dim (p);
+
+  if (k >= 0 && (dim == G_MAXUINT || (guint) k == dim))
+    {
+      want_shard (plan, 0, d, k);
+      out_partial (plan, d, HP_REDUCE_OP_SUM);
+      plan->exact_mean = TRUE;
+      return TRUE;
+    }
+  if (k >= 0)
+    {
+      want_shard (plan, 0, d, k);
+      out_shard (plan, d, keepdim || (guint) k < dim ? (guint) k : (guint) k - 1, 0, k);
+      return TRUE;
+    }
+  if (is_linear_partial (p))
+    {
+      keep (plan, 0, d);
+      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (p)));
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* transpose and permute: a shard moves with its dim */
+static gboolean
+rule_permute (Plan        *plan,
+              guint        d,
+              const guint *perm,
+              guint        ndim)
+{
+  HpPlacement *p = current (plan, 0, d);
+  gint k = shard_dim (p);
+
+  if (k >= 0)
+    {
+      for (guint o = 0; o < ndim; o++)
+        if (perm[o] == (guint) k)
+          {
+            want_shard (plan, 0, d, k);
+            out_shard (plan, d, o, 0, k);
+            return TRUE;
+          }
+    }
+  if (p != NULL && hp_placement_is_partial (p))
+    {
+      keep (plan, 0, d);
+      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (p)));
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* scaled_dot_product_attention: heads (dim 1) or batch (dim 0) sharded on
+ * q, k, v and the result; a mask follows where it is not broadcast */
+static gboolean
+rule_attention (Plan *plan,
+                guint d)
+{
+  gint n = plan->mesh_shape[d];
+  gint dim = -1;
+
+  for (guint i = 0; i < 3; i++)
+    {
+      gint k = shard_dim (current (plan, i, d));
+
+      if (k == 1)
+        dim = 1;
+      else if (k == 0 && dim < 0)
+        dim = 0;
+    }
+  if (dim < 0)
+    return FALSE;
+  /* every rank's query heads must use its own key/value heads */
+  if (dim == 1 && (input_shape (plan, 0)[1] % n != 0 || input_shape (plan, 1)[1] % n != 0))
+    return FALSE;
+
+  for (guint i = 0; i < 3; i++)
+    want_shard (plan, i, d, dim);
+  if (g_ptr_array_index (plan->inputs, 3) != NULL)
+    {
+      guint mn = input_ndim (plan, 3);
+      gint k = (gint) mn - 4 + dim;
+
+      if (k >= 0 && input_shape (plan, 3)[k] > 1)
+        want_shard (plan, 3, d, k);
+    }
+  out_shard (plan, d, dim, 0, dim);
+  return TRUE;
+}
+
+/* embedding (weight [V, D], ids): features or ids sharded; a
+ * vocabulary-sharded weight gives zero rows for other ranks' ids and a
+ * Partial(sum) result */
+static gboolean
+rule_embedding (Plan *plan,
+                guint d)
+{
+  gint wk = shard_dim (current (plan, 0, d));
+  gint ik = shard_dim (current (plan, 1, d));
+  guint out_ndim = input_ndim (plan, 1) + 1;
+
+  if (wk == 1)
+    {
+      want_shard (plan, 0, d, 1);
+      out_shard (plan, d, out_ndim - 1, 0, 1);
+      return TRUE;
+    }
+  if (wk == 0)
+    {
+      want_shard (plan, 0, d, 0);
+      out_partial (plan, d, HP_REDUCE_OP_SUM);
+      return TRUE;
+    }
+  if (ik >= 0)
+    {
+      want_shard (plan, 1, d, ik);
+      out_shard (plan, d, ik, 1, ik);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* apply_rotary (x [..., S, H, D], cos [S, D/2], sin [S, D/2]) */
+static gboolean
+rule_rotary (Plan *plan,
+             guint d)
+{
+  guint ndim = input_ndim (plan, 0);
+  gint k = shard_dim (current (plan, 0, d));
+
+  if (k < 0 || k == (gint) ndim - 1)
+    return FALSE;
+  want_shard (plan, 0, d, k);
+  if (k == (gint) ndim - 3)
+    {
+      /* positions: the tables follow */
+      want_shard (plan, 1, d, 0);
+      want_shard (plan, 2, d, 0);
+    }
+  out_shard (plan, d, k, 0, k);
+  return TRUE;
+}
+
+/* narrow and cat: shards of the other dims pass through */
+static gboolean
+rule_along_dim (Plan *plan,
+                guint d,
+                guint dim)
+{
+  gint k = shard_dim (current (plan, 0, d));
+
+  if (k < 0 || (guint) k == dim)
+    return FALSE;
+  for (guint i = 0; i < plan->inputs->len; i++)
+    want_shard (plan, i, d, k);
+  out_shard (plan, d, k, 0, k);
   return TRUE;
 }
 
@@ -129,96 +631,382 @@ collect_inputs (const HpOpCall  *call,
   return g_steal_pointer (&inputs);
 }
 
-/* Runs the op on the local tensors and wraps the result with
- * @placements; the result's global shape follows from the inputs'
- * global shapes, which for these paths equals the local op's output
- * shape with the same sharding applied. */
-static HpTensor *
-run_local (const HpOpCall  *call,
-           GPtrArray       *inputs,
-           HpDeviceMesh    *mesh,
-           GPtrArray       *placements,
-           const gint64    *shape,
-           guint            ndim,
-           GError         **error)
+static void
+plan_reset_dim (Plan *plan,
+                guint d)
 {
-  g_autoptr(GPtrArray) locals = g_ptr_array_new_full (inputs->len, (GDestroyNotify) g_object_unref);
-  g_autoptr(HpTensor) out = NULL;
-
-  for (guint i = 0; i < inputs->len; i++)
-    {
-      HpDTensor *input = g_ptr_array_index (inputs, i);
-
-      g_ptr_array_add (locals, input != NULL ? hp_dtensor_get_local (input) : NULL);
-    }
-
-  out = _hp_op_call_run (call, (HpTensor * const *) locals->pdata, error);
-  if (out == NULL)
-    return NULL;
-
-  if (shape == NULL)
-    shape = hp_tensor_get_shape (out, &ndim);
-  return HP_TENSOR (hp_dtensor_new_from_local (out, mesh, placements, shape, ndim, FALSE, error));
+  for (guint i = 0; i < plan->inputs->len; i++)
+    want (plan, i, d, hp_replicate_new ());
+  set_placement (plan->out, d, hp_replicate_new ());
 }
 
-static HpTensor *
-run_elementwise (const HpOpCall  *call,
-                 GPtrArray       *inputs,
-                 HpDeviceMesh    *mesh,
-                 GError         **error)
+static void
+plan_clear (Plan *plan)
 {
-  HpDTensor *first = g_ptr_array_index (inputs, 0);
-  GPtrArray *placements = hp_dtensor_get_placements (first);
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (HP_TENSOR (first), &ndim);
-
-  return run_local (call, inputs, mesh, placements, shape, ndim, error);
+  for (guint i = 0; i < plan->inputs->len; i++)
+    g_clear_pointer (&plan->want[i], g_ptr_array_unref);
+  g_free (plan->want);
+  g_clear_pointer (&plan->out, g_ptr_array_unref);
 }
 
+/* The checks the local op would make on local shapes, made on the global
+ * shapes, so that every rank fails alike before anybody communicates */
 static gboolean
-same_layout (GPtrArray *inputs)
+check_global_shapes (Plan          *plan,
+                     gint64        *out_shape,
+                     guint         *out_ndim,
+                     GError       **error)
 {
-  HpDTensor *first = g_ptr_array_index (inputs, 0);
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (HP_TENSOR (first), &ndim);
+  const HpOpCall *call = plan->call;
 
-  for (guint i = 1; i < inputs->len; i++)
+  switch (call->kind)
     {
-      HpDTensor *other = g_ptr_array_index (inputs, i);
+    case HP_OP_ADD:
+    case HP_OP_SUB:
+    case HP_OP_MUL:
+    case HP_OP_DIV:
+      return _hp_broadcast_shapes (call->name, input_shape (plan, 0), input_ndim (plan, 0),
+                                   input_shape (plan, 1), input_ndim (plan, 1),
+                                   out_shape, out_ndim, error);
 
-      if (!_hp_tensor_has_shape (HP_TENSOR (other), shape, ndim) ||
-          !_hp_placements_equal (hp_dtensor_get_placements (first),
-                                 hp_dtensor_get_placements (other)))
-        return FALSE;
+    case HP_OP_MATMUL:
+      {
+        guint an = input_ndim (plan, 0), bn = input_ndim (plan, 1);
+        const gint64 *a = input_shape (plan, 0), *b = input_shape (plan, 1);
+
+        if (an < 2 || bn < 2)
+          return TRUE;
+        if (a[an - 1] != b[bn - 2])
+          {
+            g_autofree gchar *as = _hp_shape_to_string (a, an);
+            g_autofree gchar *bs = _hp_shape_to_string (b, bn);
+
+            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                         "matmul: shapes %s and %s do not fit (%" G_GINT64_FORMAT " != %"
+                         G_GINT64_FORMAT ")", as, bs, a[an - 1], b[bn - 2]);
+            return FALSE;
+          }
+        if (!_hp_broadcast_shapes (call->name, a, an - 2, b, bn - 2, out_shape, out_ndim, error))
+          return FALSE;
+        out_shape[(*out_ndim)++] = a[an - 2];
+        out_shape[(*out_ndim)++] = b[bn - 1];
+        return TRUE;
+      }
+
+    case HP_OP_LINEAR:
+      {
+        guint xn = input_ndim (plan, 0), wn = input_ndim (plan, 1);
+        const gint64 *x = input_shape (plan, 0), *w = input_shape (plan, 1);
+
+        if (xn >= 1 && wn == 2 && x[xn - 1] != w[1])
+          {
+            g_autofree gchar *xs = _hp_shape_to_string (x, xn);
+            g_autofree gchar *ws = _hp_shape_to_string (w, wn);
+
+            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                         "linear: input %s and weight %s do not fit (%" G_GINT64_FORMAT " != %"
+                         G_GINT64_FORMAT ")", xs, ws, x[xn - 1], w[1]);
+            return FALSE;
+          }
+        return TRUE;
+      }
+
+    default:
+      return TRUE;
     }
+}
+
+/* Fills in the plan, mesh dim by mesh dim */
+static gboolean
+plan_rules (Plan    *plan,
+            GError **error)
+{
+  const HpOpCall *call = plan->call;
+  gint64 out_shape[HP_TENSOR_MAX_NDIM];
+  guint out_ndim = 0;
+  guint ndim = input_ndim (plan, 0);
+  guint dim = 0;
+  guint perm[HP_TENSOR_MAX_NDIM];
+  gboolean have_perm = FALSE;
+
+  if (!check_global_shapes (plan, out_shape, &out_ndim, error))
+    return FALSE;
+
+  /* the op's own dim arguments, normalised; a bad one is left to the local
+   * op, which fails the same way on every rank */
+  switch (call->kind)
+    {
+    case HP_OP_SOFTMAX:
+    case HP_OP_LOG_SOFTMAX:
+    case HP_OP_SUM:
+    case HP_OP_MEAN:
+    case HP_OP_NARROW:
+    case HP_OP_CAT:
+      if (!_hp_normalize_dim (call->name, call->dims[0], ndim, &dim, NULL))
+        return TRUE;
+      break;
+    case HP_OP_TRANSPOSE:
+      {
+        guint d0, d1;
+
+        if (!_hp_normalize_dim (call->name, call->dims[0], ndim, &d0, NULL) ||
+            !_hp_normalize_dim (call->name, call->dims[1], ndim, &d1, NULL))
+          return TRUE;
+        for (guint k = 0; k < ndim; k++)
+          perm[k] = k;
+        perm[d0] = d1;
+        perm[d1] = d0;
+        have_perm = TRUE;
+      }
+      break;
+    case HP_OP_PERMUTE:
+      if (call->n_dims != ndim)
+        return TRUE;
+      for (guint k = 0; k < ndim; k++)
+        if (!_hp_normalize_dim (call->name, call->dims[k], ndim, &perm[k], NULL))
+          return TRUE;
+      have_perm = TRUE;
+      break;
+    default:
+      break;
+    }
+
+  for (guint d = 0; d < plan->mesh_ndim; d++)
+    {
+      gboolean ruled = FALSE;
+
+      switch (call->kind)
+        {
+        case HP_OP_ADD:
+        case HP_OP_SUB:
+        case HP_OP_MUL:
+        case HP_OP_DIV:
+          ruled = rule_elementwise (plan, d, out_ndim, out_shape);
+          break;
+        case HP_OP_SCALE:
+        case HP_OP_NEG:
+        case HP_OP_EXP:
+        case HP_OP_SILU:
+        case HP_OP_GELU:
+        case HP_OP_RELU:
+          ruled = rule_elementwise (plan, d, ndim, input_shape (plan, 0));
+          break;
+        case HP_OP_LINEAR:
+          ruled = rule_linear (plan, d);
+          break;
+        case HP_OP_MATMUL:
+          ruled = rule_matmul (plan, d, out_ndim, out_shape);
+          break;
+        case HP_OP_SOFTMAX:
+        case HP_OP_LOG_SOFTMAX:
+          ruled = rule_normalize (plan, d, dim);
+          break;
+        case HP_OP_RMS_NORM:
+          ruled = ndim > 0 && rule_normalize (plan, d, ndim - 1);
+          break;
+        case HP_OP_SUM:
+        case HP_OP_MEAN:
+          ruled = rule_reduce (plan, d, dim, call->flag);
+          break;
+        case HP_OP_SUM_ALL:
+        case HP_OP_MEAN_ALL:
+          ruled = rule_reduce (plan, d, G_MAXUINT, FALSE);
+          break;
+        case HP_OP_TRANSPOSE:
+        case HP_OP_PERMUTE:
+          ruled = have_perm && rule_permute (plan, d, perm, ndim);
+          break;
+        case HP_OP_NARROW:
+        case HP_OP_CAT:
+          ruled = rule_along_dim (plan, d, dim);
+          break;
+        case HP_OP_SDPA:
+          ruled = rule_attention (plan, d);
+          break;
+        case HP_OP_EMBEDDING:
+          ruled = rule_embedding (plan, d);
+          break;
+        case HP_OP_APPLY_ROTARY:
+          ruled = rule_rotary (plan, d);
+          break;
+        case HP_OP_RESHAPE:
+        case HP_OP_CROSS_ENTROPY:
+          break;
+        }
+
+      if (!ruled)
+        plan_reset_dim (plan, d);
+    }
+
   return TRUE;
 }
 
-/* The general path: every input whole on every rank */
+/* Vocabulary-parallel embedding on local tensors: ids outside this
+ * rank's rows [first, first + rows) give zero rows */
 static HpTensor *
-run_replicated (const HpOpCall  *call,
-                GPtrArray       *inputs,
-                HpDeviceMesh    *mesh,
-                GError         **error)
+embedding_rows (HpTensor  *weight,
+                HpTensor  *ids,
+                gint64     first,
+                GError   **error)
 {
-  g_autoptr(GPtrArray) replicated = _hp_placements_replicated (hp_device_mesh_get_ndim (mesh));
-  g_autoptr(GPtrArray) whole = g_ptr_array_new_full (inputs->len, (GDestroyNotify) g_object_unref);
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (ids, &ndim);
+  gint64 rows = hp_tensor_get_shape (weight, NULL)[0];
+  gint64 n = hp_tensor_get_numel (ids);
+  const gint64 *in = _hp_tensor_data (ids);
+  gint64 mask_shape[HP_TENSOR_MAX_NDIM];
+  g_autoptr(HpTensor) local_ids = _hp_tensor_new_uninit (HP_DTYPE_INT64, shape, ndim);
+  g_autoptr(HpTensor) mask = NULL;
+  g_autoptr(HpTensor) looked_up = NULL;
+  gint64 *out_ids = _hp_tensor_data (local_ids);
+  gpointer mask_data;
 
-  for (guint i = 0; i < inputs->len; i++)
+  memcpy (mask_shape, shape, ndim * sizeof (gint64));
+  mask_shape[ndim] = 1;
+  mask = _hp_tensor_new_uninit (hp_tensor_get_dtype (weight), mask_shape, ndim + 1);
+  mask_data = _hp_tensor_data (mask);
+  for (gint64 i = 0; i < n; i++)
     {
-      HpDTensor *input = g_ptr_array_index (inputs, i);
-      HpDTensor *moved = NULL;
+      gboolean mine = in[i] >= first && in[i] < first + rows;
 
-      if (input != NULL)
-        {
-          moved = hp_dtensor_redistribute (input, replicated, error);
-          if (moved == NULL)
-            return NULL;
-        }
-      g_ptr_array_add (whole, moved);
+      out_ids[i] = mine ? in[i] - first : 0;
+      _hp_store_f64 (mask_data, hp_tensor_get_dtype (weight), i, mine ? 1.0 : 0.0);
     }
 
-  return run_local (call, whole, mesh, replicated, NULL, 0, error);
+  if (rows == 0)
+    {
+      /* no rows here: zeros that still depend on the weight, so that
+       * every rank's graph, and so its backward collectives, are alike */
+      g_autoptr(HpTensor) none = hp_tensor_sum_all (weight, error);
+      g_autoptr(HpTensor) zeros = NULL;
+
+      mask_shape[ndim] = hp_tensor_get_shape (weight, NULL)[1];
+      zeros = hp_tensor_new_zeros (hp_tensor_get_dtype (weight), mask_shape, ndim + 1);
+      return none != NULL ? hp_tensor_mul (zeros, none, error) : NULL;
+    }
+
+  looked_up = hp_tensor_embedding (weight, local_ids, error);
+  if (looked_up == NULL)
+    return NULL;
+  return hp_tensor_mul (looked_up, mask, error);
+}
+
+static gboolean
+is_additive_input (HpOpKind kind,
+                   guint    i)
+{
+  return kind == HP_OP_ADD || kind == HP_OP_SUB || (kind == HP_OP_LINEAR && i == 2);
+}
+
+/* Redistributes the inputs as planned, runs the op on the local tensors
+ * and wraps the result */
+static HpTensor *
+plan_run (Plan    *plan,
+          GError **error)
+{
+  const HpOpCall *call = plan->call;
+  guint n = plan->inputs->len;
+  g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, (GDestroyNotify) g_object_unref);
+  g_autoptr(HpTensor) out = NULL;
+  gint64 global[HP_TENSOR_MAX_NDIM];
+  const gint64 *shape;
+  guint ndim;
+
+  for (guint i = 0; i < n; i++)
+    {
+      HpDTensor *input = g_ptr_array_index (plan->inputs, i);
+      g_autoptr(HpDTensor) moved = NULL;
+      guint64 sum_dims = 0;
+      gdouble factor = 1.0;
+      HpTensor *local;
+
+      if (input == NULL)
+        {
+          g_ptr_array_add (locals, NULL);
+          continue;
+        }
+
+      if (_hp_placements_equal (hp_dtensor_get_placements (input), plan->want[i]))
+        moved = g_object_ref (input);
+      else if ((moved = hp_dtensor_redistribute (input, plan->want[i], error)) == NULL)
+        return NULL;
+
+      for (guint d = 0; d < plan->mesh_ndim; d++)
+        {
+          HpPlacement *o = g_ptr_array_index (plan->out, d);
+
+          if (!hp_placement_is_replicate (g_ptr_array_index (plan->want[i], d)) ||
+              hp_placement_is_replicate (o))
+            continue;
+          sum_dims |= G_GUINT64_CONSTANT (1) << d;
+          if (is_additive_input (call->kind, i) && hp_placement_is_partial (o) &&
+              hp_partial_get_reduce_op (HP_PARTIAL (o)) == HP_REDUCE_OP_SUM)
+            factor /= plan->mesh_shape[d];
+        }
+
+      local = _hp_dtensor_get_local_summing_grad (moved, sum_dims);
+      if (factor != 1.0)
+        {
+          HpTensor *scaled = hp_tensor_scale (local, factor, error);
+
+          g_object_unref (local);
+          if (scaled == NULL)
+            return NULL;
+          local = scaled;
+        }
+      g_ptr_array_add (locals, local);
+    }
+
+  if (call->kind == HP_OP_EMBEDDING)
+    {
+      gint64 offsets[2], lengths[2];
+      gboolean vocab = FALSE;
+
+      for (guint d = 0; d < plan->mesh_ndim; d++)
+        vocab |= shard_dim (g_ptr_array_index (plan->want[0], d)) == 0;
+      if (vocab)
+        {
+          _hp_layout_local_region (input_shape (plan, 0), 2, plan->want[0], plan->mesh,
+                                   hp_device_mesh_get_coordinate (plan->mesh, NULL),
+                                   offsets, lengths);
+          out = embedding_rows (g_ptr_array_index (locals, 0), g_ptr_array_index (locals, 1),
+                                offsets[0], error);
+        }
+    }
+
+  if (out == NULL && plan->exact_mean && call->kind == HP_OP_MEAN)
+    {
+      g_autoptr(HpTensor) sum = hp_tensor_sum (g_ptr_array_index (locals, 0), call->dims[0],
+                                               call->flag, error);
+      guint d;
+
+      if (sum == NULL)
+        return NULL;
+      _hp_normalize_dim (call->name, call->dims[0], input_ndim (plan, 0), &d, NULL);
+      out = hp_tensor_scale (sum, 1.0 / input_shape (plan, 0)[d], error);
+    }
+  else if (out == NULL && plan->exact_mean && call->kind == HP_OP_MEAN_ALL)
+    {
+      g_autoptr(HpTensor) sum = hp_tensor_sum_all (g_ptr_array_index (locals, 0), error);
+
+      if (sum == NULL)
+        return NULL;
+      out = hp_tensor_scale (sum, 1.0 / hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0)),
+                             error);
+    }
+  else if (out == NULL)
+    out = _hp_op_call_run (call, (HpTensor * const *) locals->pdata, error);
+
+  if (out == NULL)
+    return NULL;
+
+  shape = hp_tensor_get_shape (out, &ndim);
+  memcpy (global, shape, ndim * sizeof (gint64));
+  for (guint k = 0; k < ndim; k++)
+    if (plan->out_from_input[k] >= 0)
+      global[k] = input_shape (plan, plan->out_from_input[k])[plan->out_from_dim[k]];
+
+  return HP_TENSOR (hp_dtensor_new_from_local (out, plan->mesh, plan->out, global, ndim, FALSE, error));
 }
 
 HpTensor *
@@ -227,14 +1015,26 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
 {
   g_autoptr(GPtrArray) inputs = NULL;
   HpDeviceMesh *mesh = NULL;
+  HpTensor *result = NULL;
+  Plan plan = { .call = call };
 
   inputs = collect_inputs (call, &mesh, error);
   if (inputs == NULL)
     return NULL;
 
-  if (is_elementwise (call->kind) && same_layout (inputs) &&
-      elementwise_keeps (call->kind, hp_dtensor_get_placements (g_ptr_array_index (inputs, 0))))
-    return run_elementwise (call, inputs, mesh, error);
+  plan.mesh = mesh;
+  plan.mesh_shape = hp_device_mesh_get_shape (mesh, &plan.mesh_ndim);
+  plan.inputs = inputs;
+  plan.want = g_new0 (GPtrArray *, MAX (inputs->len, 1));
+  for (guint i = 0; i < inputs->len; i++)
+    plan.want[i] = _hp_placements_replicated (plan.mesh_ndim);
+  plan.out = _hp_placements_replicated (plan.mesh_ndim);
+  for (guint k = 0; k < HP_TENSOR_MAX_NDIM; k++)
+    plan.out_from_input[k] = -1;
 
-  return run_replicated (call, inputs, mesh, error);
+  if (plan_rules (&plan, error))
+    result = plan_run (&plan, error);
+
+  plan_clear (&plan);
+  return result;
 }
