@@ -727,6 +727,78 @@ test_ops_and_accumulation (void)
     }
 }
 
+/* reshape keeps a shard that stays whole, an aligned head split and a
+ * merge; other shards go through Replicate; values always exact */
+static void
+test_reshape (void)
+{
+  static const struct
+  {
+    gint64 in[3];
+    guint in_ndim;
+    const gchar *placement;
+    gint64 out[4];
+    guint out_ndim;
+    gint want_dim;      /* the shard dim of the result, -1 for R */
+    /* the sharded dim's size before and after, when they differ: the
+     * shard stays only if each rank's piece scales to its new piece */
+    gint64 from, to;
+  } cases[] = {
+    /* the dim is kept: [6, 8] S(0) -> [6, 2, 4] S(0) */
+    { { 6, 8 }, 2, "S(0)", { 6, 2, 4 }, 3, 0, 0, 0 },
+    /* head split: [3, 12] S(1) -> [3, 4, 3] S(1) when whole heads */
+    { { 3, 12 }, 2, "S(1)", { 3, 4, -1 }, 3, 1, 12, 4 },
+    /* merge with the shard leading: [4, 3, 2] S(0) -> [12, 2] S(0) */
+    { { 4, 3, 2 }, 3, "S(0)", { 12, 2 }, 2, 0, 4, 12 },
+    /* merge with the shard trailing: through Replicate */
+    { { 4, 3, 2 }, 3, "S(1)", { 12, 2 }, 2, -1, 0, 0 },
+  };
+  g_autoptr(GError) error = NULL;
+  MeshShape ms = { { world_size, 0 }, 1 };
+  g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      const gchar *texts[] = { cases[c].placement };
+      g_autoptr(GPtrArray) placements = parse_placements (texts, 1);
+      g_autoptr(HpTensor) whole = global_tensor (cases[c].in, cases[c].in_ndim, c);
+      g_autoptr(HpTensor) want = hp_tensor_reshape (whole, cases[c].out, cases[c].out_ndim, &error);
+      g_autoptr(HpDTensor) x = hp_dtensor_distribute (whole, mesh, placements, -1, &error);
+      g_autoptr(HpTensor) y = NULL;
+      g_autoptr(HpTensor) full = NULL;
+      HpPlacement *p;
+      gint want_dim = cases[c].want_dim;
+
+      g_assert_no_error (error);
+      for (gint r = 0; r < world_size && cases[c].from != 0; r++)
+        {
+          gint64 fo, fl, to, tl;
+          gint64 num = MAX (cases[c].to / cases[c].from, 1), den = MAX (cases[c].from / cases[c].to, 1);
+
+          chunk (cases[c].from, world_size, r, &fo, &fl);
+          chunk (cases[c].to, world_size, r, &to, &tl);
+          if (fo % den || fl % den || fo / den * num != to || fl / den * num != tl)
+            want_dim = -1;
+        }
+
+      y = hp_tensor_reshape (HP_TENSOR (x), cases[c].out, cases[c].out_ndim, &error);
+      g_assert_no_error (error);
+      g_assert_true (HP_IS_DTENSOR (y));
+      p = g_ptr_array_index (hp_dtensor_get_placements (HP_DTENSOR (y)), 0);
+      if (want_dim >= 0 && world_size > 1)
+        {
+          g_assert_true (hp_placement_is_shard (p));
+          g_assert_cmpint (hp_shard_get_dim (HP_SHARD (p)), ==, want_dim);
+        }
+      else if (world_size > 1)
+        g_assert_true (hp_placement_is_replicate (p));
+
+      full = hp_dtensor_full_tensor (HP_DTENSOR (y), &error);
+      g_assert_no_error (error);
+      hp_test_assert_close (full, want, 0, 0);
+    }
+}
+
 static void
 test_bad_input (void)
 {
@@ -853,6 +925,7 @@ main (int   argc,
   g_test_add_func ("/dtensor/distribute", test_distribute);
   g_test_add_func ("/dtensor/local-gradients", test_local_gradients);
   g_test_add_func ("/dtensor/ops-and-accumulation", test_ops_and_accumulation);
+  g_test_add_func ("/dtensor/reshape", test_reshape);
   g_test_add_func ("/dtensor/bad-input", test_bad_input);
   g_test_add_func ("/dtensor/visualize", test_visualize_and_string);
 

@@ -54,6 +54,13 @@ typedef struct
   /* mean over a sharded dim: the local op becomes a sum over the global
    * count */
   gboolean exact_mean;
+  /* reshape: the global target shape, and for each sharded target dim
+   * the local size as local_in[from_dim] * num / den */
+  gboolean reshape;
+  guint reshape_ndim;
+  gint64 reshape_shape[HP_TENSOR_MAX_NDIM];
+  gint64 reshape_num[HP_TENSOR_MAX_NDIM];
+  gint64 reshape_den[HP_TENSOR_MAX_NDIM];
 } Plan;
 
 static HpPlacement *
@@ -547,6 +554,146 @@ rule_rotary (Plan *plan,
   return TRUE;
 }
 
+/* Resolves the target shape of a reshape against the global input; FALSE
+ * when it does not fit (then the op goes through Replicate and fails the
+ * same way on every rank) */
+static gboolean
+reshape_target (Plan *plan)
+{
+  const HpOpCall *call = plan->call;
+  gint64 numel = hp_tensor_get_numel (HP_TENSOR (g_ptr_array_index (plan->inputs, 0)));
+  gint64 known = 1;
+  gint infer = -1;
+
+  if (call->n_sizes > HP_TENSOR_MAX_NDIM)
+    return FALSE;
+  for (guint o = 0; o < call->n_sizes; o++)
+    {
+      if (call->sizes[o] == -1 && infer < 0)
+        infer = o;
+      else if (call->sizes[o] < 0)
+        return FALSE;
+      else
+        known *= call->sizes[o];
+      plan->reshape_shape[o] = call->sizes[o];
+    }
+  if (infer >= 0)
+    {
+      if (known == 0 || numel % known != 0)
+        return FALSE;
+      plan->reshape_shape[infer] = numel / known;
+    }
+  else if (known != numel)
+    return FALSE;
+
+  plan->reshape_ndim = call->n_sizes;
+  return TRUE;
+}
+
+/* Whether every rank's piece of @from, scaled by @num / @den, is its
+ * piece of @to, so that reshaping the local tensors cuts @to as
+ * torch.chunk would */
+static gboolean
+chunks_scale (gint64 from,
+              gint64 to,
+              gint   n,
+              gint64 num,
+              gint64 den)
+{
+  for (gint c = 0; c < n; c++)
+    {
+      gint64 offset, length, to_offset, to_length;
+
+      _hp_chunk (from, n, c, &offset, &length);
+      _hp_chunk (to, n, c, &to_offset, &to_length);
+      if (offset % den != 0 || length % den != 0 ||
+          offset / den * num != to_offset || length / den * num != to_length)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* reshape: a shard stays when its dim is kept, split with the shard on
+ * the leading piece and every rank holding whole trailing blocks (the
+ * aligned head split [B, S, H*D] -> [B, S, H, D]), or merged as the
+ * leading dim of the merge */
+static gboolean
+rule_reshape (Plan *plan,
+              guint d)
+{
+  const gint64 *in = input_shape (plan, 0);
+  guint in_ndim = input_ndim (plan, 0);
+  const gint64 *out = plan->reshape_shape;
+  guint out_ndim = plan->reshape_ndim;
+  HpPlacement *p = current (plan, 0, d);
+  gint k = shard_dim (p);
+  gint64 before = 1, out_before = 1;
+  guint o;
+
+  if (p != NULL && hp_placement_is_partial (p))
+    {
+      keep (plan, 0, d);
+      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (p)));
+      return TRUE;
+    }
+  if (k < 0)
+    return FALSE;
+
+  /* the shard must be this mesh dim's alone, and the target dim must start
+   * where the sharded dim starts */
+  for (guint e = 0; e < plan->mesh_ndim; e++)
+    if (e != d && shard_dim (current (plan, 0, e)) == k)
+      return FALSE;
+  for (gint j = 0; j < k; j++)
+    before *= in[j];
+  for (o = 0; o < out_ndim && out_before < before; o++)
+    out_before *= out[o];
+  while (o < out_ndim && out_before == before && out[o] == 1 && in[k] != 1)
+    o++;
+  if (o >= out_ndim || out_before != before)
+    return FALSE;
+
+  if (out[o] == in[k])
+    {
+      plan->reshape_num[o] = plan->reshape_den[o] = 1;
+    }
+  else if (out[o] < in[k] && out[o] > 0 && in[k] % out[o] == 0)
+    {
+      gint64 inner = in[k] / out[o];
+
+      if (!chunks_scale (in[k], out[o], plan->mesh_shape[d], 1, inner))
+        return FALSE;
+      plan->reshape_num[o] = 1;
+      plan->reshape_den[o] = inner;
+    }
+  else if (out[o] > in[k] && in[k] > 0 && out[o] % in[k] == 0)
+    {
+      gint64 merged = in[k], factor = 1;
+
+      /* the dims merged behind the sharded one are whole on every mesh dim */
+      for (guint j = k + 1; j < in_ndim && merged < out[o]; j++)
+        {
+          for (guint e = 0; e < plan->mesh_ndim; e++)
+            if (shard_dim (current (plan, 0, e)) == (gint) j)
+              return FALSE;
+          merged *= in[j];
+          factor *= in[j];
+        }
+      if (merged != out[o] || !chunks_scale (in[k], out[o], plan->mesh_shape[d], factor, 1))
+        return FALSE;
+      plan->reshape_num[o] = factor;
+      plan->reshape_den[o] = 1;
+    }
+  else
+    return FALSE;
+
+  want_shard (plan, 0, d, k);
+  set_placement (plan->out, d, hp_shard_new (o));
+  plan->out_from_input[o] = 0;
+  plan->out_from_dim[o] = k;
+  return TRUE;
+}
+
 /* narrow and cat: shards of the other dims pass through */
 static gboolean
 rule_along_dim (Plan *plan,
@@ -759,6 +906,9 @@ plan_rules (Plan    *plan,
         have_perm = TRUE;
       }
       break;
+    case HP_OP_RESHAPE:
+      plan->reshape = reshape_target (plan);
+      break;
     case HP_OP_PERMUTE:
       if (call->n_dims != ndim)
         return TRUE;
@@ -830,6 +980,8 @@ plan_rules (Plan    *plan,
           ruled = rule_rotary (plan, d);
           break;
         case HP_OP_RESHAPE:
+          ruled = plan->reshape && rule_reshape (plan, d);
+          break;
         case HP_OP_CROSS_ENTROPY:
           break;
         }
@@ -994,6 +1146,17 @@ plan_run (Plan    *plan,
       out = hp_tensor_scale (sum, 1.0 / hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0)),
                              error);
     }
+  else if (out == NULL && plan->reshape)
+    {
+      HpOpCall local_call = *call;
+      const gint64 *local_in = hp_tensor_get_shape (g_ptr_array_index (locals, 0), NULL);
+
+      for (guint o = 0; o < plan->reshape_ndim; o++)
+        local_call.sizes[o] = plan->out_from_input[o] >= 0
+          ? local_in[plan->out_from_dim[o]] * plan->reshape_num[o] / plan->reshape_den[o]
+          : plan->reshape_shape[o];
+      out = _hp_op_call_run (&local_call, (HpTensor * const *) locals->pdata, error);
+    }
   else if (out == NULL)
     out = _hp_op_call_run (call, (HpTensor * const *) locals->pdata, error);
 
@@ -1003,7 +1166,9 @@ plan_run (Plan    *plan,
   shape = hp_tensor_get_shape (out, &ndim);
   memcpy (global, shape, ndim * sizeof (gint64));
   for (guint k = 0; k < ndim; k++)
-    if (plan->out_from_input[k] >= 0)
+    if (plan->reshape && plan->out_from_input[k] >= 0)
+      global[k] = plan->reshape_shape[k];
+    else if (plan->out_from_input[k] >= 0)
       global[k] = input_shape (plan, plan->out_from_input[k])[plan->out_from_dim[k]];
 
   return HP_TENSOR (hp_dtensor_new_from_local (out, plan->mesh, plan->out, global, ndim, FALSE, error));
