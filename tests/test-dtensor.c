@@ -799,6 +799,67 @@ test_reshape (void)
     }
 }
 
+/* cross entropy with the classes sharded: exact loss and gradient without
+ * gathering the logits */
+static void
+test_loss_parallel (void)
+{
+  g_autoptr(GError) error = NULL;
+  MeshShape ms = { { world_size, 0 }, 1 };
+  g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
+  static const gint64 shape[] = { 6, 7 };
+  const gint64 targets_data[] = { 0, 6, 3, -100, 5, 1 };
+  const gchar *s1[] = { "S(1)" }, *r[] = { "R" };
+  g_autoptr(GPtrArray) s1_p = parse_placements (s1, 1);
+  g_autoptr(GPtrArray) r_p = parse_placements (r, 1);
+  g_autoptr(HpTensor) logits = hp_tensor_new_randn (HP_DTYPE_FLOAT64, shape, 2, 11);
+  g_autoptr(HpTensor) targets = hp_test_tensor_ids (targets_data, 6, shape, 1);
+  g_autoptr(HpTensor) plain_loss = NULL;
+  g_autoptr(HpDTensor) dlogits = NULL;
+  g_autoptr(HpDTensor) dtargets = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) loss_full = NULL;
+  g_autoptr(HpTensor) grad_full = NULL;
+  HpTensor *grad;
+
+  hp_tensor_set_requires_grad (logits, TRUE);
+  plain_loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_backward (plain_loss, NULL, &error));
+
+  {
+    g_autoptr(HpTensor) values = hp_tensor_detach (logits);
+    dlogits = hp_dtensor_distribute (values, mesh, s1_p, -1, &error);
+  }
+  dtargets = hp_dtensor_distribute (targets, mesh, r_p, -1, &error);
+  g_assert_no_error (error);
+  hp_tensor_set_requires_grad (HP_TENSOR (dlogits), TRUE);
+  loss = hp_tensor_cross_entropy (HP_TENSOR (dlogits), HP_TENSOR (dtargets), -100, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_placement_is_replicate (g_ptr_array_index (hp_dtensor_get_placements (HP_DTENSOR (loss)), 0)));
+  loss_full = hp_dtensor_full_tensor (HP_DTENSOR (loss), &error);
+  hp_test_assert_close (loss_full, plain_loss, 1e-13, 0);
+
+  g_assert_true (hp_tensor_backward (loss, NULL, &error));
+  g_assert_no_error (error);
+  grad = hp_tensor_get_grad (HP_TENSOR (dlogits));
+  g_assert_true (HP_IS_DTENSOR (grad));
+  g_assert_true (hp_placement_is_shard (g_ptr_array_index (hp_dtensor_get_placements (HP_DTENSOR (grad)), 0)));
+  grad_full = hp_dtensor_full_tensor (HP_DTENSOR (grad), &error);
+  hp_test_assert_close (grad_full, hp_tensor_get_grad (logits), 1e-12, 1e-15);
+
+  /* a target outside the classes fails on every rank */
+  {
+    const gint64 bad[] = { 0, 7, 0, 0, 0, 0 };
+    g_autoptr(HpTensor) bad_targets = hp_test_tensor_ids (bad, 6, shape, 1);
+    g_autoptr(HpDTensor) dbad = hp_dtensor_distribute (bad_targets, mesh, r_p, -1, &error);
+
+    g_assert_no_error (error);
+    hp_test_assert_error (hp_tensor_cross_entropy (HP_TENSOR (dlogits), HP_TENSOR (dbad), -100, &error),
+                          &error, HP_ERROR_INVALID_ARGUMENT, "target 7 is outside [0, 7)");
+  }
+}
+
 static void
 test_bad_input (void)
 {
@@ -926,6 +987,7 @@ main (int   argc,
   g_test_add_func ("/dtensor/local-gradients", test_local_gradients);
   g_test_add_func ("/dtensor/ops-and-accumulation", test_ops_and_accumulation);
   g_test_add_func ("/dtensor/reshape", test_reshape);
+  g_test_add_func ("/dtensor/loss-parallel", test_loss_parallel);
   g_test_add_func ("/dtensor/bad-input", test_bad_input);
   g_test_add_func ("/dtensor/visualize", test_visualize_and_string);
 

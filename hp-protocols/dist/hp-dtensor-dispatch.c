@@ -31,6 +31,7 @@
 
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
+#include "hp-mpi.h"
 #include "hp-op-call-private.h"
 #include "hp-tensor-ops.h"
 
@@ -61,6 +62,8 @@ typedef struct
   gint64 reshape_shape[HP_TENSOR_MAX_NDIM];
   gint64 reshape_num[HP_TENSOR_MAX_NDIM];
   gint64 reshape_den[HP_TENSOR_MAX_NDIM];
+  /* cross entropy with the classes sharded on this mesh dim, or -1 */
+  gint class_parallel_dim;
 } Plan;
 
 static HpPlacement *
@@ -694,6 +697,38 @@ rule_reshape (Plan *plan,
   return TRUE;
 }
 
+/* cross_entropy (logits [..., C], targets): loss parallelism when the
+ * classes are sharded on exactly one mesh dim and the logits are whole on
+ * the others; everything else goes through Replicate */
+static void
+plan_cross_entropy (Plan *plan)
+{
+  HpTensor *logits = HP_TENSOR (g_ptr_array_index (plan->inputs, 0));
+  HpTensor *targets = HP_TENSOR (g_ptr_array_index (plan->inputs, 1));
+  guint ndim = hp_tensor_get_ndim (logits);
+  gint dim = -1;
+
+  if (ndim == 0 || !hp_dtype_is_floating (hp_tensor_get_dtype (logits)) ||
+      hp_tensor_get_dtype (targets) != HP_DTYPE_INT64 ||
+      !_hp_tensor_has_shape (targets, hp_tensor_get_shape (logits, NULL), ndim - 1))
+    return;
+
+  for (guint d = 0; d < plan->mesh_ndim; d++)
+    {
+      HpPlacement *p = current (plan, 0, d);
+
+      if (shard_dim (p) == (gint) ndim - 1 && dim < 0)
+        dim = d;
+      else if (!hp_placement_is_replicate (p))
+        return;
+    }
+  if (dim < 0)
+    return;
+
+  want_shard (plan, 0, dim, ndim - 1);
+  plan->class_parallel_dim = dim;
+}
+
 /* narrow and cat: shards of the other dims pass through */
 static gboolean
 rule_along_dim (Plan *plan,
@@ -909,6 +944,9 @@ plan_rules (Plan    *plan,
     case HP_OP_RESHAPE:
       plan->reshape = reshape_target (plan);
       break;
+    case HP_OP_CROSS_ENTROPY:
+      plan_cross_entropy (plan);
+      break;
     case HP_OP_PERMUTE:
       if (call->n_dims != ndim)
         return TRUE;
@@ -983,6 +1021,7 @@ plan_rules (Plan    *plan,
           ruled = plan->reshape && rule_reshape (plan, d);
           break;
         case HP_OP_CROSS_ENTROPY:
+          ruled = (gint) d == plan->class_parallel_dim;
           break;
         }
 
@@ -1146,6 +1185,21 @@ plan_run (Plan    *plan,
       out = hp_tensor_scale (sum, 1.0 / hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0)),
                              error);
     }
+  else if (out == NULL && plan->class_parallel_dim >= 0)
+    {
+      gint64 offsets[HP_TENSOR_MAX_NDIM], lengths[HP_TENSOR_MAX_NDIM];
+      guint ndim_logits = input_ndim (plan, 0);
+
+      _hp_layout_local_region (input_shape (plan, 0), ndim_logits, plan->want[0], plan->mesh,
+                               hp_device_mesh_get_coordinate (plan->mesh, NULL), offsets, lengths);
+      out = _hp_cross_entropy_class_parallel (g_ptr_array_index (locals, 0),
+                                              g_ptr_array_index (locals, 1), call->sizes[0],
+                                              offsets[ndim_logits - 1],
+                                              input_shape (plan, 0)[ndim_logits - 1],
+                                              hp_device_mesh_get_dim_comm (plan->mesh,
+                                                                           plan->class_parallel_dim),
+                                              error);
+    }
   else if (out == NULL && plan->reshape)
     {
       HpOpCall local_call = *call;
@@ -1196,6 +1250,7 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
   plan.out = _hp_placements_replicated (plan.mesh_ndim);
   for (guint k = 0; k < HP_TENSOR_MAX_NDIM; k++)
     plan.out_from_input[k] = -1;
+  plan.class_parallel_dim = -1;
 
   if (plan_rules (&plan, error))
     result = plan_run (&plan, error);

@@ -65,6 +65,15 @@ HpTensor   *_hp_tensor_copy_region           (HpTensor        *self,
                                               const gint64    *offsets,
                                               const gint64    *lengths);
 
+/* Loss parallelism (hp-dtensor-loss.c) */
+HpTensor   *_hp_cross_entropy_class_parallel (HpTensor        *logits,
+                                              HpTensor        *targets,
+                                              gint64           ignore_index,
+                                              gint64           first_class,
+                                              gint64           n_classes,
+                                              MPI_Comm         comm,
+                                              GError         **error);
+
 /* Collectives on local tensors (hp-dtensor-redistribute.c) */
 MPI_Datatype _hp_mpi_datatype                (HpDType          dtype);
 HpTensor   *_hp_redistribute_local           (HpTensor        *local,
