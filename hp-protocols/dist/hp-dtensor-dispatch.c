@@ -486,9 +486,22 @@ rule_attention (Plan *plan,
     }
   if (dim < 0)
     return FALSE;
-  /* every rank's query heads must use its own key/value heads */
-  if (dim == 1 && (input_shape (plan, 0)[1] % n != 0 || input_shape (plan, 1)[1] % n != 0))
-    return FALSE;
+  /* every rank's query heads must use its own key/value heads: equal
+   * head counts are chunked alike; grouped heads must divide evenly at
+   * this mesh dim, after the earlier mesh dims' shards of the heads */
+  if (dim == 1)
+    {
+      gint64 q_heads = input_shape (plan, 0)[1], kv_heads = input_shape (plan, 1)[1];
+
+      for (guint e = 0; e < d; e++)
+        if (shard_dim (g_ptr_array_index (plan->want[0], e)) == 1)
+          {
+            q_heads /= plan->mesh_shape[e];
+            kv_heads /= plan->mesh_shape[e];
+          }
+      if (q_heads != kv_heads && (q_heads % n != 0 || kv_heads % n != 0))
+        return FALSE;
+    }
 
   for (guint i = 0; i < 3; i++)
     want_shard (plan, i, d, dim);
@@ -745,6 +758,15 @@ rule_along_dim (Plan *plan,
   return TRUE;
 }
 
+/* Frees the entries of the per-input arrays, which hold NULL for an
+ * absent optional input */
+static void
+unref_nullable (gpointer object)
+{
+  if (object != NULL)
+    g_object_unref (object);
+}
+
 /* Gathers the inputs as DTensors on one mesh; plain one-element tensors
  * become Replicate DTensors. */
 static GPtrArray *
@@ -754,7 +776,7 @@ collect_inputs (const HpOpCall  *call,
 {
   guint n = _hp_op_call_get_n_inputs (call);
   HpDeviceMesh *mesh = NULL;
-  g_autoptr(GPtrArray) inputs = g_ptr_array_new_full (n, (GDestroyNotify) g_object_unref);
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new_full (n, unref_nullable);
 
   for (guint i = 0; i < n && mesh == NULL; i++)
     {
@@ -889,6 +911,138 @@ check_global_shapes (Plan          *plan,
                          "linear: input %s and weight %s do not fit (%" G_GINT64_FORMAT " != %"
                          G_GINT64_FORMAT ")", xs, ws, x[xn - 1], w[1]);
             return FALSE;
+          }
+        /* a bias is sharded with the weight's rows */
+        if (xn >= 1 && wn == 2 && g_ptr_array_index (plan->inputs, 2) != NULL &&
+            (input_ndim (plan, 2) != 1 || input_shape (plan, 2)[0] != w[0]))
+          {
+            g_autofree gchar *bs = _hp_shape_to_string (input_shape (plan, 2), input_ndim (plan, 2));
+            g_autofree gchar *ws = _hp_shape_to_string (w, wn);
+
+            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                         "linear: bias %s does not fit weight %s (needs [%" G_GINT64_FORMAT "])",
+                         bs, ws, w[0]);
+            return FALSE;
+          }
+        return TRUE;
+      }
+
+    case HP_OP_CAT:
+      {
+        /* every input is sharded like the first one */
+        guint ndim = input_ndim (plan, 0), dim;
+
+        if (!_hp_normalize_dim (call->name, call->dims[0], ndim, &dim, NULL))
+          return TRUE;
+        for (guint i = 1; i < plan->inputs->len; i++)
+          {
+            gboolean fits = input_ndim (plan, i) == ndim;
+
+            for (guint k = 0; fits && k < ndim; k++)
+              fits = k == dim || input_shape (plan, i)[k] == input_shape (plan, 0)[k];
+            if (!fits)
+              {
+                g_autofree gchar *first = _hp_shape_to_string (input_shape (plan, 0), ndim);
+                g_autofree gchar *other = _hp_shape_to_string (input_shape (plan, i),
+                                                               input_ndim (plan, i));
+
+                g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                             "cat: tensor %u has shape %s but tensor 0 has shape %s; "
+                             "they must match in every dim but %u", i, other, first, dim);
+                return FALSE;
+              }
+          }
+        return TRUE;
+      }
+
+    case HP_OP_APPLY_ROTARY:
+      {
+        /* the tables are sharded with the positions */
+        guint ndim = input_ndim (plan, 0);
+        const gint64 *x = input_shape (plan, 0);
+
+        if (ndim < 3 || x[ndim - 1] % 2 != 0)
+          return TRUE;
+        for (guint i = 1; i < 3; i++)
+          if (input_ndim (plan, i) != 2 || input_shape (plan, i)[0] != x[ndim - 3] ||
+              input_shape (plan, i)[1] != x[ndim - 1] / 2)
+            {
+              g_autofree gchar *ts = _hp_shape_to_string (input_shape (plan, i), input_ndim (plan, i));
+              g_autofree gchar *xs = _hp_shape_to_string (x, ndim);
+
+              g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                           "apply_rotary: %s shape %s does not fit input shape %s (needs [S, D/2] = "
+                           "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "])", i == 1 ? "cos" : "sin",
+                           ts, xs, x[ndim - 3], x[ndim - 1] / 2);
+              return FALSE;
+            }
+        return TRUE;
+      }
+
+    case HP_OP_EMBEDDING:
+      /* the vocabulary-parallel lookup reads the ids and the rows itself */
+      if (!_hp_check_floating (call->name, g_ptr_array_index (plan->inputs, 0), error) ||
+          !_hp_check_dtype (call->name, "ids", g_ptr_array_index (plan->inputs, 1), HP_DTYPE_INT64,
+                            error))
+        return FALSE;
+      if (input_ndim (plan, 0) != 2)
+        {
+          g_autofree gchar *ws = _hp_shape_to_string (input_shape (plan, 0), input_ndim (plan, 0));
+
+          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                       "embedding: weight must be 2-d [V, D], got shape %s", ws);
+          return FALSE;
+        }
+      return TRUE;
+
+    case HP_OP_SDPA:
+      {
+        /* query, key, value (and a mask) are sharded alike on batch or
+         * heads */
+        const gint64 *q = input_shape (plan, 0), *k = input_shape (plan, 1), *v = input_shape (plan, 2);
+        const gchar *problem = NULL;
+
+        if (input_ndim (plan, 0) != 4 || input_ndim (plan, 1) != 4 || input_ndim (plan, 2) != 4)
+          return TRUE;
+        if (q[0] != k[0] || q[0] != v[0])
+          problem = "batch sizes differ";
+        else if (k[1] != v[1])
+          problem = "key and value heads differ";
+        else if (k[2] != v[2])
+          problem = "key and value lengths differ";
+        else if (q[3] != k[3])
+          problem = "query and key head dims differ";
+        else if (k[1] == 0 ? q[1] != 0 : q[1] % k[1] != 0)
+          problem = "query heads are not a multiple of key/value heads";
+        if (problem != NULL)
+          {
+            g_autofree gchar *qs = _hp_shape_to_string (q, 4);
+            g_autofree gchar *ks = _hp_shape_to_string (k, 4);
+            g_autofree gchar *vs = _hp_shape_to_string (v, 4);
+
+            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                         "%s: query %s, key %s and value %s do not fit (%s)",
+                         call->name, qs, ks, vs, problem);
+            return FALSE;
+          }
+        if (g_ptr_array_index (plan->inputs, 3) != NULL)
+          {
+            guint mn = input_ndim (plan, 3);
+            const gint64 *m = input_shape (plan, 3);
+            gint64 scores[4] = { q[0], q[1], q[2], k[2] };
+            gboolean fits = mn <= 4;
+
+            for (guint i = 0; fits && i < mn; i++)
+              fits = m[i] == scores[4 - mn + i] || m[i] == 1;
+            if (!fits)
+              {
+                g_autofree gchar *ms = _hp_shape_to_string (m, mn);
+                g_autofree gchar *ss = _hp_shape_to_string (scores, 4);
+
+                g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                             "%s: mask %s does not broadcast to the scores %s", call->name, ms, ss);
+                return FALSE;
+              }
           }
         return TRUE;
       }
@@ -1033,12 +1187,14 @@ plan_rules (Plan    *plan,
 }
 
 /* Vocabulary-parallel embedding on local tensors: ids outside this
- * rank's rows [first, first + rows) give zero rows */
+ * rank's rows [first, first + rows) give zero rows; ids outside the
+ * whole vocabulary (@global_shape [V, D]) are an error */
 static HpTensor *
-embedding_rows (HpTensor  *weight,
-                HpTensor  *ids,
-                gint64     first,
-                GError   **error)
+embedding_rows (HpTensor      *weight,
+                HpTensor      *ids,
+                gint64         first,
+                const gint64  *global_shape,
+                GError       **error)
 {
   guint ndim;
   const gint64 *shape = hp_tensor_get_shape (ids, &ndim);
@@ -1051,6 +1207,16 @@ embedding_rows (HpTensor  *weight,
   g_autoptr(HpTensor) looked_up = NULL;
   gint64 *out_ids = _hp_tensor_data (local_ids);
   gpointer mask_data;
+
+  for (gint64 i = 0; i < n; i++)
+    if (in[i] < 0 || in[i] >= global_shape[0])
+      {
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "embedding: id %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT
+                     ") for weight of shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                     in[i], global_shape[0], global_shape[0], global_shape[1]);
+        return NULL;
+      }
 
   memcpy (mask_shape, shape, ndim * sizeof (gint64));
   mask_shape[ndim] = 1;
@@ -1097,7 +1263,7 @@ plan_run (Plan    *plan,
 {
   const HpOpCall *call = plan->call;
   guint n = plan->inputs->len;
-  g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, (GDestroyNotify) g_object_unref);
+  g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, unref_nullable);
   g_autoptr(HpTensor) out = NULL;
   gint64 global[HP_TENSOR_MAX_NDIM];
   const gint64 *shape;
@@ -1161,7 +1327,9 @@ plan_run (Plan    *plan,
                                    hp_device_mesh_get_coordinate (plan->mesh, NULL),
                                    offsets, lengths);
           out = embedding_rows (g_ptr_array_index (locals, 0), g_ptr_array_index (locals, 1),
-                                offsets[0], error);
+                                offsets[0], input_shape (plan, 0), error);
+          if (out == NULL)
+            return NULL;
         }
     }
 
