@@ -914,6 +914,21 @@ test_bad_input (void)
   hp_test_assert_error (hp_dtensor_new_from_local (HP_TENSOR (dt), mesh, s0_p, NULL, 0, FALSE, &error),
                         &error, HP_ERROR_INVALID_ARGUMENT, "already an HpDTensor");
 
+  /* a bad id in one rank's part of sharded ids fails on every rank */
+  {
+    const gint64 ids_data[] = { 0, 1, 2, 9 };
+    g_autoptr(HpTensor) ids = hp_test_tensor_ids (ids_data, 4, (gint64[]) { 4 }, 1);
+    g_autoptr(HpTensor) table = global_tensor ((gint64[]) { 5, 3 }, 2, 1);
+    const gchar *rr[] = { "R" };
+    g_autoptr(GPtrArray) r_p = parse_placements (rr, 1);
+    g_autoptr(HpDTensor) dids = hp_dtensor_distribute (ids, mesh, s0_p, -1, &error);
+    g_autoptr(HpDTensor) dtable = hp_dtensor_distribute (table, mesh, r_p, -1, &error);
+
+    g_assert_no_error (error);
+    hp_test_assert_error (hp_tensor_embedding (HP_TENSOR (dtable), HP_TENSOR (dids), &error),
+                          &error, HP_ERROR_INVALID_ARGUMENT, "outside [0, 5)");
+  }
+
   /* a plain gradient for a DTensor */
   {
     g_autoptr(HpTensor) leaf = hp_tensor_detach (HP_TENSOR (dt));

@@ -31,6 +31,7 @@
 
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
+#include "hp-mpi-private.h"
 #include "hp-mpi.h"
 #include "hp-op-call-private.h"
 #include "hp-tensor-ops.h"
@@ -1255,6 +1256,50 @@ is_additive_input (HpOpKind kind,
   return kind == HP_OP_ADD || kind == HP_OP_SUB || (kind == HP_OP_LINEAR && i == 2);
 }
 
+/* Sharded ids are checked by every rank for its own part; the ranks then
+ * agree, so that all fail or none does */
+static gboolean
+check_sharded_ids (Plan    *plan,
+                   GError **error)
+{
+  HpDTensor *ids = g_ptr_array_index (plan->inputs, 1);
+  HpTensor *local = _hp_dtensor_peek_local (ids);
+  gint64 vocab = input_shape (plan, 0)[0];
+  gint64 n = hp_tensor_get_numel (local);
+  const gint64 *data;
+  gint64 bad = G_MININT64, any_bad;
+  gboolean sharded = FALSE;
+
+  for (guint d = 0; d < plan->mesh_ndim; d++)
+    sharded |= !hp_placement_is_replicate (current (plan, 1, d));
+  if (!sharded || hp_tensor_get_dtype (local) != HP_DTYPE_INT64 || input_ndim (plan, 0) != 2)
+    return TRUE;
+
+  data = _hp_tensor_data (local);
+  for (gint64 i = 0; i < n && bad == G_MININT64; i++)
+    if (data[i] < 0 || data[i] >= vocab)
+      bad = data[i];
+
+  any_bad = bad != G_MININT64;
+  if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &any_bad, 1, MPI_INT64_T, MPI_MAX,
+                                     hp_device_mesh_get_comm (plan->mesh)),
+                      "MPI_Allreduce", error))
+    return FALSE;
+  if (any_bad)
+    {
+      if (bad != G_MININT64)
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "embedding: id %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT ")",
+                     bad, vocab);
+      else
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "embedding: another rank's ids hold an id outside [0, %" G_GINT64_FORMAT ")",
+                     vocab);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Redistributes the inputs as planned, runs the op on the local tensors
  * and wraps the result */
 static HpTensor *
@@ -1268,6 +1313,9 @@ plan_run (Plan    *plan,
   gint64 global[HP_TENSOR_MAX_NDIM];
   const gint64 *shape;
   guint ndim;
+
+  if (call->kind == HP_OP_EMBEDDING && !check_sharded_ids (plan, error))
+    return NULL;
 
   for (guint i = 0; i < n; i++)
     {
