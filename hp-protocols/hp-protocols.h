@@ -26,4 +26,7 @@
 #include "hp-partial.h"
 #include "hp-dtensor.h"
 
+#include "hp-mesh-axis-name.h"
+#include "hp-named-placement.h"
+
 #undef HP_PROTOCOLS_INSIDE
