@@ -25,5 +25,9 @@
 #include "hp-replicate.h"
 #include "hp-partial.h"
 #include "hp-dtensor.h"
+#include "hp-local-map.h"
+
+#include "hp-mesh-axis-name.h"
+#include "hp-named-placement.h"
 
 #undef HP_PROTOCOLS_INSIDE

@@ -1,0 +1,76 @@
+/* hp-mesh-axis-name.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "hp-enum-types.h"
+#include "hp-error.h"
+#include "hp-mesh-axis-name.h"
+
+/**
+ * hp_mesh_axis_name_to_string:
+ * @axis: a #HpMeshAxisName
+ *
+ * Gets the mesh dim name of @axis, such as `tp` or `dp_shard`.
+ *
+ * Returns: (transfer none): the name, a static string
+ */
+const gchar *
+hp_mesh_axis_name_to_string (HpMeshAxisName axis)
+{
+  GEnumClass *klass = g_type_class_ref (HP_TYPE_MESH_AXIS_NAME);
+  GEnumValue *value = g_enum_get_value (klass, axis);
+
+  g_type_class_unref (klass);
+  g_return_val_if_fail (value != NULL, NULL);
+
+  return value->value_nick;
+}
+
+/**
+ * hp_mesh_axis_name_from_string:
+ * @name: a mesh dim name such as "tp"
+ * @axis: (out): return location for the axis
+ * @error: return location for a #GError
+ *
+ * Looks up the standard axis whose name is @name. Names are
+ * case-sensitive: `tp` is an axis, `TP` is not.
+ *
+ * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT,
+ *   listing the valid names, when @name is not one of them, in which case
+ *   @axis is left unchanged
+ */
+gboolean
+hp_mesh_axis_name_from_string (const gchar     *name,
+                               HpMeshAxisName  *axis,
+                               GError         **error)
+{
+  GEnumClass *klass;
+  GEnumValue *value;
+
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (axis != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  klass = g_type_class_ref (HP_TYPE_MESH_AXIS_NAME);
+  value = g_enum_get_value_by_nick (klass, name);
+
+  if (value == NULL)
+    {
+      GString *names = g_string_new (NULL);
+
+      for (guint i = 0; i < klass->n_values; i++)
+        g_string_append_printf (names, "%s%s", i > 0 ? ", " : "", klass->values[i].value_nick);
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "unknown mesh axis name '%s' (expected one of %s)", name, names->str);
+      g_string_free (names, TRUE);
+      g_type_class_unref (klass);
+      return FALSE;
+    }
+
+  *axis = value->value;
+  g_type_class_unref (klass);
+  return TRUE;
+}
