@@ -67,8 +67,8 @@
 #include <hp-protocols/hp-mpi.h>
 
 #define WARMUP 5
-#define MIN_REPEATS 20
-#define MAX_REPEATS 2000
+#define MIN_ROUNDS 20
+#define MAX_ROUNDS 2000
 #define COLS 1024
 #define MIB ((gsize) 1 << 20)
 
@@ -506,7 +506,7 @@ bench_case (const Transition *transition,
         sum += t[k];
       round_seconds = MIN (round_seconds, sum);
     }
-  rounds = CLAMP ((gint) (seconds_per_case / MAX (round_seconds, 1e-6)), MIN_REPEATS, MAX_REPEATS);
+  rounds = CLAMP ((gint) (seconds_per_case / MAX (round_seconds, 1e-6)), MIN_ROUNDS, MAX_ROUNDS);
 
   for (gint k = 0; k < sides; k++)
     times[k] = g_new (gdouble, rounds);
@@ -733,7 +733,7 @@ main (int    argc,
              "ratio = median of hp / bare over the rounds; the bare side allocates nothing and "
              "writes into the buffer of the library's latest result; "
              "load average %s\n",
-             n, COLS, MIN_REPEATS, MAX_REPEATS, seconds_per_case, WARMUP, load);
+             n, COLS, MIN_ROUNDS, MAX_ROUNDS, seconds_per_case, WARMUP, load);
 
   /* the memory part runs first, in a fresh process with malloc as it is */
   bench_memory (mesh, rank, n);
