@@ -1,11 +1,13 @@
 # Thin wrapper around meson: installs what is missing, builds, runs.
 #   make demo    install dependencies, build, run the demo
 #   make check   install dependencies, build, run every test suite
-#   make bench   build and run the benchmarks (measurements, not tests)
+#   make bench   build and run the benchmarks (measurements, not tests):
+#                bench-matmul, then bench-redistribute on 2 and 4 ranks
 
 BUILDDIR ?= build
 MESON_SETUP_ARGS ?=
 MESON_TEST_ARGS ?=
+MPIRUN ?= mpirun --oversubscribe
 
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
@@ -31,6 +33,8 @@ check: build
 
 bench: build
 	./$(BUILDDIR)/bench/bench-matmul
+	$(MPIRUN) -np 2 ./$(BUILDDIR)/bench/bench-redistribute
+	$(MPIRUN) -np 4 ./$(BUILDDIR)/bench/bench-redistribute
 
 clean:
 	rm -rf $(BUILDDIR)

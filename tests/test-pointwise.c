@@ -175,7 +175,7 @@ test_same_shape_blocks (void)
       }
 }
 
-/* Outputs of 1 MiB and more reuse the buffers of freed tensors of the same
+/* Large outputs (from 128 KiB) reuse the buffers of freed tensors of the same
  * size (hp-storage.c), never one still in use */
 static void
 test_large_same_shape (void)
@@ -239,6 +239,40 @@ test_large_same_shape (void)
   g_assert_no_error (error);
   hp_test_assert_values (quot, want_quot, n_a, shape, 2, 0, 0);
   hp_test_assert_values (diff, want_diff, n_a, shape, 2, 0, 0);
+}
+
+static gconstpointer
+data_of (HpTensor *t)
+{
+  g_autoptr(GBytes) bytes = hp_tensor_get_bytes (t);
+
+  return g_bytes_get_data (bytes, NULL);
+}
+
+/* The buffer cache follows the sizes in use: after many more sizes than
+ * it has slots have come and gone, the buffer freed last still serves
+ * the next tensor of its size */
+static void
+test_buffer_cache_follows_sizes (void)
+{
+  g_autoptr(GPtrArray) alive = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(HpTensor) again = NULL;
+  const gint n = 40;
+  const gint64 last_shape[] = { 64 + n - 1, 1024 };
+  gconstpointer last_data;
+
+  /* n sizes from 256 KiB up, all alive at once, then freed in order */
+  for (gint i = 0; i < n; i++)
+    {
+      const gint64 shape[] = { 64 + i, 1024 };
+
+      g_ptr_array_add (alive, hp_tensor_new_zeros (HP_DTYPE_FLOAT32, shape, 2));
+    }
+  last_data = data_of (g_ptr_array_index (alive, n - 1));
+  g_clear_pointer (&alive, g_ptr_array_unref);
+
+  again = hp_tensor_new_zeros (HP_DTYPE_FLOAT32, last_shape, 2);
+  g_assert_true (data_of (again) == last_data);
 }
 
 static void
@@ -344,6 +378,7 @@ main (int   argc,
   g_test_add_func ("/pointwise/bad-input", test_bad_input);
   g_test_add_func ("/pointwise/same-shape-blocks", test_same_shape_blocks);
   g_test_add_func ("/pointwise/large-same-shape", test_large_same_shape);
+  g_test_add_func ("/pointwise/buffer-cache-follows-sizes", test_buffer_cache_follows_sizes);
   g_test_add_func ("/pointwise/unary/values", test_unary_values);
   g_test_add_func ("/pointwise/binary/gradients", test_binary_gradients);
   g_test_add_func ("/pointwise/unary/gradients", test_unary_gradients);

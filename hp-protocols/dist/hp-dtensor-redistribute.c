@@ -7,7 +7,13 @@
  * first, then the rest from the outermost mesh dim). Each step is one
  * collective on that mesh dim's communicator; a shard of a dim other than
  * the outermost one is packed into per-rank blocks before the collective
- * and unpacked after it, so no element is copied more than twice.
+ * and unpacked after it, so no element is copied more than twice. Pieces
+ * of the outermost dim are contiguous already: they are sent from and
+ * received into the tensors themselves.
+ *
+ * Packing space comes from the tensor buffer cache (hp-storage.c), like
+ * the results: a large malloc() is a fresh mapping whose pages all fault
+ * on first write, which costs more than the copy itself.
  */
 
 #include "config.h"
@@ -101,6 +107,21 @@ copy_block (guint8         *dst,
     }
 }
 
+/* Packing space of @n_elems elements of @elem bytes; the data of the
+ * result stays valid while the result lives */
+static GBytes *
+scratch_new (gint64 n_elems,
+             gsize  elem)
+{
+  return _hp_storage_new (MAX (n_elems, 1) * elem);
+}
+
+static guint8 *
+scratch_data (GBytes *scratch)
+{
+  return (guint8 *) g_bytes_get_data (scratch, NULL);
+}
+
 static gboolean
 check_count (gint64   count,
              GError **error)
@@ -189,7 +210,8 @@ step_all_gather (State   *st,
   g_autofree int *counts = g_new (int, n);
   g_autofree int *displs = g_new (int, n);
   g_autoptr(HpTensor) out = NULL;
-  g_autofree guint8 *gathered = NULL;
+  g_autoptr(GBytes) scratch = NULL;
+  guint8 *gathered = NULL;
   gint64 total = 0;
 
   shape_with (st, k, level, out_shape);
@@ -210,7 +232,10 @@ step_all_gather (State   *st,
 
   /* pieces of the outermost dim land in place; others are unpacked */
   if (outer > 1)
-    gathered = g_malloc (MAX (total, 1) * elem);
+    {
+      scratch = scratch_new (total, elem);
+      gathered = scratch_data (scratch);
+    }
   if (!_hp_mpi_check (MPI_Allgatherv (_hp_tensor_data (st->local), counts[st->coordinate[d]],
                                       _hp_mpi_datatype (dtype),
                                       outer > 1 ? gathered : _hp_tensor_data (out),
@@ -275,8 +300,10 @@ step_all_to_all (State   *st,
   g_autofree int *send_displs = g_new (int, n);
   g_autofree int *recv_counts = g_new (int, n);
   g_autofree int *recv_displs = g_new (int, n);
-  g_autofree guint8 *send = NULL;
-  g_autofree guint8 *recv = NULL;
+  g_autoptr(GBytes) send_scratch = NULL;
+  g_autoptr(GBytes) recv_scratch = NULL;
+  guint8 *send, *recv;
+  gboolean send_in_place, recv_in_place;
   g_autoptr(HpTensor) out = NULL;
   gint64 send_total = 0, recv_total = 0;
 
@@ -309,9 +336,28 @@ step_all_to_all (State   *st,
   if (!check_count (send_total, error) || !check_count (recv_total, error))
     return FALSE;
 
-  send = g_malloc (MAX (send_total, 1) * elem);
-  recv = g_malloc (MAX (recv_total, 1) * elem);
-  for (gint c = 0; c < n; c++)
+  /* with only dims of size 1 before it, the pieces of a dim follow each
+   * other in memory in rank order, as the collective wants them */
+  send_in_place = _hp_shape_numel (local_shape, j) == 1;
+  recv_in_place = _hp_shape_numel (out_shape, i) == 1;
+
+  out = _hp_tensor_new_uninit (dtype, out_shape, st->ndim);
+  if (send_in_place)
+    send = _hp_tensor_data (st->local);
+  else
+    {
+      send_scratch = scratch_new (send_total, elem);
+      send = scratch_data (send_scratch);
+    }
+  if (recv_in_place)
+    recv = _hp_tensor_data (out);
+  else
+    {
+      recv_scratch = scratch_new (recv_total, elem);
+      recv = scratch_data (recv_scratch);
+    }
+
+  for (gint c = 0; !send_in_place && c < n; c++)
     {
       gint64 block[HP_TENSOR_MAX_NDIM], from[HP_TENSOR_MAX_NDIM] = { 0 };
       gint64 zeros[HP_TENSOR_MAX_NDIM] = { 0 };
@@ -330,8 +376,7 @@ step_all_to_all (State   *st,
                       "MPI_Alltoallv", error))
     return FALSE;
 
-  out = _hp_tensor_new_uninit (dtype, out_shape, st->ndim);
-  for (gint c = 0; c < n; c++)
+  for (gint c = 0; !recv_in_place && c < n; c++)
     {
       gint64 block[HP_TENSOR_MAX_NDIM], at[HP_TENSOR_MAX_NDIM] = { 0 };
       gint64 zeros[HP_TENSOR_MAX_NDIM] = { 0 };
@@ -392,7 +437,8 @@ step_reduce_scatter (State      *st,
   gint64 local_shape[HP_TENSOR_MAX_NDIM];
   gint64 outer, inner, level, out_shape[HP_TENSOR_MAX_NDIM];
   g_autofree int *counts = g_new (int, n);
-  g_autofree guint8 *packed = NULL;
+  g_autoptr(GBytes) scratch = NULL;
+  guint8 *packed;
   g_autoptr(HpTensor) out = NULL;
   gconstpointer send;
   gint64 my_offset, my_length;
@@ -422,7 +468,8 @@ step_reduce_scatter (State      *st,
     {
       gint64 at = 0;
 
-      packed = g_malloc (MAX (hp_tensor_get_numel (st->local), 1) * elem);
+      scratch = scratch_new (hp_tensor_get_numel (st->local), elem);
+      packed = scratch_data (scratch);
       for (gint c = 0; c < n; c++)
         {
           gint64 block[HP_TENSOR_MAX_NDIM], from[HP_TENSOR_MAX_NDIM] = { 0 };
