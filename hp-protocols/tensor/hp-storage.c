@@ -20,7 +20,12 @@
 
 #define POOL_MIN_BYTES ((gsize) 1 << 20)
 #define POOL_MAX_BYTES ((gsize) 256 << 20)
-#define POOL_SLOTS 8
+/* A forward and backward step has a dozen or more large buffers in
+ * flight (activations, their gradients, weight gradients kept until the
+ * next step, collective results); with fewer slots than that, the
+ * buffers freed last find the slots full and every step faults them in
+ * again. The byte limit bounds what is kept. */
+#define POOL_SLOTS 32
 
 typedef struct
 {
