@@ -34,3 +34,10 @@ bench: build
 
 clean:
 	rm -rf $(BUILDDIR)
+
+# The tensor-parallel MLP step on 1 and 2 ranks, against mpi4py + numpy
+# (bench/README.md); a prerequisite of bench, so it runs before the others
+.PHONY: bench-tp-mlp
+bench: bench-tp-mlp
+bench-tp-mlp: build
+	./bench/run-tp-mlp.sh $(BUILDDIR)
