@@ -2,7 +2,8 @@
 #   make demo    install dependencies, build, run the demo
 #   make check   install dependencies, build, run every test suite
 #   make bench   build and run the benchmarks (measurements, not tests):
-#                bench-matmul, then bench-redistribute on 2 and 4 ranks
+#                the tensor-parallel MLP step, bench-matmul, then
+#                bench-redistribute on 2 and 4 ranks
 
 BUILDDIR ?= build
 MESON_SETUP_ARGS ?=
@@ -38,3 +39,10 @@ bench: build
 
 clean:
 	rm -rf $(BUILDDIR)
+
+# The tensor-parallel MLP step on 1 and 2 ranks, against mpi4py + numpy
+# (bench/README.md); a prerequisite of bench, so it runs before the others
+.PHONY: bench-tp-mlp
+bench: bench-tp-mlp
+bench-tp-mlp: build
+	./bench/run-tp-mlp.sh $(BUILDDIR)

@@ -21,6 +21,7 @@ PACKAGES="
   python3
   python3-gi
   python3-numpy
+  python3-mpi4py
   gi-docgen
   valgrind
 "

@@ -137,7 +137,7 @@ want_shard (Plan *plan,
             guint d,
             gint  dim)
 {
-  want (plan, i, d, hp_shard_new (dim));
+  want (plan, i, d, _hp_placement_shared_shard (dim));
 }
 
 static void
@@ -160,7 +160,7 @@ out_shard (Plan *plan,
            guint i,
            guint in_dim)
 {
-  set_placement (plan->out, d, hp_shard_new (out_dim));
+  set_placement (plan->out, d, _hp_placement_shared_shard (out_dim));
   plan->out_from_input[out_dim] = i;
   plan->out_from_dim[out_dim] = in_dim;
 }
@@ -170,7 +170,7 @@ out_partial (Plan       *plan,
              guint       d,
              HpReduceOp  op)
 {
-  set_placement (plan->out, d, hp_partial_new (op));
+  set_placement (plan->out, d, _hp_placement_shared_partial (op));
 }
 
 /* Rules: each sets plan->want[*][d] and plan->out[d] (both start as
@@ -841,8 +841,8 @@ plan_reset_dim (Plan *plan,
                 guint d)
 {
   for (guint i = 0; i < plan->inputs->len; i++)
-    want (plan, i, d, hp_replicate_new ());
-  set_placement (plan->out, d, hp_replicate_new ());
+    want (plan, i, d, _hp_placement_shared_replicate ());
+  set_placement (plan->out, d, _hp_placement_shared_replicate ());
 }
 
 static void

@@ -124,7 +124,7 @@ _hp_placements_normalize (const gchar  *op,
             }
           if (dim < 0)
             {
-              g_ptr_array_add (out, hp_shard_new (dim + n));
+              g_ptr_array_add (out, _hp_placement_shared_shard (dim + n));
               continue;
             }
         }
@@ -144,7 +144,8 @@ _hp_placements_for_grad (GPtrArray *placements)
     {
       HpPlacement *p = g_ptr_array_index (placements, i);
 
-      g_ptr_array_add (out, hp_placement_is_partial (p) ? hp_replicate_new () : g_object_ref (p));
+      g_ptr_array_add (out, hp_placement_is_partial (p) ? _hp_placement_shared_replicate ()
+                                                        : g_object_ref (p));
     }
   return out;
 }
@@ -172,7 +173,7 @@ _hp_placements_replicated (guint n)
   GPtrArray *out = g_ptr_array_new_full (n, g_object_unref);
 
   for (guint i = 0; i < n; i++)
-    g_ptr_array_add (out, hp_replicate_new ());
+    g_ptr_array_add (out, _hp_placement_shared_replicate ());
   return out;
 }
 

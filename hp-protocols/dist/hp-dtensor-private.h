@@ -10,6 +10,7 @@
 #include "hp-device-mesh.h"
 #include "hp-dtensor.h"
 #include "hp-partial.h"
+#include "hp-placement-private.h"
 #include "hp-placement.h"
 #include "hp-replicate.h"
 #include "hp-shard.h"

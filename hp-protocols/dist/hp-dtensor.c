@@ -863,7 +863,7 @@ get_local_backward (HpAutogradNode  *node,
     if (layout->sum_dims & (G_GUINT64_CONSTANT (1) << d))
       {
         g_object_unref (g_ptr_array_index (partial, d));
-        g_ptr_array_index (partial, d) = hp_partial_new (HP_REDUCE_OP_SUM);
+        g_ptr_array_index (partial, d) = _hp_placement_shared_partial (HP_REDUCE_OP_SUM);
       }
 
   summed = _hp_dtensor_new (grad, layout->mesh, partial, layout->shape, layout->ndim);
@@ -871,33 +871,56 @@ get_local_backward (HpAutogradNode  *node,
   return grad_inputs[0] != NULL;
 }
 
-/* get_local for an op whose result is not Replicate on the mesh dims in
- * @sum_dims where @self is Replicate: each rank's use of its copy then
- * contributes a different part of the result, so the gradients of the
- * copies are summed over those dims (the gradient rule of DESIGN.md §5).
- * Bits of @sum_dims where @self is not Replicate are ignored. */
-HpTensor *
-_hp_dtensor_get_local_summing_grad (HpDTensor *self,
-                                    guint64    sum_dims)
+/* This rank's part of @self, recorded as get_local with @sum_dims (mesh
+ * dims over which the gradients of the ranks' parts are summed). With
+ * @may_share and nothing to record, the result is @self's own local
+ * tensor, which is all right for a caller that only reads it. */
+static HpTensor *
+get_local (HpDTensor *self,
+           guint64    sum_dims,
+           gboolean   may_share)
 {
+  gboolean recorded = _hp_autograd_should_record ((HpTensor *[]) { HP_TENSOR (self) }, 1);
   HpTensor *local;
   guint ndim;
   const gint64 *shape;
   Layout *layout;
 
-  g_return_val_if_fail (HP_IS_DTENSOR (self), NULL);
+  if (may_share && !recorded)
+    return g_object_ref (self->local);
 
   for (guint d = 0; d < self->placements->len; d++)
     if (!hp_placement_is_replicate (g_ptr_array_index (self->placements, d)))
       sum_dims &= ~(G_GUINT64_CONSTANT (1) << d);
 
   local = hp_tensor_detach (self->local);
+  if (!recorded)
+    return local;
+
   shape = hp_tensor_get_shape (HP_TENSOR (self), &ndim);
   layout = layout_new (self->mesh, self->placements, shape, ndim);
   layout->sum_dims = sum_dims;
-  record ("get_local", get_local_backward, HP_TENSOR (self), local,
-          _hp_autograd_should_record ((HpTensor *[]) { HP_TENSOR (self) }, 1), layout);
+  record ("get_local", get_local_backward, HP_TENSOR (self), local, TRUE, layout);
   return local;
+}
+
+/* get_local for an op whose result is not Replicate on the mesh dims in
+ * @sum_dims where @self is Replicate: each rank's use of its copy then
+ * contributes a different part of the result, so the gradients of the
+ * copies are summed over those dims (the gradient rule of DESIGN.md §5).
+ * Bits of @sum_dims where @self is not Replicate are ignored.
+ *
+ * For the op dispatcher, which only hands the result to a local op: when
+ * no gradient is recorded it is @self's own local tensor rather than a
+ * new tensor over the same data (hp_dtensor_get_local() always makes
+ * one, since its caller may change the tensor's gradient settings). */
+HpTensor *
+_hp_dtensor_get_local_summing_grad (HpDTensor *self,
+                                    guint64    sum_dims)
+{
+  g_return_val_if_fail (HP_IS_DTENSOR (self), NULL);
+
+  return get_local (self, sum_dims, TRUE);
 }
 
 /**
@@ -916,7 +939,7 @@ hp_dtensor_get_local (HpDTensor *self)
 {
   g_return_val_if_fail (HP_IS_DTENSOR (self), NULL);
 
-  return _hp_dtensor_get_local_summing_grad (self, 0);
+  return get_local (self, 0, FALSE);
 }
 
 /**

@@ -9,6 +9,7 @@
 
 #include "hp-error.h"
 #include "hp-partial.h"
+#include "hp-placement-private.h"
 #include "hp-placement.h"
 #include "hp-replicate.h"
 #include "hp-shard.h"
@@ -545,4 +546,79 @@ hp_placements_new_from_string (const gchar  *text,
     }
 
   return g_steal_pointer (&placements);
+}
+
+/* Shared placements (see hp-placement-private.h). Each slot is filled
+ * once, by whichever thread gets there first, and keeps its reference
+ * for the life of the process. */
+
+/* shard dims from -SHARED_SHARD_DIMS to SHARED_SHARD_DIMS - 1 are kept */
+#define SHARED_SHARD_DIMS 16
+
+static HpPlacement *shared_replicate;
+static HpPlacement *shared_shards[2 * SHARED_SHARD_DIMS];
+static HpPlacement *shared_partials[HP_REDUCE_OP_PRODUCT + 1];
+
+static HpPlacement *
+shared_ref (HpPlacement **slot,
+            HpPlacement  *(*make) (gint),
+            gint          value)
+{
+  HpPlacement *placement = g_atomic_pointer_get (slot);
+
+  if (G_UNLIKELY (placement == NULL))
+    {
+      HpPlacement *made = make (value);
+
+      if (g_atomic_pointer_compare_and_exchange (slot, NULL, made))
+        placement = made;
+      else
+        {
+          g_object_unref (made);
+          placement = g_atomic_pointer_get (slot);
+        }
+    }
+
+  return g_object_ref (placement);
+}
+
+static HpPlacement *
+make_replicate (gint unused)
+{
+  return hp_replicate_new ();
+}
+
+static HpPlacement *
+make_shard (gint dim)
+{
+  return hp_shard_new (dim);
+}
+
+static HpPlacement *
+make_partial (gint reduce_op)
+{
+  return hp_partial_new ((HpReduceOp) reduce_op);
+}
+
+HpPlacement *
+_hp_placement_shared_replicate (void)
+{
+  return shared_ref (&shared_replicate, make_replicate, 0);
+}
+
+HpPlacement *
+_hp_placement_shared_shard (gint dim)
+{
+  if (dim < -SHARED_SHARD_DIMS || dim >= SHARED_SHARD_DIMS)
+    return hp_shard_new (dim);
+
+  return shared_ref (&shared_shards[dim + SHARED_SHARD_DIMS], make_shard, dim);
+}
+
+HpPlacement *
+_hp_placement_shared_partial (HpReduceOp reduce_op)
+{
+  g_return_val_if_fail ((guint) reduce_op <= HP_REDUCE_OP_PRODUCT, NULL);
+
+  return shared_ref (&shared_partials[reduce_op], make_partial, reduce_op);
 }

@@ -9,8 +9,8 @@
  * costs more than the arithmetic itself (bench/README.md). Buffers from
  * glibc's first mmap threshold (128 KiB) up fare no better when a few of
  * them are freed together: glibc gives the top of its heap back to the
- * kernel, and the next ones fault in again. A buffer of POOL_MIN_BYTES or more whose last reference goes away
- * is therefore kept in one of POOL_SLOTS slots (POOL_MAX_BYTES in all),
+ * kernel, and the next ones fault in again. A buffer of POOL_MIN_BYTES
+ * or more whose last reference goes away is therefore kept in one of POOL_SLOTS slots (POOL_MAX_BYTES in all),
  * and the next request of the same size takes it back, already mapped;
  * of several, the one released last, which is the likeliest to be still
  * in the CPU caches. When a released buffer does not fit, the buffers
@@ -26,7 +26,12 @@
 
 #define POOL_MIN_BYTES ((gsize) 128 << 10)
 #define POOL_MAX_BYTES ((gsize) 256 << 20)
-#define POOL_SLOTS 16
+/* A forward and backward step has a dozen or more large buffers in
+ * flight (activations, their gradients, weight gradients kept until the
+ * next step, collective results); with fewer slots than that, the
+ * buffers freed last find the slots full and every step faults them in
+ * again. The byte limit bounds what is kept. */
+#define POOL_SLOTS 32
 
 typedef struct
 {
