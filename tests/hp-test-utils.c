@@ -106,6 +106,19 @@ hp_test_assert_close (HpTensor *tensor,
 }
 
 void
+hp_test_chunk (gint64  size,
+               gint    n,
+               gint    index,
+               gint64 *offset,
+               gint64 *length)
+{
+  gint64 piece = (size + n - 1) / n;
+
+  *offset = MIN (piece * index, size);
+  *length = MIN (*offset + piece, size) - *offset;
+}
+
+void
 hp_test_assert_error (gpointer      result,
                       GError      **error,
                       gint          code,

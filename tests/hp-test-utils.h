@@ -66,6 +66,15 @@ void      hp_test_gradcheck     (const gchar    *name,
                                  HpTensor      **inputs,
                                  guint           n_inputs);
 
+/* torch.chunk, written out independently of the library: piece @index of
+ * @size split into @n pieces of ceil(size / n), the last ones shorter or
+ * empty */
+void      hp_test_chunk         (gint64          size,
+                                 gint            n,
+                                 gint            index,
+                                 gint64         *offset,
+                                 gint64         *length);
+
 /* Asserts that @result is NULL and @error has @code and contains
  * @message_part; frees the error. */
 void      hp_test_assert_error  (gpointer        result,

@@ -107,20 +107,6 @@ uniform (HpDType       dtype,
 
 /* Layouts, computed here from the spec's chunk formula */
 
-/* torch.chunk, written out again */
-static void
-chunk (gint64  size,
-       gint    n,
-       gint    index,
-       gint64 *offset,
-       gint64 *length)
-{
-  gint64 piece = (size + n - 1) / n;
-
-  *offset = MIN (piece * index, size);
-  *length = MIN (*offset + piece, size) - *offset;
-}
-
 /* The tensor dim a placement text shards (normalised), or -1 */
 static gint
 text_shard_dim (const gchar *text,
@@ -155,7 +141,7 @@ expected_region (const gint64  *shape,
           {
             gint64 off, len;
 
-            chunk (lengths[k], m->shape[d], coordinate[d], &off, &len);
+            hp_test_chunk (lengths[k], m->shape[d], coordinate[d], &off, &len);
             offsets[k] += off;
             lengths[k] = len;
           }

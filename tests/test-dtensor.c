@@ -63,20 +63,6 @@ make_mesh (const MeshShape *ms)
   return mesh;
 }
 
-/* torch.chunk, written out again */
-static void
-chunk (gint64  size,
-       gint    n,
-       gint    index,
-       gint64 *offset,
-       gint64 *length)
-{
-  gint64 piece = (size + n - 1) / n;
-
-  *offset = MIN (piece * index, size);
-  *length = MIN (*offset + piece, size) - *offset;
-}
-
 /* Shard dims of @texts, normalised for @ndim; -1 where not a shard */
 static gint
 shard_dim (const gchar *text,
@@ -105,7 +91,7 @@ expected_region (const gint64  *shape,
           {
             gint64 off, len;
 
-            chunk (lengths[k], ms->shape[d], coordinate[d], &off, &len);
+            hp_test_chunk (lengths[k], ms->shape[d], coordinate[d], &off, &len);
             offsets[k] += off;
             lengths[k] = len;
           }
@@ -775,8 +761,8 @@ test_reshape (void)
           gint64 fo, fl, to, tl;
           gint64 num = MAX (cases[c].to / cases[c].from, 1), den = MAX (cases[c].from / cases[c].to, 1);
 
-          chunk (cases[c].from, world_size, r, &fo, &fl);
-          chunk (cases[c].to, world_size, r, &to, &tl);
+          hp_test_chunk (cases[c].from, world_size, r, &fo, &fl);
+          hp_test_chunk (cases[c].to, world_size, r, &to, &tl);
           if (fo % den || fl % den || fo / den * num != to || fl / den * num != tl)
             want_dim = -1;
         }
@@ -973,7 +959,7 @@ test_visualize_and_string (void)
       gint64 offset, length;
       g_autofree gchar *range = NULL;
 
-      chunk (5, world_size, r, &offset, &length);
+      hp_test_chunk (5, world_size, r, &offset, &length);
       range = g_strdup_printf ("[%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT ")", offset, offset + length);
       g_assert_nonnull (strstr (lines[2 + r], range));
     }

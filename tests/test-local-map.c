@@ -23,20 +23,6 @@ unref_nullable (gpointer object)
     g_object_unref (object);
 }
 
-/* torch.chunk */
-static void
-chunk (gint64  size,
-       gint    n,
-       gint    index,
-       gint64 *offset,
-       gint64 *length)
-{
-  gint64 piece = (size + n - 1) / n;
-
-  *offset = MIN (piece * index, size);
-  *length = MIN (*offset + piece, size) - *offset;
-}
-
 static HpDeviceMesh *
 make_mesh (const gint  *shape,
            guint        ndim,
@@ -391,7 +377,7 @@ test_seed (void)
   Probe probe = { 0 };
 
   g_assert_no_error (error);
-  chunk (7, world_size, world_rank, &offset, &length);
+  hp_test_chunk (7, world_size, world_rank, &offset, &length);
   probe.n_checked = 2;
   probe.shapes[0][0] = length;
   probe.shapes[0][1] = 4;
@@ -441,7 +427,7 @@ test_uneven (void)
   gint64 offset, length;
 
   g_assert_no_error (error);
-  chunk (5, world_size, world_rank, &offset, &length);
+  hp_test_chunk (5, world_size, world_rank, &offset, &length);
 
   /* 5 rows over n ranks: 3+2, 2+2+1, 2+2+1+0, 1+1+1+1+1+0+0+0 */
   {
@@ -475,7 +461,7 @@ test_uneven (void)
       {
         gint64 o, l;
 
-        chunk (5, world_size, r, &o, &l);
+        hp_test_chunk (5, world_size, r, &o, &l);
         if (l > 0)
           g_ptr_array_add (pieces, rows (x, o, 1));
       }
@@ -578,8 +564,8 @@ test_redistribute (void)
   gint64 offset, length, col_offset, cols;
   Probe probe = { .n_checked = 1 };
 
-  chunk (6, world_size, world_rank, &offset, &length);
-  chunk (4, world_size, world_rank, &col_offset, &cols);
+  hp_test_chunk (6, world_size, world_rank, &offset, &length);
+  hp_test_chunk (4, world_size, world_rank, &col_offset, &cols);
   probe.shapes[0][0] = length;
   probe.shapes[0][1] = 4;
 
@@ -867,7 +853,7 @@ test_grad (void)
   g_autoptr(GPtrArray) out_p = named_list (1, "tp:S(0)");
   gint64 offset, length;
 
-  chunk (7, world_size, world_rank, &offset, &length);
+  hp_test_chunk (7, world_size, world_rank, &offset, &length);
   reference_grads (x, y, weights, &gx, &gy);
 
   for (guint c = 0; c < G_N_ELEMENTS (y_grads); c++)
