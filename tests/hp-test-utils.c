@@ -118,6 +118,40 @@ hp_test_chunk (gint64  size,
   *length = MIN (*offset + piece, size) - *offset;
 }
 
+gdouble *
+hp_test_region_values (HpTensor     *t,
+                       const gint64 *offsets,
+                       const gint64 *lengths,
+                       gsize        *n_out)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (t, &ndim);
+  gsize n;
+  g_autofree gdouble *all = hp_tensor_to_float64_array (t, &n);
+  gint64 count = 1, index[HP_TENSOR_MAX_NDIM] = { 0 };
+  gdouble *out;
+
+  for (guint k = 0; k < ndim; k++)
+    count *= lengths[k];
+  out = g_new (gdouble, MAX (count, 1));
+  for (gint64 i = 0; i < count; i++)
+    {
+      gint64 flat = 0;
+
+      for (guint k = 0; k < ndim; k++)
+        flat = flat * shape[k] + offsets[k] + index[k];
+      out[i] = all[flat];
+      for (guint k = ndim; k-- > 0;)
+        {
+          if (++index[k] < lengths[k])
+            break;
+          index[k] = 0;
+        }
+    }
+  *n_out = count;
+  return out;
+}
+
 void
 hp_test_assert_error (gpointer      result,
                       GError      **error,

@@ -75,6 +75,13 @@ void      hp_test_chunk         (gint64          size,
                                  gint64         *offset,
                                  gint64         *length);
 
+/* The values of @t in the block [offsets, offsets + lengths), as doubles
+ * in row-major order (free with g_free) */
+gdouble  *hp_test_region_values (HpTensor       *t,
+                                 const gint64   *offsets,
+                                 const gint64   *lengths,
+                                 gsize          *n_out);
+
 /* Asserts that @result is NULL and @error has @code and contains
  * @message_part; frees the error. */
 void      hp_test_assert_error  (gpointer        result,

@@ -160,34 +160,15 @@ partial_local (HpTensor      *whole,
   guint ndim;
   const gint64 *shape = hp_tensor_get_shape (whole, &ndim);
   gint64 offsets[HP_TENSOR_MAX_NDIM], lengths[HP_TENSOR_MAX_NDIM];
-  gint64 index[HP_TENSOR_MAX_NDIM] = { 0 };
-  gint64 count = 1;
-  gsize n_all;
-  g_autofree gdouble *all = hp_tensor_to_float64_array (whole, &n_all);
+  gsize count;
   g_autofree gdouble *values = NULL;
 
   expected_region (shape, ndim, texts, m, offsets, lengths);
-  for (guint k = 0; k < ndim; k++)
-    count *= lengths[k];
-  values = g_new (gdouble, MAX (count, 1));
-  for (gint64 i = 0; i < count; i++)
-    {
-      gint64 flat = 0;
-
-      for (guint k = 0; k < ndim; k++)
-        flat = flat * shape[k] + offsets[k] + index[k];
-      values[i] = all[flat];
-      for (guint k = ndim; k-- > 0;)
-        {
-          if (++index[k] < lengths[k])
-            break;
-          index[k] = 0;
-        }
-    }
+  values = hp_test_region_values (whole, offsets, lengths, &count);
 
   for (guint d = 0; d < m->ndim; d++)
     if (strcmp (texts[d], "P(sum)") == 0)
-      for (gint64 i = 0; i < count; i++)
+      for (gsize i = 0; i < count; i++)
         {
           gdouble share = (gdouble) ((i * 3 + d) % 5) - 2.0;
           gint parts = m->shape[d];

@@ -120,41 +120,6 @@ global_tensor (const gint64 *shape,
   return hp_test_tensor (HP_DTYPE_FLOAT64, data, n, shape, ndim);
 }
 
-/* The values of @t in the block [offsets, offsets + lengths) */
-static gdouble *
-region_values (HpTensor     *t,
-               const gint64 *offsets,
-               const gint64 *lengths,
-               gsize        *n_out)
-{
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (t, &ndim);
-  gsize n;
-  g_autofree gdouble *all = hp_tensor_to_float64_array (t, &n);
-  gint64 count = 1, index[HP_TENSOR_MAX_NDIM] = { 0 };
-  gdouble *out;
-
-  for (guint k = 0; k < ndim; k++)
-    count *= lengths[k];
-  out = g_new (gdouble, MAX (count, 1));
-  for (gint64 i = 0; i < count; i++)
-    {
-      gint64 flat = 0;
-
-      for (guint k = 0; k < ndim; k++)
-        flat = flat * shape[k] + offsets[k] + index[k];
-      out[i] = all[flat];
-      for (guint k = ndim; k-- > 0;)
-        {
-          if (++index[k] < lengths[k])
-            break;
-          index[k] = 0;
-        }
-    }
-  *n_out = count;
-  return out;
-}
-
 static GPtrArray *
 parse_placements (const gchar **texts,
                   guint         n)
@@ -188,7 +153,7 @@ local_for (HpTensor        *whole,
   g_autofree gdouble *values = NULL;
 
   expected_region (shape, ndim, texts, ms, coordinate, offsets, lengths);
-  values = region_values (whole, offsets, lengths, &n);
+  values = hp_test_region_values (whole, offsets, lengths, &n);
 
   for (guint d = ms->ndim; d-- > 0;)
     {
@@ -224,7 +189,7 @@ assert_local_is_region (HpDTensor       *dt,
   g_autoptr(HpTensor) local = hp_dtensor_get_local (dt);
 
   expected_region (shape, ndim, texts, ms, coordinate, offsets, lengths);
-  want = region_values (whole, offsets, lengths, &n);
+  want = hp_test_region_values (whole, offsets, lengths, &n);
   hp_test_assert_shape (local, lengths, ndim);
   got = hp_tensor_to_float64_array (local, &n_local);
   g_assert_cmpuint (n_local, ==, n);
@@ -602,7 +567,7 @@ test_local_gradients (void)
 
       expected_region (shape, 2, texts[0][0] == 'P' ? (const gchar *[]) { "R" } : texts, &ms,
                        coordinate, offsets, lengths);
-      want = region_values (weights, offsets, lengths, &n);
+      want = hp_test_region_values (weights, offsets, lengths, &n);
       got = hp_tensor_to_float64_array (hp_tensor_get_grad (local), &n_got);
       g_assert_cmpuint (n, ==, n_got);
       for (gsize j = 0; j < n; j++)

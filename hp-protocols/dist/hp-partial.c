@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include "hp-enum-private.h"
+
 #include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-partial.h"
@@ -172,13 +174,11 @@ hp_partial_get_reduce_op (HpPartial *self)
 const gchar *
 hp_reduce_op_to_string (HpReduceOp op)
 {
-  GEnumClass *klass = g_type_class_ref (HP_TYPE_REDUCE_OP);
-  GEnumValue *value = g_enum_get_value (klass, op);
+  const gchar *nick = _hp_enum_to_nick (HP_TYPE_REDUCE_OP, op);
 
-  g_type_class_unref (klass);
-  g_return_val_if_fail (value != NULL, "invalid");
+  g_return_val_if_fail (nick != NULL, "invalid");
 
-  return value->value_nick;
+  return nick;
 }
 
 /**
@@ -198,17 +198,12 @@ hp_reduce_op_from_string (const gchar  *name,
                           HpReduceOp   *op,
                           GError      **error)
 {
-  GEnumClass *klass;
-  GEnumValue *value;
+  gint value;
 
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (op != NULL, FALSE);
 
-  klass = g_type_class_ref (HP_TYPE_REDUCE_OP);
-  value = g_enum_get_value_by_nick (klass, name);
-  g_type_class_unref (klass);
-
-  if (value == NULL)
+  if (!_hp_enum_from_nick (HP_TYPE_REDUCE_OP, name, &value))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "unknown reduce op '%s' (expected sum, avg, max, min or product)",
@@ -216,6 +211,6 @@ hp_reduce_op_from_string (const gchar  *name,
       return FALSE;
     }
 
-  *op = value->value;
+  *op = value;
   return TRUE;
 }

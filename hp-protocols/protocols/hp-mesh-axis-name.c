@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-enum-private.h"
 #include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-mesh-axis-name.h"
@@ -20,13 +21,11 @@
 const gchar *
 hp_mesh_axis_name_to_string (HpMeshAxisName axis)
 {
-  GEnumClass *klass = g_type_class_ref (HP_TYPE_MESH_AXIS_NAME);
-  GEnumValue *value = g_enum_get_value (klass, axis);
+  const gchar *nick = _hp_enum_to_nick (HP_TYPE_MESH_AXIS_NAME, axis);
 
-  g_type_class_unref (klass);
-  g_return_val_if_fail (value != NULL, NULL);
+  g_return_val_if_fail (nick != NULL, NULL);
 
-  return value->value_nick;
+  return nick;
 }
 
 /**
@@ -47,18 +46,15 @@ hp_mesh_axis_name_from_string (const gchar     *name,
                                HpMeshAxisName  *axis,
                                GError         **error)
 {
-  GEnumClass *klass;
-  GEnumValue *value;
+  gint value;
 
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (axis != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  klass = g_type_class_ref (HP_TYPE_MESH_AXIS_NAME);
-  value = g_enum_get_value_by_nick (klass, name);
-
-  if (value == NULL)
+  if (!_hp_enum_from_nick (HP_TYPE_MESH_AXIS_NAME, name, &value))
     {
+      GEnumClass *klass = g_type_class_ref (HP_TYPE_MESH_AXIS_NAME);
       GString *names = g_string_new (NULL);
 
       for (guint i = 0; i < klass->n_values; i++)
@@ -70,7 +66,6 @@ hp_mesh_axis_name_from_string (const gchar     *name,
       return FALSE;
     }
 
-  *axis = value->value;
-  g_type_class_unref (klass);
+  *axis = value;
   return TRUE;
 }

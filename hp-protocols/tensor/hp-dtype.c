@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "hp-dtype.h"
+#include "hp-enum-private.h"
 #include "hp-enum-types.h"
 #include "hp-error.h"
 
@@ -59,13 +60,11 @@ hp_dtype_is_floating (HpDType dtype)
 const gchar *
 hp_dtype_to_string (HpDType dtype)
 {
-  GEnumClass *klass = g_type_class_ref (HP_TYPE_DTYPE);
-  GEnumValue *value = g_enum_get_value (klass, dtype);
+  const gchar *nick = _hp_enum_to_nick (HP_TYPE_DTYPE, dtype);
 
-  g_type_class_unref (klass);
-  g_return_val_if_fail (value != NULL, "invalid");
+  g_return_val_if_fail (nick != NULL, "invalid");
 
-  return value->value_nick;
+  return nick;
 }
 
 /**
@@ -84,17 +83,12 @@ hp_dtype_from_string (const gchar  *name,
                       HpDType      *dtype,
                       GError      **error)
 {
-  GEnumClass *klass;
-  GEnumValue *value;
+  gint value;
 
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (dtype != NULL, FALSE);
 
-  klass = g_type_class_ref (HP_TYPE_DTYPE);
-  value = g_enum_get_value_by_nick (klass, name);
-  g_type_class_unref (klass);
-
-  if (value == NULL)
+  if (!_hp_enum_from_nick (HP_TYPE_DTYPE, name, &value))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "unknown dtype '%s' (expected float32, float64 or int64)",
@@ -102,6 +96,6 @@ hp_dtype_from_string (const gchar  *name,
       return FALSE;
     }
 
-  *dtype = value->value;
+  *dtype = value;
   return TRUE;
 }
