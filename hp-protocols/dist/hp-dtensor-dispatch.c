@@ -759,15 +759,6 @@ rule_along_dim (Plan *plan,
   return TRUE;
 }
 
-/* Frees the entries of the per-input arrays, which hold NULL for an
- * absent optional input */
-static void
-unref_nullable (gpointer object)
-{
-  if (object != NULL)
-    g_object_unref (object);
-}
-
 /* Gathers the inputs as DTensors on one mesh; plain one-element tensors
  * become Replicate DTensors. */
 static GPtrArray *
@@ -777,7 +768,7 @@ collect_inputs (const HpOpCall  *call,
 {
   guint n = _hp_op_call_get_n_inputs (call);
   HpDeviceMesh *mesh = NULL;
-  g_autoptr(GPtrArray) inputs = g_ptr_array_new_full (n, unref_nullable);
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new_full (n, _hp_object_unref_nullable);
 
   for (guint i = 0; i < n && mesh == NULL; i++)
     {
@@ -1308,7 +1299,7 @@ plan_run (Plan    *plan,
 {
   const HpOpCall *call = plan->call;
   guint n = plan->inputs->len;
-  g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, unref_nullable);
+  g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, _hp_object_unref_nullable);
   g_autoptr(HpTensor) out = NULL;
   gint64 global[HP_TENSOR_MAX_NDIM];
   const gint64 *shape;

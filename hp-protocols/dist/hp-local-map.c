@@ -168,13 +168,6 @@ hp_local_map_init (HpLocalMap *self)
 }
 
 static void
-unref_nullable (gpointer object)
-{
-  if (object != NULL)
-    g_object_unref (object);
-}
-
-static void
 free_placements_nullable (gpointer placements)
 {
   if (placements != NULL)
@@ -184,7 +177,7 @@ free_placements_nullable (gpointer placements)
 static GPtrArray *
 copy_named_list (GPtrArray *list)
 {
-  GPtrArray *out = g_ptr_array_new_full (list->len, unref_nullable);
+  GPtrArray *out = g_ptr_array_new_full (list->len, _hp_object_unref_nullable);
 
   for (guint i = 0; i < list->len; i++)
     {
@@ -811,7 +804,7 @@ wrap_outputs (HpLocalMap  *self,
         }
     }
 
-  wrapped = g_ptr_array_new_full (outputs->len, unref_nullable);
+  wrapped = g_ptr_array_new_full (outputs->len, _hp_object_unref_nullable);
   for (guint j = 0; j < outputs->len; j++)
     {
       HpTensor *out = g_ptr_array_index (outputs, j);
@@ -831,23 +824,6 @@ wrap_outputs (HpLocalMap  *self,
       g_ptr_array_add (wrapped, dt);
     }
   return g_steal_pointer (&wrapped);
-}
-
-/* Takes the func's array (transfer full): its elements' references move
- * into a new array that drops them when freed, whether or not the func's
- * array had a free function of its own */
-static GPtrArray *
-take_outputs (GPtrArray *outputs)
-{
-  gsize n = 0;
-  gpointer *items = g_ptr_array_steal (outputs, &n);
-  GPtrArray *out = g_ptr_array_new_full (n, unref_nullable);
-
-  for (gsize j = 0; j < n; j++)
-    g_ptr_array_add (out, items[j]);
-  g_free (items);
-  g_ptr_array_unref (outputs);
-  return out;
 }
 
 /**
@@ -951,7 +927,7 @@ hp_local_map_call (HpLocalMap  *self,
                                default_sum_dims, &plans[i], error);
     }
 
-  locals = g_ptr_array_new_full (args->len, unref_nullable);
+  locals = g_ptr_array_new_full (args->len, _hp_object_unref_nullable);
   for (guint i = 0; i < args->len && ok; i++)
     {
       HpTensor *arg = g_ptr_array_index (args, i);
@@ -973,7 +949,7 @@ hp_local_map_call (HpLocalMap  *self,
     return NULL;
 
   returned = self->func (locals, self->user_data, &func_error);
-  outputs = returned != NULL ? take_outputs (returned) : g_ptr_array_new ();
+  outputs = returned != NULL ? _hp_object_array_take (returned) : g_ptr_array_new ();
   if (returned == NULL && func_error == NULL)
     g_set_error_literal (&func_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                          "local_map: func returned NULL without setting an error");

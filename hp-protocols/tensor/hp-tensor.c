@@ -1216,3 +1216,29 @@ hp_tensor_backward (HpTensor  *self,
 
   return _hp_autograd_run_backward (self, grad, error);
 }
+
+/* Frees an entry of an object array that may hold NULL */
+void
+_hp_object_unref_nullable (gpointer object)
+{
+  if (object != NULL)
+    g_object_unref (object);
+}
+
+/* Takes an array returned with transfer full, as a callback returns it:
+ * its elements' references move into a new array that drops them when
+ * freed, whether or not the given array had a free function (arrays
+ * made by language bindings have none) */
+GPtrArray *
+_hp_object_array_take (GPtrArray *array)
+{
+  gsize n = 0;
+  gpointer *items = g_ptr_array_steal (array, &n);
+  GPtrArray *out = g_ptr_array_new_full (n, _hp_object_unref_nullable);
+
+  for (gsize j = 0; j < n; j++)
+    g_ptr_array_add (out, items[j]);
+  g_free (items);
+  g_ptr_array_unref (array);
+  return out;
+}

@@ -1,0 +1,171 @@
+/* hp-module.h: configurable modules with parameters, buffers and children
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (HP_PROTOCOLS_INSIDE) && !defined (HP_PROTOCOLS_COMPILATION)
+# error "Only <hp-protocols/hp-protocols.h> can be included directly."
+#endif
+
+#include "hp-configurable.h"
+#include "hp-device-mesh.h"
+#include "hp-local-map.h"
+#include "hp-module-config.h"
+#include "hp-state-dict.h"
+#include "hp-tensor.h"
+#include "hp-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define HP_TYPE_MODULE (hp_module_get_type ())
+
+HP_AVAILABLE_IN_ALL
+G_DECLARE_DERIVABLE_TYPE (HpModule, hp_module, HP, MODULE, HpConfigurable)
+
+/**
+ * HpModuleClass:
+ * @parent_class: the parent class
+ * @forward: computes the outputs from the arguments; called by
+ *   hp_module_forward() between the redistributions a sharding
+ *   configuration asks for
+ * @reset_parameters: gives the module's own parameters their first
+ *   values when its #HpParamInit does not cover them; @seed is
+ *   different for every module of a tree and the same on every rank
+ * @init_self_buffers: computes the module's own buffers
+ * @get_forward_arg_names: the names of the forward arguments, in order,
+ *   for classes that do not call hp_module_class_set_forward_arg_names()
+ *
+ * The class of modules. A subclass implements @forward and, when it has
+ * parameters, @reset_parameters or an initialiser per parameter in its
+ * configuration's #HpParamInit.
+ */
+struct _HpModuleClass
+{
+  HpConfigurableClass parent_class;
+
+  GPtrArray *(*forward)               (HpModule   *self,
+                                       GPtrArray  *args,
+                                       GError    **error);
+  gboolean   (*reset_parameters)      (HpModule   *self,
+                                       guint64     seed,
+                                       GError    **error);
+  gboolean   (*init_self_buffers)     (HpModule   *self,
+                                       GError    **error);
+  GStrv      (*get_forward_arg_names) (HpModule   *self);
+
+  /*< private >*/
+  gpointer padding[12];
+};
+
+HP_AVAILABLE_IN_ALL
+void              hp_module_class_set_forward_arg_names (HpModuleClass       *klass,
+                                                         const gchar * const *names);
+HP_AVAILABLE_IN_ALL
+void              hp_module_class_set_embedding         (HpModuleClass       *klass,
+                                                         gboolean             embedding);
+
+HP_AVAILABLE_IN_ALL
+HpModule         *hp_module_new                         (void);
+
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_register_parameter          (HpModule            *self,
+                                                         const gchar         *name,
+                                                         HpTensor            *tensor,
+                                                         GError             **error);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_register_buffer             (HpModule            *self,
+                                                         const gchar         *name,
+                                                         HpTensor            *tensor,
+                                                         gboolean             persistent,
+                                                         GError             **error);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_add_child                   (HpModule            *self,
+                                                         const gchar         *name,
+                                                         HpModule            *child,
+                                                         GError             **error);
+
+HP_AVAILABLE_IN_ALL
+HpTensor         *hp_module_get_parameter               (HpModule            *self,
+                                                         const gchar         *path);
+HP_AVAILABLE_IN_ALL
+HpTensor         *hp_module_get_buffer                  (HpModule            *self,
+                                                         const gchar         *path);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_buffer_is_persistent        (HpModule            *self,
+                                                         const gchar         *path);
+HP_AVAILABLE_IN_ALL
+HpModule         *hp_module_get_child                   (HpModule            *self,
+                                                         const gchar         *path);
+HP_AVAILABLE_IN_ALL
+GStrv             hp_module_get_parameter_names         (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+GStrv             hp_module_get_buffer_names            (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+GStrv             hp_module_get_child_names             (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+HpStateDict      *hp_module_named_parameters            (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+HpStateDict      *hp_module_named_buffers               (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+GPtrArray        *hp_module_parameters                  (HpModule            *self);
+
+HP_AVAILABLE_IN_ALL
+HpParamInit      *hp_module_get_param_init              (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+void              hp_module_set_param_init              (HpModule            *self,
+                                                         HpParamInit         *param_init);
+HP_AVAILABLE_IN_ALL
+HpShardingConfig *hp_module_get_sharding_config         (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+void              hp_module_set_sharding_config         (HpModule            *self,
+                                                         HpShardingConfig    *sharding_config);
+
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_init_states                 (HpModule            *self,
+                                                         guint64              seed,
+                                                         GError             **error);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_init_self_parameters        (HpModule            *self,
+                                                         guint64              seed,
+                                                         GError             **error);
+
+HP_AVAILABLE_IN_ALL
+const gchar * const *hp_module_get_forward_arg_names    (HpModule            *self);
+
+HP_AVAILABLE_IN_ALL
+void              hp_module_register_callable           (HpModule            *self,
+                                                         const gchar         *name,
+                                                         HpLocalMapFunc       func,
+                                                         gpointer             user_data,
+                                                         GDestroyNotify       destroy);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_has_callable                (HpModule            *self,
+                                                         const gchar         *path);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_callable_is_local_mapped    (HpModule            *self,
+                                                         const gchar         *path);
+HP_AVAILABLE_IN_ALL
+GPtrArray        *hp_module_call                        (HpModule            *self,
+                                                         const gchar         *path,
+                                                         GPtrArray           *args,
+                                                         GError             **error);
+
+HP_AVAILABLE_IN_ALL
+GPtrArray        *hp_module_forward                     (HpModule            *self,
+                                                         GPtrArray           *args,
+                                                         GError             **error);
+HP_AVAILABLE_IN_ALL
+HpTensor         *hp_module_forward1                    (HpModule            *self,
+                                                         HpTensor            *input,
+                                                         GError             **error);
+
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_parallelize                 (HpModule            *self,
+                                                         HpDeviceMesh        *mesh,
+                                                         GError             **error);
+HP_AVAILABLE_IN_ALL
+HpDeviceMesh     *hp_module_get_mesh                    (HpModule            *self);
+
+G_END_DECLS
