@@ -29,5 +29,8 @@
 
 #include "hp-mesh-axis-name.h"
 #include "hp-named-placement.h"
+#include "hp-config.h"
+#include "hp-config-list.h"
+#include "hp-configurable.h"
 
 #undef HP_PROTOCOLS_INSIDE
