@@ -30,4 +30,13 @@
 #include "hp-mesh-axis-name.h"
 #include "hp-named-placement.h"
 
+#include "hp-module-config.h"
+#include "hp-module.h"
+#include "hp-module-list.h"
+#include "hp-sequential.h"
+#include "hp-module-dict.h"
+#include "hp-function-module.h"
+#include "hp-base-model-config.h"
+#include "hp-base-model.h"
+
 #undef HP_PROTOCOLS_INSIDE

@@ -128,6 +128,4 @@ HpConfig    *hp_config_new_from_json_node     (GType                 config_type
                                                JsonNode             *node,
                                                GError              **error);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (HpConfig, g_object_unref)
-
 G_END_DECLS
