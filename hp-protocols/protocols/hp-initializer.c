@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hp-dtensor-private.h"
@@ -421,23 +422,46 @@ get_arg (HpInitializer *self,
   return self->depth;
 }
 
-/* The shortest "%.<n>g" form of @value that reads back to the same double */
+static void
+format_with_precision (gchar   *buffer,
+                       gint     precision,
+                       gdouble  value)
+{
+  gchar format[8];
+
+  g_snprintf (format, sizeof format, "%%.%dg", precision);
+  g_ascii_formatd (buffer, G_ASCII_DTOSTR_BUF_SIZE, format, value);
+}
+
+/* The shortest decimal form of @value that reads back to the same
+ * double, in @buffer of G_ASCII_DTOSTR_BUF_SIZE bytes: the fewest
+ * significant digits that round-trip, written without an exponent when
+ * the value is a whole number below 1e17 (`1000`, not `1e+03`) */
+static const gchar *
+format_double (gchar   *buffer,
+               gdouble  value)
+{
+  const gchar *e;
+  gint precision;
+
+  precision = 1;
+  format_with_precision (buffer, precision, value);
+  while (precision < 17 && g_ascii_strtod (buffer, NULL) != value)
+    format_with_precision (buffer, ++precision, value);
+
+  e = strchr (buffer, 'e');
+  if (e != NULL && e[1] == '+' && atoi (e + 2) < 17)
+    format_with_precision (buffer, atoi (e + 2) + 1, value);
+  return buffer;
+}
+
 static void
 append_double (GString *out,
                gdouble  value)
 {
   gchar buffer[G_ASCII_DTOSTR_BUF_SIZE];
 
-  for (gint precision = 1; precision <= 17; precision++)
-    {
-      gchar format[8];
-
-      g_snprintf (format, sizeof format, "%%.%dg", precision);
-      g_ascii_formatd (buffer, sizeof buffer, format, value);
-      if (g_ascii_strtod (buffer, NULL) == value)
-        break;
-    }
-  g_string_append (out, buffer);
+  g_string_append (out, format_double (buffer, value));
 }
 
 /**
@@ -662,12 +686,14 @@ check_std (const gchar  *text,
            gdouble       std,
            GError      **error)
 {
+  gchar buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
   if (std >= 0.0)
     return TRUE;
 
   g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-               "cannot parse initializer '%s': std must not be negative (got %g)",
-               text, std);
+               "cannot parse initializer '%s': std must not be negative (got %s)",
+               text, format_double (buffer, std));
   return FALSE;
 }
 
@@ -677,12 +703,15 @@ check_bounds (const gchar  *text,
               gdouble       b,
               GError      **error)
 {
+  gchar a_text[G_ASCII_DTOSTR_BUF_SIZE];
+  gchar b_text[G_ASCII_DTOSTR_BUF_SIZE];
+
   if (a < b)
     return TRUE;
 
   g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-               "cannot parse initializer '%s': a must be less than b (got a=%g, b=%g)",
-               text, a, b);
+               "cannot parse initializer '%s': a must be less than b (got a=%s, b=%s)",
+               text, format_double (a_text, a), format_double (b_text, b));
   return FALSE;
 }
 
@@ -853,9 +882,9 @@ normal_quantile (gdouble p)
           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
     }
 
-  /* Halley's step; exp (x^2 / 2) overflows beyond |x| ~ 37.6, where p is
-   * below the smallest double anyway */
-  if (fabs (x) < 37.0)
+  /* Halley's step; exp (x^2 / 2) overflows beyond |x| = 37.67, which
+   * only p below 1e-308 (subnormal) reach */
+  if (fabs (x) < 37.5)
     {
       gdouble e = normal_cdf (x) - p;
       gdouble u = e * sqrt (2.0 * G_PI) * exp (0.5 * x * x);
@@ -977,14 +1006,19 @@ check_target (HpInitializer  *self,
       return TRUE;
 
     case HP_INIT_KIND_CONSTANT:
-      /* 2^63 is exact as a double; every integer below it in size fits */
-      if (self->value == floor (self->value) && fabs (self->value) < 9223372036854775808.0)
-        return TRUE;
-      what = describe (self);
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "%s: cannot fill an %s tensor with %.17g, which is not an %s value",
-                   what, hp_dtype_to_string (dtype), self->value, hp_dtype_to_string (dtype));
-      return FALSE;
+      {
+        gchar buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+        /* 2^63 is exact as a double; every integer below it in size fits */
+        if (self->value == floor (self->value) && fabs (self->value) < 9223372036854775808.0)
+          return TRUE;
+        what = describe (self);
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "%s: cannot fill an %s tensor with %s, which is not an %s value",
+                     what, hp_dtype_to_string (dtype), format_double (buffer, self->value),
+                     hp_dtype_to_string (dtype));
+        return FALSE;
+      }
 
     case HP_INIT_KIND_NORMAL:
     case HP_INIT_KIND_TRUNC_NORMAL:
