@@ -1128,9 +1128,10 @@ fill_block (HpInitializer  *self,
  * made: its buffer is overwritten. Tensors that share the buffer (made
  * by hp_tensor_detach() or hp_tensor_reshape() of @tensor, or the
  * #GBytes of hp_tensor_get_bytes()) see the new values too, as views do
- * in PyTorch; a tensor made by hp_tensor_new_from_bytes() over memory
- * that is not writable cannot be filled. The gradient and the
- * requires-grad flag of @tensor stay as they are.
+ * in PyTorch. The buffer must be writable: a tensor made by
+ * hp_tensor_new_from_bytes() shares the caller's memory, so do not fill
+ * one made over read-only memory. The gradient and the requires-grad
+ * flag of @tensor stay as they are.
  *
  * Returns: %TRUE on success; %FALSE with %HP_ERROR_STATE if @tensor was
  *   produced by a recorded op (it has gradient history),
