@@ -32,5 +32,19 @@
 #include "hp-config.h"
 #include "hp-config-list.h"
 #include "hp-configurable.h"
+#include "hp-initializer.h"
+#include "hp-param-init.h"
+#include "hp-local-map-config.h"
+#include "hp-sharding-config.h"
+#include "hp-state-dict.h"
+
+#include "hp-module-config.h"
+#include "hp-module.h"
+#include "hp-module-list.h"
+#include "hp-sequential.h"
+#include "hp-module-dict.h"
+#include "hp-function-module.h"
+#include "hp-base-model-config.h"
+#include "hp-base-model.h"
 
 #undef HP_PROTOCOLS_INSIDE

@@ -12,7 +12,12 @@
 #include "hp-config-private.h"
 #include "hp-config.h"
 #include "hp-error.h"
+#include "hp-initializer.h"
+#include "hp-local-map-config.h"
 #include "hp-named-placement.h"
+#include "hp-param-init.h"
+#include "hp-sharding-config.h"
+#include "hp-tensor-private.h"
 
 /* ------------------------------------------------------------------ */
 /* Writing nodes                                                       */
@@ -77,6 +82,118 @@ named_placement_to_node (HpNamedPlacement *named)
   for (guint i = 0; axes[i] != NULL; i++)
     json_object_set_member (object, axes[i],
                             take_string_node (hp_placement_to_string (hp_named_placement_get (named, axes[i]))));
+  return object_node (object);
+}
+
+/* An array of named placements, null for the NULL entries */
+static JsonNode *
+named_list_to_node (GPtrArray *list)
+{
+  JsonArray *array = json_array_new ();
+
+  for (guint i = 0; i < list->len; i++)
+    {
+      HpNamedPlacement *named = g_ptr_array_index (list, i);
+
+      json_array_add_element (array, named != NULL ? named_placement_to_node (named)
+                                                   : json_node_new (JSON_NODE_NULL));
+    }
+  return array_node (array);
+}
+
+static JsonNode *
+local_map_config_to_node (HpLocalMapConfig *local_map)
+{
+  JsonObject *object = json_object_new ();
+  const gchar *callable_path = hp_local_map_config_get_callable_path (local_map);
+  GPtrArray *in_grad = hp_local_map_config_get_in_grad_placements (local_map);
+
+  json_object_set_member (object, "callable-path",
+                          callable_path != NULL ? string_node (callable_path)
+                                                : json_node_new (JSON_NODE_NULL));
+  json_object_set_member (object, "in-placements",
+                          named_list_to_node (hp_local_map_config_get_in_placements (local_map)));
+  json_object_set_member (object, "out-placements",
+                          named_list_to_node (hp_local_map_config_get_out_placements (local_map)));
+  json_object_set_member (object, "in-grad-placements",
+                          in_grad != NULL ? named_list_to_node (in_grad) : json_node_new (JSON_NODE_NULL));
+  return object_node (object);
+}
+
+typedef GStrv              (*NamedMapList) (HpShardingConfig *self);
+typedef HpNamedPlacement * (*NamedMapGet)  (HpShardingConfig *self,
+                                            const gchar      *name);
+typedef void               (*NamedMapSet)  (HpShardingConfig *self,
+                                            const gchar      *name,
+                                            HpNamedPlacement *named);
+typedef guint              (*NamedListLength) (HpShardingConfig *self);
+typedef HpNamedPlacement * (*NamedListGet)    (HpShardingConfig *self,
+                                               guint             index);
+typedef void               (*NamedListSet)    (HpShardingConfig *self,
+                                               guint             index,
+                                               HpNamedPlacement *named);
+
+static JsonNode *
+named_map_to_node (HpShardingConfig *sharding,
+                   NamedMapList      list,
+                   NamedMapGet       get)
+{
+  JsonObject *object = json_object_new ();
+  g_auto(GStrv) names = list (sharding);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    json_object_set_member (object, names[i], named_placement_to_node (get (sharding, names[i])));
+  return object_node (object);
+}
+
+static JsonNode *
+output_list_to_node (HpShardingConfig *sharding,
+                     NamedListLength   length,
+                     NamedListGet      get)
+{
+  g_autoptr(GPtrArray) list = g_ptr_array_new ();
+
+  for (guint i = 0; i < length (sharding); i++)
+    g_ptr_array_add (list, get (sharding, i));
+  return named_list_to_node (list);
+}
+
+static JsonNode *
+sharding_config_to_node (HpShardingConfig *sharding)
+{
+  JsonObject *object = json_object_new ();
+  HpLocalMapConfig *local_map = hp_sharding_config_get_local_map (sharding);
+
+  json_object_set_member (object, "state-shardings",
+                          named_map_to_node (sharding, hp_sharding_config_list_state_shardings,
+                                             hp_sharding_config_get_state_sharding));
+  json_object_set_member (object, "in-src-shardings",
+                          named_map_to_node (sharding, hp_sharding_config_list_in_src_shardings,
+                                             hp_sharding_config_get_in_src_sharding));
+  json_object_set_member (object, "in-dst-shardings",
+                          named_map_to_node (sharding, hp_sharding_config_list_in_dst_shardings,
+                                             hp_sharding_config_get_in_dst_sharding));
+  json_object_set_member (object, "out-src-shardings",
+                          output_list_to_node (sharding, hp_sharding_config_get_n_out_src_shardings,
+                                               hp_sharding_config_get_out_src_sharding));
+  json_object_set_member (object, "out-dst-shardings",
+                          output_list_to_node (sharding, hp_sharding_config_get_n_out_dst_shardings,
+                                               hp_sharding_config_get_out_dst_sharding));
+  json_object_set_member (object, "local-map",
+                          local_map != NULL ? local_map_config_to_node (local_map)
+                                            : json_node_new (JSON_NODE_NULL));
+  return object_node (object);
+}
+
+static JsonNode *
+param_init_to_node (HpParamInit *param_init)
+{
+  JsonObject *object = json_object_new ();
+  g_auto(GStrv) names = hp_param_init_get_names (param_init);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    json_object_set_member (object, names[i],
+                            take_string_node (hp_initializer_to_string (hp_param_init_get (param_init, names[i]))));
   return object_node (object);
 }
 
@@ -198,6 +315,18 @@ _hp_config_value_to_json_node (GParamSpec   *pspec,
 
     case HP_CONFIG_FIELD_NAMED_PLACEMENT:
       return named_placement_to_node (g_value_get_object (value));
+
+    case HP_CONFIG_FIELD_SHARDING_CONFIG:
+      return sharding_config_to_node (g_value_get_object (value));
+
+    case HP_CONFIG_FIELD_LOCAL_MAP_CONFIG:
+      return local_map_config_to_node (g_value_get_object (value));
+
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      return param_init_to_node (g_value_get_object (value));
+
+    case HP_CONFIG_FIELD_INITIALIZER:
+      return take_string_node (hp_initializer_to_string (g_value_get_object (value)));
 
     default:
       g_return_val_if_reached (json_node_new (JSON_NODE_NULL));
@@ -412,6 +541,17 @@ hp_config_to_json_node (HpConfig *self)
  *   had; lists as arrays of such objects;
  * - named placements as objects from axis to placement
  *   (`{"tp": "S(0)"}`);
+ * - sharding configs as objects with all six members:
+ *   `"state-shardings"`, `"in-src-shardings"` and `"in-dst-shardings"`
+ *   (objects from name to named placement), `"out-src-shardings"` and
+ *   `"out-dst-shardings"` (arrays of named placements or `null`) and
+ *   `"local-map"` (`null` or a local map config);
+ * - local map configs as objects with `"callable-path"`,
+ *   `"in-placements"`, `"out-placements"` (arrays of named placements or
+ *   `null`) and `"in-grad-placements"` (such an array or `null`);
+ * - parameter initialisers as objects from parameter name to the
+ *   initialiser's text (`{"weight": "normal(mean=0, std=0.02)"}`),
+ *   initialisers as that text;
  * - %NULL strings, string arrays and objects as `null`.
  *
  * The text is also valid YAML: characters YAML does not take in
@@ -492,7 +632,16 @@ read_number (GParamSpec   *pspec,
   if (node_holds (node, G_TYPE_INT64))
     return _hp_config_value_set_int64 (pspec, value, json_node_get_int (node), error);
   if (!integer_field && node_holds (node, G_TYPE_DOUBLE))
-    return _hp_config_value_set_double (pspec, value, json_node_get_double (node), error);
+    {
+      /* json-glib reads a literal beyond the doubles as an infinity */
+      if (!isfinite (json_node_get_double (node)))
+        {
+          g_set_error_literal (error, HP_ERROR, HP_ERROR_CONFIG,
+                               "number too large for a double (\"inf\" and \"-inf\" are the infinities)");
+          return FALSE;
+        }
+      return _hp_config_value_set_double (pspec, value, json_node_get_double (node), error);
+    }
 
   if (node_holds (node, G_TYPE_STRING))
     {
@@ -555,6 +704,281 @@ named_placement_from_node (JsonNode     *node,
       hp_named_placement_set (named, l->data, placement);
     }
   return g_steal_pointer (&named);
+}
+
+/* Picks the members of @object named in @names ('_' may stand for
+ * '-') into @found; any other member, or one given twice, is an error */
+static gboolean
+pick_members (JsonObject          *object,
+              const gchar         *path,
+              const gchar         *type_name,
+              const gchar * const *names,
+              JsonNode           **found,
+              GError             **error)
+{
+  g_autoptr(GList) members = json_object_get_members (object);
+
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
+      guint i;
+
+      for (i = 0; names[i] != NULL && !_hp_config_name_matches (names[i], l->data); i++)
+        ;
+      if (names[i] == NULL)
+        {
+          _hp_config_set_error (error, member_path, "no field '%s' in %s",
+                                (const gchar *) l->data, type_name);
+          return FALSE;
+        }
+      if (found[i] != NULL)
+        {
+          _hp_config_set_error (error, member_path, "field '%s' is given twice", names[i]);
+          return FALSE;
+        }
+      found[i] = json_object_get_member (object, l->data);
+    }
+  return TRUE;
+}
+
+/* An array of named placements or nulls; a null array gives NULL when
+ * @nullable, with no error */
+static gboolean
+named_list_from_node (JsonNode      *node,
+                      const gchar   *path,
+                      gboolean       nullable,
+                      GPtrArray    **list,
+                      GError       **error)
+{
+  g_autoptr(GPtrArray) out = NULL;
+  JsonArray *array;
+
+  *list = NULL;
+  if (nullable && JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (node))
+    return wrong_type (path, nullable ? "an array of named placements or null"
+                                      : "an array of named placements", node, error);
+
+  array = json_node_get_array (node);
+  out = g_ptr_array_new_full (json_array_get_length (array), _hp_object_unref_nullable);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *element = json_array_get_element (array, i);
+      g_autofree gchar *element_path = g_strdup_printf ("%s.%u", path, i);
+      HpNamedPlacement *named = NULL;
+
+      if (!JSON_NODE_HOLDS_NULL (element))
+        {
+          named = named_placement_from_node (element, element_path, error);
+          if (named == NULL)
+            return FALSE;
+        }
+      g_ptr_array_add (out, named);
+    }
+  *list = g_steal_pointer (&out);
+  return TRUE;
+}
+
+static HpLocalMapConfig *
+local_map_config_from_node (JsonNode     *node,
+                            const gchar  *path,
+                            GError      **error)
+{
+  static const gchar * const names[] = {
+    "callable-path", "in-placements", "out-placements", "in-grad-placements", NULL
+  };
+  JsonNode *found[G_N_ELEMENTS (names)] = { NULL };
+  g_autoptr(HpLocalMapConfig) local_map = NULL;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      wrong_type (path, "an object for HpLocalMapConfig", node, error);
+      return NULL;
+    }
+  if (!pick_members (json_node_get_object (node), path, "HpLocalMapConfig", names, found, error))
+    return NULL;
+
+  local_map = hp_local_map_config_new (NULL);
+  if (found[0] != NULL && !JSON_NODE_HOLDS_NULL (found[0]))
+    {
+      if (!node_holds (found[0], G_TYPE_STRING))
+        {
+          g_autofree gchar *member_path = _hp_config_join_path (path, names[0]);
+
+          wrong_type (member_path, "a string", found[0], error);
+          return NULL;
+        }
+      hp_local_map_config_set_callable_path (local_map, json_node_get_string (found[0]));
+    }
+  for (guint i = 1; i < 4; i++)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, names[i]);
+      g_autoptr(GPtrArray) list = NULL;
+
+      if (found[i] == NULL)
+        continue;
+      if (!named_list_from_node (found[i], member_path, i == 3, &list, error))
+        return NULL;
+      if (i == 1)
+        hp_local_map_config_set_in_placements (local_map, list);
+      else if (i == 2)
+        hp_local_map_config_set_out_placements (local_map, list);
+      else
+        hp_local_map_config_set_in_grad_placements (local_map, list);
+    }
+  return g_steal_pointer (&local_map);
+}
+
+static gboolean
+named_map_from_node (JsonNode          *node,
+                     const gchar       *path,
+                     HpShardingConfig  *sharding,
+                     NamedMapSet        set,
+                     GError           **error)
+{
+  g_autoptr(GList) members = NULL;
+  JsonObject *object;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return wrong_type (path, "an object from name to named placement", node, error);
+
+  object = json_node_get_object (node);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
+      g_autoptr(HpNamedPlacement) named = NULL;
+
+      if (*(const gchar *) l->data == '\0')
+        {
+          _hp_config_set_error (error, path, "empty name");
+          return FALSE;
+        }
+      named = named_placement_from_node (json_object_get_member (object, l->data), member_path, error);
+      if (named == NULL)
+        return FALSE;
+      set (sharding, l->data, named);
+    }
+  return TRUE;
+}
+
+static HpShardingConfig *
+sharding_config_from_node (JsonNode     *node,
+                           const gchar  *path,
+                           GError      **error)
+{
+  static const gchar * const names[] = {
+    "state-shardings", "in-src-shardings", "in-dst-shardings",
+    "out-src-shardings", "out-dst-shardings", "local-map", NULL
+  };
+  static const NamedMapSet map_setters[] = {
+    hp_sharding_config_set_state_sharding,
+    hp_sharding_config_set_in_src_sharding,
+    hp_sharding_config_set_in_dst_sharding,
+  };
+  static const NamedListSet list_setters[] = {
+    hp_sharding_config_set_out_src_sharding,
+    hp_sharding_config_set_out_dst_sharding,
+  };
+  JsonNode *found[G_N_ELEMENTS (names)] = { NULL };
+  g_autoptr(HpShardingConfig) sharding = NULL;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      wrong_type (path, "an object for HpShardingConfig", node, error);
+      return NULL;
+    }
+  if (!pick_members (json_node_get_object (node), path, "HpShardingConfig", names, found, error))
+    return NULL;
+
+  sharding = hp_sharding_config_new ();
+  for (guint i = 0; i < G_N_ELEMENTS (map_setters); i++)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, names[i]);
+
+      if (found[i] != NULL && !named_map_from_node (found[i], member_path, sharding, map_setters[i], error))
+        return NULL;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (list_setters); i++)
+    {
+      JsonNode *member = found[G_N_ELEMENTS (map_setters) + i];
+      g_autofree gchar *member_path = _hp_config_join_path (path, names[G_N_ELEMENTS (map_setters) + i]);
+      g_autoptr(GPtrArray) list = NULL;
+
+      if (member == NULL)
+        continue;
+      if (!named_list_from_node (member, member_path, FALSE, &list, error))
+        return NULL;
+      for (guint j = 0; j < list->len; j++)
+        if (g_ptr_array_index (list, j) != NULL)
+          list_setters[i] (sharding, j, g_ptr_array_index (list, j));
+    }
+  if (found[5] != NULL && !JSON_NODE_HOLDS_NULL (found[5]))
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, names[5]);
+      g_autoptr(HpLocalMapConfig) local_map = local_map_config_from_node (found[5], member_path, error);
+
+      if (local_map == NULL)
+        return NULL;
+      hp_sharding_config_set_local_map (sharding, local_map);
+    }
+  return g_steal_pointer (&sharding);
+}
+
+static HpInitializer *
+initializer_from_node (JsonNode     *node,
+                       const gchar  *path,
+                       GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  HpInitializer *initializer;
+
+  if (!node_holds (node, G_TYPE_STRING))
+    {
+      wrong_type (path, "an initializer string", node, error);
+      return NULL;
+    }
+  initializer = hp_initializer_new_from_string (json_node_get_string (node), &local_error);
+  if (initializer == NULL)
+    _hp_config_set_error (error, path, "%s", local_error->message);
+  return initializer;
+}
+
+static HpParamInit *
+param_init_from_node (JsonNode     *node,
+                      const gchar  *path,
+                      GError      **error)
+{
+  g_autoptr(HpParamInit) param_init = NULL;
+  g_autoptr(GList) members = NULL;
+  JsonObject *object;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      wrong_type (path, "an object from parameter name to initializer", node, error);
+      return NULL;
+    }
+
+  param_init = hp_param_init_new ();
+  object = json_node_get_object (node);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
+      g_autoptr(HpInitializer) initializer = NULL;
+
+      if (*(const gchar *) l->data == '\0')
+        {
+          _hp_config_set_error (error, path, "empty parameter name");
+          return NULL;
+        }
+      initializer = initializer_from_node (json_object_get_member (object, l->data), member_path, error);
+      if (initializer == NULL)
+        return NULL;
+      hp_param_init_set (param_init, l->data, initializer);
+    }
+  return g_steal_pointer (&param_init);
 }
 
 static gboolean
@@ -761,6 +1185,42 @@ _hp_config_value_from_json_node (GParamSpec   *pspec,
       }
       break;
 
+    case HP_CONFIG_FIELD_SHARDING_CONFIG:
+      {
+        g_autoptr(HpShardingConfig) sharding = sharding_config_from_node (node, path, error);
+
+        ok = sharding != NULL;
+        g_value_set_object (value, sharding);
+      }
+      break;
+
+    case HP_CONFIG_FIELD_LOCAL_MAP_CONFIG:
+      {
+        g_autoptr(HpLocalMapConfig) local_map = local_map_config_from_node (node, path, error);
+
+        ok = local_map != NULL;
+        g_value_set_object (value, local_map);
+      }
+      break;
+
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      {
+        g_autoptr(HpParamInit) param_init = param_init_from_node (node, path, error);
+
+        ok = param_init != NULL;
+        g_value_set_object (value, param_init);
+      }
+      break;
+
+    case HP_CONFIG_FIELD_INITIALIZER:
+      {
+        g_autoptr(HpInitializer) initializer = initializer_from_node (node, path, error);
+
+        ok = initializer != NULL;
+        g_value_set_object (value, initializer);
+      }
+      break;
+
     default:
       g_return_val_if_reached (FALSE);
     }
@@ -892,7 +1352,8 @@ _hp_config_from_json_node (GType         expected_type,
 }
 
 /* json-glib reads an integer literal beyond 64 bits as a wrong number;
- * find them in valid JSON text first */
+ * find them in text it parsed, outside strings (json-glib also takes
+ * single quotes) and block comments */
 static gboolean
 check_integer_literals (const gchar  *text,
                         GError      **error)
@@ -906,17 +1367,14 @@ check_integer_literals (const gchar  *text,
           line++;
           p++;
         }
-      else if (*p == '"')
+      else if (*p == '"' || *p == '\'')
         {
-          for (p++; *p != '\0' && *p != '"'; p++)
+          gchar quote = *p;
+
+          for (p++; *p != '\0' && *p != quote; p++)
             if (*p == '\\' && p[1] != '\0')
               p++;
-          if (*p == '"')
-            p++;
-        }
-      else if (p[0] == '/' && p[1] == '/')
-        {
-          while (*p != '\0' && *p != '\n')
+          if (*p == quote)
             p++;
         }
       else if (p[0] == '/' && p[1] == '*')
@@ -1024,7 +1482,8 @@ hp_config_new_from_json (GType         config_type,
  *
  * Reading is strict: a member that is not a field, a value of the
  * wrong JSON type, a value out of the field's range, an unknown or
- * unrelated `"@type"` and a placement that does not parse are errors,
+ * unrelated `"@type"` and a placement or initialiser that does not
+ * parse are errors,
  * whose message starts with the dotted path of the member
  * (`layers.1.n-heads: value 0 out of range [1, 1024]`).
  *

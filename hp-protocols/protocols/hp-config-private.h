@@ -29,6 +29,10 @@ typedef enum
   HP_CONFIG_FIELD_CONFIG,
   HP_CONFIG_FIELD_CONFIG_LIST,
   HP_CONFIG_FIELD_NAMED_PLACEMENT,
+  HP_CONFIG_FIELD_SHARDING_CONFIG,
+  HP_CONFIG_FIELD_LOCAL_MAP_CONFIG,
+  HP_CONFIG_FIELD_PARAM_INIT,
+  HP_CONFIG_FIELD_INITIALIZER,
 } HpConfigFieldKind;
 
 HpConfigFieldKind _hp_config_field_kind          (GParamSpec    *pspec);
@@ -85,6 +89,9 @@ void              _hp_config_set_error           (GError       **error,
                                                   const gchar   *format,
                                                   ...) G_GNUC_PRINTF (3, 4);
 gchar            *_hp_config_join_path           (const gchar   *path,
+                                                  const gchar   *name);
+/* Whether @name is the canonical @field_name, '_' standing for '-' */
+gboolean          _hp_config_name_matches        (const gchar   *field_name,
                                                   const gchar   *name);
 
 /* hp-config-json.c */

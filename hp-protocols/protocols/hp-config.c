@@ -16,7 +16,11 @@
 #include "hp-config.h"
 #include "hp-configurable.h"
 #include "hp-error.h"
+#include "hp-initializer.h"
+#include "hp-local-map-config.h"
 #include "hp-named-placement.h"
+#include "hp-param-init.h"
+#include "hp-sharding-config.h"
 
 /**
  * HpConfig:
@@ -37,10 +41,11 @@
  * #glong, #gulong, #gint64, #guint64, #gfloat, #gdouble, a string, an
  * enum, a flags type, a string array (%G_TYPE_STRV), a nested
  * configuration (any #HpConfig type; the value may be of a subtype), an
- * #HpConfigList or an #HpNamedPlacement. A readable and writable
- * property of any other type is not a field: it is neither copied,
- * compared nor written, and a warning names it the first time the
- * fields of its class are listed.
+ * #HpConfigList, an #HpNamedPlacement, an #HpShardingConfig, an
+ * #HpLocalMapConfig, an #HpParamInit or an #HpInitializer. A readable
+ * and writable property of any other type is not a field: it is
+ * neither copied, compared nor written, and a warning names it the
+ * first time the fields of its class are listed.
  *
  * Each configuration class names the class it builds, its **owner**, in
  * its class_init with hp_config_class_set_owner_type(), or from a
@@ -55,9 +60,9 @@
  * make new ones, hp_config_equal() compares them field by field, and
  * hp_config_to_json() and hp_config_new_from_json() write and strictly
  * read them. Copies are shallow, as Python's `dataclasses.replace()`
- * is: nested configurations, lists and named placements are shared
- * between a configuration and its copies, strings and string arrays are
- * copied.
+ * is: nested configurations, lists and the other object values are
+ * shared between a configuration and its copies, strings and string
+ * arrays are copied.
  *
  * Fields can also be reached by a dotted path through nested
  * configurations and list items, as `layers.0.attention.n-heads`, and
@@ -329,6 +334,14 @@ _hp_config_field_kind (GParamSpec *pspec)
         return HP_CONFIG_FIELD_CONFIG_LIST;
       if (type == HP_TYPE_NAMED_PLACEMENT)
         return HP_CONFIG_FIELD_NAMED_PLACEMENT;
+      if (type == HP_TYPE_SHARDING_CONFIG)
+        return HP_CONFIG_FIELD_SHARDING_CONFIG;
+      if (type == HP_TYPE_LOCAL_MAP_CONFIG)
+        return HP_CONFIG_FIELD_LOCAL_MAP_CONFIG;
+      if (type == HP_TYPE_PARAM_INIT)
+        return HP_CONFIG_FIELD_PARAM_INIT;
+      if (type == HP_TYPE_INITIALIZER)
+        return HP_CONFIG_FIELD_INITIALIZER;
       return HP_CONFIG_FIELD_UNSUPPORTED;
     default:
       return HP_CONFIG_FIELD_UNSUPPORTED;
@@ -419,10 +432,9 @@ _hp_config_type_get_fields (GType  config_type,
   return (GParamSpec **) fields->pdata;
 }
 
-/* Compares a field name with a name that may use '_' for '-' */
-static gboolean
-field_name_equal (const gchar *canonical,
-                  const gchar *name)
+gboolean
+_hp_config_name_matches (const gchar *canonical,
+                         const gchar *name)
 {
   for (; *canonical != '\0' && *name != '\0'; canonical++, name++)
     if (*canonical != *name && !(*canonical == '-' && *name == '_'))
@@ -436,7 +448,7 @@ field_index (GParamSpec  **fields,
              const gchar  *name)
 {
   for (guint i = 0; i < n_fields; i++)
-    if (field_name_equal (fields[i]->name, name))
+    if (_hp_config_name_matches (fields[i]->name, name))
       return (gint) i;
   return -1;
 }
@@ -651,13 +663,19 @@ format_with_precision (gchar   *buffer,
     }
 }
 
-/* Keeps a number a floating-point number for JSON readers: 10 -> 10.0 */
+/* Keeps a number a floating-point number for JSON readers (10 -> 10.0)
+ * and for YAML 1.1 readers, whose floats have a point (1e-05 ->
+ * 1.0e-05) */
 static gchar *
 finish_number (const gchar *buffer)
 {
-  if (strpbrk (buffer, ".e") == NULL)
+  const gchar *e = strchr (buffer, 'e');
+
+  if (strchr (buffer, '.') != NULL)
+    return g_strdup (buffer);
+  if (e == NULL)
     return g_strconcat (buffer, ".0", NULL);
-  return g_strdup (buffer);
+  return g_strdup_printf ("%.*s.0%s", (gint) (e - buffer), buffer, e);
 }
 
 gchar *
@@ -782,8 +800,11 @@ _hp_config_value_set_double (GParamSpec  *pspec,
       return FALSE;
     }
 
+  /* a float field compares the float the number rounds to: the
+   * shortest text of FLT_MAX reads as a double above it */
   double_range (pspec, &min, &max);
-  if (number < min || number > max)
+  if (kind == HP_CONFIG_FIELD_FLOAT ? ((gfloat) number < min || (gfloat) number > max)
+                                    : (number < min || number > max))
     {
       g_autofree gchar *shown = _hp_config_format_double (number);
       g_autofree gchar *shown_min = kind == HP_CONFIG_FIELD_FLOAT
@@ -1075,6 +1096,14 @@ values_equal (GParamSpec   *pspec,
         return config_lists_equal (HP_CONFIG_LIST (oa), HP_CONFIG_LIST (ob));
       case HP_CONFIG_FIELD_NAMED_PLACEMENT:
         return hp_named_placement_equal (HP_NAMED_PLACEMENT (oa), HP_NAMED_PLACEMENT (ob));
+      case HP_CONFIG_FIELD_SHARDING_CONFIG:
+        return hp_sharding_config_equal (HP_SHARDING_CONFIG (oa), HP_SHARDING_CONFIG (ob));
+      case HP_CONFIG_FIELD_LOCAL_MAP_CONFIG:
+        return hp_local_map_config_equal (HP_LOCAL_MAP_CONFIG (oa), HP_LOCAL_MAP_CONFIG (ob));
+      case HP_CONFIG_FIELD_PARAM_INIT:
+        return hp_param_init_equal (HP_PARAM_INIT (oa), HP_PARAM_INIT (ob));
+      case HP_CONFIG_FIELD_INITIALIZER:
+        return hp_initializer_equal (HP_INITIALIZER (oa), HP_INITIALIZER (ob));
       default:
         g_return_val_if_reached (FALSE);
       }
@@ -1318,8 +1347,8 @@ new_with_fields (HpConfig *self,
  *
  * Copies @self: a new configuration of the same type whose fields have
  * the values of those of @self. The copy is shallow: nested
- * configurations, lists and named placements are shared, strings and
- * string arrays copied.
+ * configurations, lists and the other object values (named placements,
+ * sharding configs, ...) are shared, strings and string arrays copied.
  *
  * Returns: (transfer full): the copy
  */
@@ -1482,8 +1511,9 @@ hp_config_replace_with_properties (HpConfig      *self,
  * @other: another #HpConfig
  *
  * Tells whether two configurations have the same type and equal
- * fields. Nested configurations, lists and named placements are
- * compared by value, numbers exactly (`-0.0` equals `0.0`).
+ * fields. Nested configurations, lists, named placements, sharding
+ * configs, local map configs and initialisers are compared by value
+ * (with their own `equal` functions), numbers exactly (`-0.0` equals `0.0`).
  *
  * Returns: %TRUE if @self and @other are equal
  */
@@ -1833,6 +1863,18 @@ format_value (GParamSpec   *pspec,
 
         return named != NULL ? hp_named_placement_to_string (named) : NULL;
       }
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      {
+        HpParamInit *param_init = g_value_get_object (value);
+
+        return param_init != NULL ? hp_param_init_to_string (param_init) : NULL;
+      }
+    case HP_CONFIG_FIELD_INITIALIZER:
+      {
+        HpInitializer *initializer = g_value_get_object (value);
+
+        return initializer != NULL ? hp_initializer_to_string (initializer) : NULL;
+      }
     default:
       if (g_value_get_object (value) == NULL)
         return NULL;
@@ -1987,6 +2029,40 @@ parse_named_placement (const gchar  *text,
   return TRUE;
 }
 
+static gboolean
+parse_param_init (const gchar  *text,
+                  GValue       *value,
+                  GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(HpParamInit) param_init = hp_param_init_new_from_string (text, &local_error);
+
+  if (param_init == NULL)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_CONFIG, local_error->message);
+      return FALSE;
+    }
+  g_value_set_object (value, param_init);
+  return TRUE;
+}
+
+static gboolean
+parse_initializer (const gchar  *text,
+                   GValue       *value,
+                   GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(HpInitializer) initializer = hp_initializer_new_from_string (text, &local_error);
+
+  if (initializer == NULL)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_CONFIG, local_error->message);
+      return FALSE;
+    }
+  g_value_set_object (value, initializer);
+  return TRUE;
+}
+
 /* The text forms of hp_config_set_path_from_string(): @value zeroed,
  * errors prefixed with @path */
 static gboolean
@@ -2015,6 +2091,7 @@ parse_value (GParamSpec   *pspec,
 
   /* compound values and the JSON form of string arrays */
   if (kind == HP_CONFIG_FIELD_CONFIG || kind == HP_CONFIG_FIELD_CONFIG_LIST ||
+      kind == HP_CONFIG_FIELD_SHARDING_CONFIG || kind == HP_CONFIG_FIELD_LOCAL_MAP_CONFIG ||
       (kind == HP_CONFIG_FIELD_STRV && (text[0] == '[' || g_str_equal (text, "null"))))
     {
       g_autoptr(JsonNode) node = _hp_config_json_parse (text, &local_error);
@@ -2069,6 +2146,12 @@ parse_value (GParamSpec   *pspec,
     case HP_CONFIG_FIELD_NAMED_PLACEMENT:
       ok = parse_named_placement (text, value, &local_error);
       break;
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      ok = parse_param_init (text, value, &local_error);
+      break;
+    case HP_CONFIG_FIELD_INITIALIZER:
+      ok = parse_initializer (text, value, &local_error);
+      break;
     default:
       g_return_val_if_reached (FALSE);
     }
@@ -2105,9 +2188,13 @@ parse_value (GParamSpec   *pspec,
  *   surrounding whitespace; the empty string is the empty array), or as
  *   a JSON array of strings;
  * - named placements as hp_named_placement_new_from_string() reads them
- *   (`tp:S(0), dp:R`);
- * - nested configurations and lists in their JSON form (see
- *   hp_config_to_json()): `{"@type": "MyLeafConfig", "depth": 2}`.
+ *   (`tp:S(0), dp:R`), parameter initialisers as
+ *   hp_param_init_new_from_string() reads them
+ *   (`weight=normal(std=0.02); bias=zeros`), initialisers as
+ *   hp_initializer_new_from_string() does;
+ * - nested configurations, lists, sharding configs and local map
+ *   configs in their JSON form (see hp_config_to_json()):
+ *   `{"@type": "MyLeafConfig", "depth": 2}`.
  *
  * A path ending in a list item (`layers.1`) replaces that item of the
  * list with a configuration given in its JSON form.

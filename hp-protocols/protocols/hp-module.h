@@ -31,8 +31,9 @@ G_DECLARE_DERIVABLE_TYPE (HpModule, hp_module, HP, MODULE, HpConfigurable)
  *   hp_module_forward() between the redistributions a sharding
  *   configuration asks for
  * @reset_parameters: gives the module's own parameters their first
- *   values when its #HpParamInit does not cover them; @seed is
- *   different for every module of a tree and the same on every rank
+ *   values when the module has no #HpParamInit; @seed is different for
+ *   every module of a tree and the same on every rank (derive one per
+ *   parameter with hp_module_derive_seed())
  * @init_self_buffers: computes the module's own buffers
  * @get_forward_arg_names: the names of the forward arguments, in order,
  *   for classes that do not call hp_module_class_set_forward_arg_names()
@@ -68,6 +69,9 @@ void              hp_module_class_set_embedding         (HpModuleClass       *kl
 
 HP_AVAILABLE_IN_ALL
 HpModule         *hp_module_new                         (void);
+HP_AVAILABLE_IN_ALL
+guint64           hp_module_derive_seed                 (guint64              seed,
+                                                         const gchar         *name);
 
 HP_AVAILABLE_IN_ALL
 gboolean          hp_module_register_parameter          (HpModule            *self,

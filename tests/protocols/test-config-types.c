@@ -484,7 +484,97 @@ test_odd_config_init (TestOddConfig *self)
 {
 }
 
+struct _TestShardedConfig
+{
+  HpModuleConfig parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TestShardedConfig, test_sharded_config, HP_TYPE_MODULE_CONFIG)
+
+static void
+test_sharded_config_class_init (TestShardedConfigClass *klass)
+{
+  use_store (klass);
+  g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
+                                   g_param_spec_object ("init", NULL, NULL, HP_TYPE_INITIALIZER, RW));
+  g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
+                                   g_param_spec_object ("local-map", NULL, NULL, HP_TYPE_LOCAL_MAP_CONFIG, RW));
+}
+
+static void
+test_sharded_config_init (TestShardedConfig *self)
+{
+}
+
 /* ------------------------------------------------------------------ */
+
+static HpNamedPlacement *
+named (const gchar *text)
+{
+  g_autoptr(GError) error = NULL;
+  HpNamedPlacement *placement = hp_named_placement_new_from_string (text, &error);
+
+  g_assert_no_error (error);
+  return placement;
+}
+
+static void
+unref_nullable (gpointer object)
+{
+  if (object != NULL)
+    g_object_unref (object);
+}
+
+static HpLocalMapConfig *
+new_local_map (void)
+{
+  g_autoptr(HpLocalMapConfig) local_map = hp_local_map_config_new ("inner");
+  g_autoptr(GPtrArray) in = g_ptr_array_new_with_free_func (unref_nullable);
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func (unref_nullable);
+  g_autoptr(GPtrArray) in_grad = g_ptr_array_new_with_free_func (unref_nullable);
+
+  g_ptr_array_add (in, named ("tp:S(0)"));
+  g_ptr_array_add (in, NULL);
+  g_ptr_array_add (out, named ("tp:S(0), dp:R"));
+  g_ptr_array_add (in_grad, named ("tp:P(sum)"));
+  g_ptr_array_add (in_grad, NULL);
+  hp_local_map_config_set_in_placements (local_map, in);
+  hp_local_map_config_set_out_placements (local_map, out);
+  hp_local_map_config_set_in_grad_placements (local_map, in_grad);
+  return g_steal_pointer (&local_map);
+}
+
+HpConfig *
+test_sharded_config_new_populated (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParamInit) param_init = hp_param_init_new_from_string ("weight=normal(std=0.02); bias=zeros", &error);
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  g_autoptr(HpLocalMapConfig) local_map = new_local_map ();
+  g_autoptr(HpLocalMapConfig) plain_local_map = hp_local_map_config_new (NULL);
+  g_autoptr(HpInitializer) init = hp_initializer_new_trunc_normal (0.0, 0.5, -1.0, 1.0);
+  g_autoptr(HpNamedPlacement) weight = named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) x = named ("tp:R");
+  g_autoptr(HpNamedPlacement) x_dst = named ("tp:S(1), dp:S(0)");
+  g_autoptr(HpNamedPlacement) y = named ("tp:S(-1)");
+  g_autoptr(HpNamedPlacement) y_dst = named ("");
+
+  g_assert_no_error (error);
+  hp_sharding_config_set_state_sharding (sharding, "layers.0.weight", weight);
+  hp_sharding_config_set_state_sharding (sharding, "bias", x);
+  hp_sharding_config_set_in_src_sharding (sharding, "x", x);
+  hp_sharding_config_set_in_dst_sharding (sharding, "x", x_dst);
+  hp_sharding_config_set_out_src_sharding (sharding, 1, y);
+  hp_sharding_config_set_out_dst_sharding (sharding, 0, y_dst);
+  hp_sharding_config_set_local_map (sharding, local_map);
+
+  return g_object_new (TEST_TYPE_SHARDED_CONFIG,
+                       "param-init", param_init,
+                       "sharding-config", sharding,
+                       "init", init,
+                       "local-map", plain_local_map,
+                       NULL);
+}
 
 static HpConfig *
 new_leaf (gint    depth,

@@ -100,6 +100,16 @@ G_DECLARE_FINAL_TYPE (TestLate, test_late, TEST, LATE, HpConfigurable)
 #define TEST_TYPE_ODD_CONFIG (test_odd_config_get_type ())
 G_DECLARE_FINAL_TYPE (TestOddConfig, test_odd_config, TEST, ODD_CONFIG, HpConfig)
 
+/* An HpModuleConfig (param-init, sharding-config) + init (HpInitializer),
+ * local-map (HpLocalMapConfig) */
+#define TEST_TYPE_SHARDED_CONFIG (test_sharded_config_get_type ())
+G_DECLARE_FINAL_TYPE (TestShardedConfig, test_sharded_config, TEST, SHARDED_CONFIG, HpModuleConfig)
+
+/* A TestShardedConfig with every field set: param-init
+ * "weight=normal(std=0.02); bias=zeros", state, input and output
+ * shardings, a local map in the sharding config and in local-map */
+HpConfig *test_sharded_config_new_populated (void);
+
 /* A TestToyConfig with every field away from its default, nested
  * middle.leaf and two layers with leaves */
 HpConfig *test_toy_config_new_populated (void);

@@ -1,0 +1,83 @@
+/* hp-module-dict.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "hp-module-dict.h"
+
+/**
+ * HpModuleDict:
+ *
+ * A module holding other modules as children by name, in insertion
+ * order. It has no forward of its own.
+ */
+
+struct _HpModuleDict
+{
+  HpModule parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (HpModuleDict, hp_module_dict, HP_TYPE_MODULE)
+
+static void
+hp_module_dict_class_init (HpModuleDictClass *klass)
+{
+}
+
+static void
+hp_module_dict_init (HpModuleDict *self)
+{
+}
+
+/**
+ * hp_module_dict_new:
+ *
+ * Returns: (transfer full): a new empty #HpModuleDict
+ */
+HpModuleDict *
+hp_module_dict_new (void)
+{
+  return g_object_new (HP_TYPE_MODULE_DICT, NULL);
+}
+
+/**
+ * hp_module_dict_insert:
+ * @self: a #HpModuleDict
+ * @name: the key, without dots
+ * @module: the module
+ * @error: return location for a #GError
+ *
+ * Adds @module under @name (replacing a module of that name in its
+ * position), as hp_module_add_child() does.
+ *
+ * Returns: %TRUE, or %FALSE with the errors of hp_module_add_child()
+ */
+gboolean
+hp_module_dict_insert (HpModuleDict  *self,
+                       const gchar   *name,
+                       HpModule      *module,
+                       GError       **error)
+{
+  g_return_val_if_fail (HP_IS_MODULE_DICT (self), FALSE);
+
+  return hp_module_add_child (HP_MODULE (self), name, module, error);
+}
+
+/**
+ * hp_module_dict_lookup:
+ * @self: a #HpModuleDict
+ * @name: a key
+ *
+ * Returns: (transfer none) (nullable): the module under @name, or %NULL
+ */
+HpModule *
+hp_module_dict_lookup (HpModuleDict *self,
+                       const gchar  *name)
+{
+  g_return_val_if_fail (HP_IS_MODULE_DICT (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  return hp_module_get_child (HP_MODULE (self), name);
+}
