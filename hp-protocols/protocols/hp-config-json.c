@@ -250,14 +250,10 @@ _hp_config_value_to_json_node (GParamSpec   *pspec,
 
     case HP_CONFIG_FIELD_ENUM:
       {
+        /* GObject keeps enum properties to the values of their type */
         g_autoptr(GEnumClass) klass = g_type_class_ref (G_VALUE_TYPE (value));
-        GEnumValue *member = g_enum_get_value (klass, g_value_get_enum (value));
 
-        if (member != NULL)
-          return string_node (member->value_nick);
-        node = json_node_new (JSON_NODE_VALUE);
-        json_node_set_int (node, g_value_get_enum (value));
-        return node;
+        return string_node (g_enum_get_value (klass, g_value_get_enum (value))->value_nick);
       }
 
     case HP_CONFIG_FIELD_FLAGS:
@@ -1050,8 +1046,6 @@ read_strv (JsonNode     *node,
   g_autoptr(GStrvBuilder) builder = NULL;
   JsonArray *array;
 
-  if (JSON_NODE_HOLDS_NULL (node))
-    return TRUE;
   if (!JSON_NODE_HOLDS_ARRAY (node))
     return wrong_type (path, "an array of strings", node, error);
 
@@ -1082,8 +1076,6 @@ read_config_list (JsonNode     *node,
   g_autoptr(HpConfigList) list = NULL;
   JsonArray *array;
 
-  if (JSON_NODE_HOLDS_NULL (node))
-    return TRUE;
   if (!JSON_NODE_HOLDS_ARRAY (node))
     return wrong_type (path, "an array of configurations", node, error);
 
@@ -1474,8 +1466,9 @@ hp_config_new_from_json (GType         config_type,
  *
  * Reads a configuration from the JSON form hp_config_to_json()
  * describes. The `"@type"` member, when there is one, names the type
- * to make, which must be @config_type or a subtype of it; without it,
- * @config_type is made (it must not be abstract then). The same holds
+ * to make, which must be @config_type or a subtype of it and known to
+ * the type system (a C type is once its get_type function has run);
+ * without it, @config_type is made (it must not be abstract then). The same holds
  * for nested configurations, with the type of their field. Fields
  * missing from the JSON keep their defaults; member names may use `_`
  * for `-`.

@@ -1158,7 +1158,7 @@ format_names (GPtrArray *names)
  * shallow copy of @self, as torchtitan's `Config.build()` does. Emits
  * #HpConfig::built.
  *
- * Returns: (transfer full) (type GObject): the new instance, or %NULL
+ * Returns: (transfer full): the new instance, or %NULL
  *   with %HP_ERROR_NOT_SUPPORTED when the type of @self has no owner
  *   class or its owner is abstract, or with the error of the owner's
  *   g_initable_init() when the owner implements #GInitable and its
@@ -1190,7 +1190,7 @@ hp_config_build (HpConfig  *self,
  * another numeric type than its property is converted when the
  * property's range holds it exactly. Emits #HpConfig::built.
  *
- * Returns: (transfer full) (type GObject): the new instance, or %NULL
+ * Returns: (transfer full): the new instance, or %NULL
  *   with an error: %HP_ERROR_NOT_SUPPORTED as for hp_config_build();
  *   %HP_ERROR_CONFIG when names are also fields of @self
  *   (`build() arguments {a, b} overlap with config fields`), a name is
@@ -1839,11 +1839,10 @@ format_value (GParamSpec   *pspec,
       return g_value_dup_string (value);
     case HP_CONFIG_FIELD_ENUM:
       {
+        /* GObject keeps enum properties to the values of their type */
         g_autoptr(GEnumClass) klass = g_type_class_ref (G_VALUE_TYPE (value));
-        GEnumValue *member = g_enum_get_value (klass, g_value_get_enum (value));
 
-        return member != NULL ? g_strdup (member->value_nick)
-                              : g_strdup_printf ("%d", g_value_get_enum (value));
+        return g_strdup (g_enum_get_value (klass, g_value_get_enum (value))->value_nick);
       }
     case HP_CONFIG_FIELD_FLAGS:
       return format_flags (G_VALUE_TYPE (value), g_value_get_flags (value));

@@ -114,7 +114,7 @@ hp_configurable_class_init (HpConfigurableClass *klass)
   object_class->set_property = hp_configurable_set_property;
 
   /**
-   * HpConfigurable:config: (nullable)
+   * HpConfigurable:config:
    *
    * The configuration the object was made from. hp_config_build()
    * passes a shallow copy of the configuration it was called on; an

@@ -332,6 +332,8 @@ test_read_errors (void)
       "line 1: integer 99999999999999999999 is out of the range of 64-bit integers" },
     { "{\n\"big\": -9223372036854775809}", HP_ERROR_CONFIG,
       "line 2: integer -9223372036854775809 is out of the range of 64-bit integers" },
+    { "/* a\n 1\n*/ {\"name\": \"\\\"\\n\\\\\", \n\"big\": 18446744073709551616}", HP_ERROR_CONFIG,
+      "line 4: integer 18446744073709551616 is out of the range of 64-bit integers" },
     { "{\"lr\": 11.5}", HP_ERROR_CONFIG, "lr: value 11.5 out of range [0.0, 10.0]" },
     { "{\"lr\": \"inf\"}", HP_ERROR_CONFIG, "lr: value inf out of range [0.0, 10.0]" },
     { "{\"lr\": \"fast\"}", HP_ERROR_CONFIG, "lr: expected a number, got a string" },
@@ -366,7 +368,8 @@ test_read_errors (void)
     { "{\"placement\": {\"tp\": 0}}", HP_ERROR_CONFIG, "placement.tp: expected a placement string, got an integer" },
     { "{\"placement\": {\"\": \"R\"}}", HP_ERROR_CONFIG, "placement: empty axis name" },
     { "{\"n-heads\": }", HP_ERROR_FORMAT, "invalid JSON: " },
-    { "", HP_ERROR_FORMAT, "invalid JSON" },
+    { "", HP_ERROR_FORMAT, "invalid JSON: empty document" },
+    { " /* nothing */ ", HP_ERROR_FORMAT, "invalid JSON: empty document" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -447,6 +450,12 @@ test_sharding (void)
     g_assert_no_error (error);
     g_assert_cmpuint (hp_sharding_config_get_n_out_dst_shardings (test_get_object (other, "sharding-config")), ==, 2);
     g_assert_null (hp_sharding_config_get_local_map (test_get_object (other, "sharding-config")));
+    g_clear_pointer (&sharding, g_free);
+    sharding = hp_config_get_path_as_string (other, "sharding-config", NULL);
+    g_assert_cmpstr (sharding, ==,
+                     "{\"state-shardings\": {}, \"in-src-shardings\": {}, \"in-dst-shardings\": {}, "
+                     "\"out-src-shardings\": [], \"out-dst-shardings\": [null, {\"tp\": \"R\"}], "
+                     "\"local-map\": null}");
   }
 }
 

@@ -477,6 +477,8 @@ test_odd_config_class_init (TestOddConfigClass *klass)
                                    g_param_spec_pointer ("handle", NULL, NULL, RW));
   g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
                                    g_param_spec_int ("ok", NULL, NULL, 0, 10, 0, RW));
+  g_object_class_install_property (G_OBJECT_CLASS (klass), 3,
+                                   g_param_spec_boxed ("blob", NULL, NULL, G_TYPE_BYTES, RW));
 }
 
 static void

@@ -96,7 +96,7 @@ G_DECLARE_FINAL_TYPE (TestLateConfig, test_late_config, TEST, LATE_CONFIG, HpCon
 #define TEST_TYPE_LATE (test_late_get_type ())
 G_DECLARE_FINAL_TYPE (TestLate, test_late, TEST, LATE, HpConfigurable)
 
-/* handle (gpointer, not a field type), ok (gint) */
+/* handle (gpointer) and blob (GBytes), not field types; ok (gint) */
 #define TEST_TYPE_ODD_CONFIG (test_odd_config_get_type ())
 G_DECLARE_FINAL_TYPE (TestOddConfig, test_odd_config, TEST, ODD_CONFIG, HpConfig)
 

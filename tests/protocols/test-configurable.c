@@ -144,6 +144,8 @@ test_fields (void)
    * warning the first time */
   g_test_expect_message ("Hp", G_LOG_LEVEL_WARNING,
                          "TestOddConfig:handle has type gpointer, which configurations do not support; it is not a field");
+  g_test_expect_message ("Hp", G_LOG_LEVEL_WARNING,
+                         "TestOddConfig:blob has type GBytes, which configurations do not support; it is not a field");
   odd = g_object_new (TEST_TYPE_ODD_CONFIG, NULL);
   odd_fields = hp_config_list_fields (odd, &n_fields);
   g_test_assert_expected_messages ();
@@ -408,6 +410,11 @@ test_replace (void)
                          "*TestToyConfig.n-heads: value 0 out of range [1, 1024]*");
   g_assert_null (hp_config_replace (config, "n-heads", 0, NULL));
   g_test_assert_expected_messages ();
+  g_test_expect_message ("Hp", G_LOG_LEVEL_CRITICAL,
+                         "*TestToyConfig.middle: invalid object type 'TestLeafConfig'*");
+  g_assert_null (hp_config_replace (config, "middle", test_get_object (test_get_object (config, "middle"), "leaf"),
+                                    NULL));
+  g_test_assert_expected_messages ();
 }
 
 static void
@@ -463,6 +470,49 @@ test_replace_with_properties (void)
   names[0] = "bias";
   hp_test_assert_error (hp_config_replace_with_properties (config, 1, names, values, &error), &error,
                         HP_ERROR_CONFIG, "TestToyConfig.bias: integer 9007199254740993 has no exact double value");
+
+  /* every numeric GValue type converts when the value fits */
+  {
+    static const struct { GType type; const gchar *field; const gchar *shown; } conversions[] = {
+      { G_TYPE_CHAR, "n-heads", "5" },
+      { G_TYPE_UCHAR, "count", "5" },
+      { G_TYPE_UINT, "big", "5" },
+      { G_TYPE_ULONG, "ratio", "5.0" },
+      { G_TYPE_FLOAT, "lr", "5.0" },
+      { G_TYPE_INT, "ratio", "5.0" },
+      { G_TYPE_UINT64, "bias", "5.0" },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (conversions); i++)
+      {
+        g_auto(GValue) number = G_VALUE_INIT;
+        g_auto(GValue) five = G_VALUE_INIT;
+        g_autofree gchar *shown = NULL;
+
+        g_value_init (&five, G_TYPE_INT);
+        g_value_set_int (&five, 5);
+        g_value_init (&number, conversions[i].type);
+        g_assert_true (g_value_transform (&five, &number));
+        names[0] = conversions[i].field;
+        g_clear_object (&replaced);
+        replaced = hp_config_replace_with_properties (config, 1, names, &number, &error);
+        g_assert_no_error (error);
+        shown = hp_config_get_path_as_string (replaced, conversions[i].field, NULL);
+        g_assert_cmpstr (shown, ==, conversions[i].shown);
+      }
+    g_clear_object (&replaced);
+  }
+  g_value_unset (&values[0]);
+  g_value_init (&values[0], G_TYPE_UINT64);
+  g_value_set_uint64 (&values[0], G_MAXUINT64);
+  names[0] = "big";
+  hp_test_assert_error (hp_config_replace_with_properties (config, 1, names, values, &error), &error,
+                        HP_ERROR_CONFIG,
+                        "TestToyConfig.big: value 18446744073709551615 out of range "
+                        "[-9223372036854775808, 9223372036854775807]");
+  names[0] = "bias";
+  hp_test_assert_error (hp_config_replace_with_properties (config, 1, names, values, &error), &error,
+                        HP_ERROR_CONFIG, "TestToyConfig.bias: integer 18446744073709551615 has no exact double value");
 
   /* GObject has no NaN property values */
   g_value_unset (&values[0]);
@@ -752,6 +802,8 @@ test_paths (void)
     { "tags", "[\"a,b\", \"\"]", NULL },
     { "tags", "[\"null\"]", NULL },
     { "tags", "[\" x\"]", NULL },
+    { "tags", "[\"[x\", \"y\"]", NULL },
+    { "tags", "[]", "" },
     { "placement", "tp:S(0), dp:R", NULL },
     { "placement", "", NULL },
     { "middle.note", "hello", NULL },
