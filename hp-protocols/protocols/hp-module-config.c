@@ -158,6 +158,8 @@ hp_module_config_new (void)
  * hp_module_config_get_param_init:
  * @self: a #HpModuleConfig
  *
+ * Gets the initialisers the configuration gives its module.
+ *
  * Returns: (transfer none) (nullable): the #HpModuleConfig:param-init
  */
 HpParamInit *
@@ -195,6 +197,8 @@ hp_module_config_set_param_init (HpModuleConfig *self,
 /**
  * hp_module_config_get_sharding_config:
  * @self: a #HpModuleConfig
+ *
+ * Gets the sharding configuration the configuration gives its module.
  *
  * Returns: (transfer none) (nullable): the #HpModuleConfig:sharding-config
  */

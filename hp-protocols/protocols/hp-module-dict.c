@@ -34,6 +34,8 @@ hp_module_dict_init (HpModuleDict *self)
 /**
  * hp_module_dict_new:
  *
+ * Creates an empty module dict.
+ *
  * Returns: (transfer full): a new empty #HpModuleDict
  */
 HpModuleDict *
@@ -69,6 +71,8 @@ hp_module_dict_insert (HpModuleDict  *self,
  * hp_module_dict_lookup:
  * @self: a #HpModuleDict
  * @name: a key
+ *
+ * Looks a module up by key.
  *
  * Returns: (transfer none) (nullable): the module under @name, or %NULL
  */

@@ -30,6 +30,8 @@ hp_module_list_init (HpModuleList *self)
 /**
  * hp_module_list_new:
  *
+ * Creates an empty module list.
+ *
  * Returns: (transfer full): a new empty #HpModuleList
  */
 HpModuleList *
@@ -41,6 +43,8 @@ hp_module_list_new (void)
 /**
  * hp_module_list_get_length:
  * @self: a #HpModuleList
+ *
+ * Counts the modules in the list.
  *
  * Returns: the number of modules in the list
  */
@@ -86,6 +90,8 @@ hp_module_list_append (HpModuleList *self,
  * hp_module_list_get:
  * @self: a #HpModuleList
  * @index: a position in the list
+ *
+ * Gets the module at a position.
  *
  * Returns: (transfer none) (nullable): the module at @index, or %NULL
  *   past the end

@@ -746,6 +746,8 @@ resolve_owner (HpModule     *self,
  * @self: a #HpModule
  * @path: a dotted path of child names, such as `layers.0.attention`
  *
+ * Looks a descendant module up by dotted path.
+ *
  * Returns: (transfer none) (nullable): the module at @path, or %NULL
  */
 HpModule *
@@ -787,6 +789,8 @@ _hp_module_lookup_state (HpModule    *self,
  * @self: a #HpModule
  * @path: a parameter name, or a dotted path such as `attention.wq.weight`
  *
+ * Looks a parameter up by name or dotted path.
+ *
  * Returns: (transfer none) (nullable): the parameter at @path, or %NULL
  */
 HpTensor *
@@ -807,6 +811,8 @@ hp_module_get_parameter (HpModule    *self,
  * @self: a #HpModule
  * @path: a buffer name, or a dotted path
  *
+ * Looks a buffer up by name or dotted path.
+ *
  * Returns: (transfer none) (nullable): the buffer at @path, or %NULL
  */
 HpTensor *
@@ -826,6 +832,8 @@ hp_module_get_buffer (HpModule    *self,
  * hp_module_buffer_is_persistent:
  * @self: a #HpModule
  * @path: a buffer name, or a dotted path
+ *
+ * Whether the buffer at @path goes into state dicts.
  *
  * Returns: whether the buffer at @path exists and belongs in a state
  *   dict
@@ -863,6 +871,8 @@ entry_names (GPtrArray *entries,
  * hp_module_get_parameter_names:
  * @self: a #HpModule
  *
+ * Lists the module's own parameters.
+ *
  * Returns: (transfer full): the names of the module's own parameters,
  *   in registration order
  */
@@ -878,6 +888,8 @@ hp_module_get_parameter_names (HpModule *self)
  * hp_module_get_buffer_names:
  * @self: a #HpModule
  *
+ * Lists the module's own buffers.
+ *
  * Returns: (transfer full): the names of the module's own buffers, in
  *   registration order
  */
@@ -892,6 +904,8 @@ hp_module_get_buffer_names (HpModule *self)
 /**
  * hp_module_get_child_names:
  * @self: a #HpModule
+ *
+ * Lists the module's children.
  *
  * Returns: (transfer full): the names of the module's children, in
  *   order
@@ -1006,6 +1020,8 @@ hp_module_parameters (HpModule *self)
  * hp_module_get_param_init:
  * @self: a #HpModule
  *
+ * Gets the initialisers of the module's parameters.
+ *
  * Returns: (transfer none) (nullable): the #HpModule:param-init
  */
 HpParamInit *
@@ -1037,6 +1053,8 @@ hp_module_set_param_init (HpModule    *self,
 /**
  * hp_module_get_sharding_config:
  * @self: a #HpModule
+ *
+ * Gets the module's sharding configuration.
  *
  * Returns: (transfer none) (nullable): the #HpModule:sharding-config
  */
@@ -1433,6 +1451,8 @@ _hp_module_lookup_callable (HpModule    *self,
  * @self: a #HpModule
  * @path: a callable name, or a dotted path such as `attention.inner_sdpa`
  *
+ * Whether an inner callable is registered at @path.
+ *
  * Returns: whether a callable is registered at @path
  */
 gboolean
@@ -1449,6 +1469,8 @@ hp_module_has_callable (HpModule    *self,
  * hp_module_callable_is_local_mapped:
  * @self: a #HpModule
  * @path: a callable name, or a dotted path
+ *
+ * Whether the callable at @path runs on local shards.
  *
  * Returns: whether hp_module_parallelize() wrapped the callable at
  *   @path in a #HpLocalMap
@@ -1639,6 +1661,8 @@ _hp_module_emit_parallelized (HpModule *self)
 /**
  * hp_module_get_mesh:
  * @self: a #HpModule
+ *
+ * Gets the mesh the module was parallelized over.
  *
  * Returns: (transfer none) (nullable): the #HpModule:mesh
  */

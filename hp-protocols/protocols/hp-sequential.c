@@ -67,6 +67,8 @@ hp_sequential_init (HpSequential *self)
 /**
  * hp_sequential_new:
  *
+ * Creates an empty sequential module.
+ *
  * Returns: (transfer full): a new empty #HpSequential; its forward
  *   returns its arguments until modules are appended
  */
