@@ -300,6 +300,100 @@ test_no_sharding_config (void)
   g_assert_true (memcmp (a, b, 4 * sizeof (gdouble)) == 0);
 }
 
+/* Tied states must agree on their layout; a state that is already a
+ * DTensor must have the placements asked for; outputs are checked
+ * against out_src */
+static void
+test_layout_conflicts (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpShardingConfig) rows = linear_sharding ();
+  g_autoptr(HpShardingConfig) columns = hp_sharding_config_new ();
+  g_autoptr(HpNamedPlacement) shard1 = hp_test_named ("tp:S(1)");
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpModule) first = build_linear (4, 4, FALSE, rows);
+  g_autoptr(HpModule) second = build_linear (4, 4, FALSE, columns);
+  g_autoptr(HpModule) single = build_linear (4, 4, FALSE, rows);
+  g_autoptr(HpModule) checked = NULL;
+  g_autoptr(HpShardingConfig) out_rows = linear_sharding ();
+  g_autoptr(GPtrArray) columns1 = NULL;
+  g_autoptr(HpDTensor) laid_out = NULL;
+  g_autoptr(HpNamedPlacement) replicate = hp_test_named ("tp:R");
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 4), 3, FALSE);
+  HpTensor *weight = hp_module_get_parameter (first, "weight");
+
+  hp_sharding_config_set_state_sharding (columns, "weight", shard1);
+  g_assert_true (hp_module_register_parameter (second, "weight", weight, &error));
+  g_assert_true (hp_module_add_child (root, "first", first, &error));
+  g_assert_true (hp_module_add_child (root, "second", second, &error));
+  g_assert_no_error (error);
+  g_assert_false (hp_module_parallelize (root, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
+  g_assert_cmpstr (error->message, ==,
+                   "HpToyLinear.weight is tied to a state laid out as (S(0)), "
+                   "but state_shardings asks for (S(1))");
+  g_clear_error (&error);
+  g_assert_true (hp_module_get_parameter (second, "weight") == weight);
+  g_assert_false (HP_IS_DTENSOR (weight));
+
+  /* a weight distributed by hand with other placements */
+  columns1 = hp_placements_new_from_string ("S(1)", &error);
+  hp_grad_mode_set_enabled (FALSE);
+  laid_out = hp_dtensor_distribute (hp_module_get_parameter (single, "weight"), mesh, columns1,
+                                    -1, &error);
+  hp_grad_mode_set_enabled (TRUE);
+  g_assert_no_error (error);
+  g_assert_true (hp_module_register_parameter (single, "weight", HP_TENSOR (laid_out), &error));
+  g_assert_false (hp_module_parallelize (single, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
+  g_assert_cmpstr (error->message, ==,
+                   "HpToyLinear.weight is already a DTensor with placements (S(1)), "
+                   "but state_shardings asks for (S(0))");
+  g_clear_error (&error);
+
+  /* the output is S(1) (weight rows sharded), but out_src says R */
+  hp_sharding_config_set_out_src_sharding (out_rows, 0, replicate);
+  checked = build_linear (4, 4, FALSE, out_rows);
+  g_assert_true (hp_module_init_states (checked, 0, &error));
+  g_assert_true (hp_module_parallelize (checked, mesh, &error));
+  g_assert_no_error (error);
+  hp_test_assert_error (hp_module_forward1 (checked, x, &error), &error, HP_ERROR_PLACEMENT,
+                        "HpToyLinear.output[0]: output DTensor has placements (S(1)), "
+                        "but out_src_shardings expects (R).");
+}
+
+/* A buffer laid out as a DTensor stays one, with the same placements,
+ * when init_self_buffers computes it anew */
+static void
+test_buffer_keeps_layout (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  g_autoptr(HpNamedPlacement) rows = hp_test_named ("tp:S(0)");
+  g_autoptr(HpToyBuffered) buffered = hp_toy_buffered_new ();
+  g_autoptr(HpTensor) full = NULL;
+  HpTensor *table;
+  g_autofree gchar *placements = NULL;
+
+  hp_sharding_config_set_state_sharding (sharding, "table", rows);
+  hp_module_set_sharding_config (HP_MODULE (buffered), sharding);
+  g_assert_true (hp_module_parallelize (HP_MODULE (buffered), mesh, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (buffered), 0, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (buffered), 0, &error));
+  g_assert_no_error (error);
+
+  table = hp_module_get_buffer (HP_MODULE (buffered), "table");
+  g_assert_true (HP_IS_DTENSOR (table));
+  g_assert_true (hp_module_buffer_is_persistent (HP_MODULE (buffered), "table"));
+  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (table)));
+  g_assert_cmpstr (placements, ==, "(S(0))");
+  full = hp_dtensor_full_tensor (HP_DTENSOR (table), &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (full, HP_TEST_DATA (0, 2, 4, 6, 8, 10), HP_TEST_SHAPE (6), 0, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -316,6 +410,8 @@ main (int   argc,
                    test_errors_leave_module_unchanged);
   g_test_add_func ("/module-parallelize/input-placement-mismatch", test_input_placement_mismatch);
   g_test_add_func ("/module-parallelize/no-sharding-config", test_no_sharding_config);
+  g_test_add_func ("/module-parallelize/layout-conflicts", test_layout_conflicts);
+  g_test_add_func ("/module-parallelize/buffer-keeps-layout", test_buffer_keeps_layout);
 
   return g_test_run ();
 }
