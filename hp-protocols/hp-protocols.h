@@ -29,6 +29,11 @@
 
 #include "hp-mesh-axis-name.h"
 #include "hp-named-placement.h"
+#include "hp-initializer.h"
+#include "hp-param-init.h"
+#include "hp-local-map-config.h"
+#include "hp-sharding-config.h"
+#include "hp-state-dict.h"
 
 #include "hp-module-config.h"
 #include "hp-module.h"

@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "hp-base-model.h"
 #include "hp-error.h"
 
@@ -51,11 +53,10 @@ check_initializers (HpModule    *module,
 
 static void
 check_sharding (HpModule    *module,
-                const gchar *prefix,
+                const gchar *where,
                 GPtrArray   *problems)
 {
   HpShardingConfig *config = hp_module_get_sharding_config (module);
-  const gchar *where = prefix[0] != '\0' ? prefix : "(root)";
   const gchar * const *arg_names;
   HpLocalMapConfig *local_map;
   g_auto(GStrv) states = NULL;
@@ -100,6 +101,7 @@ check_sharding (HpModule    *module,
     }
 }
 
+/* @prefix is the module's path with a trailing dot, "" for the root */
 static void
 check_tree (HpModule    *module,
             const gchar *prefix,
@@ -107,12 +109,14 @@ check_tree (HpModule    *module,
             GPtrArray   *problems)
 {
   g_auto(GStrv) children = NULL;
+  g_autofree gchar *where = NULL;
 
   if (!g_hash_table_add (seen, module))
     return;
 
+  where = prefix[0] != '\0' ? g_strndup (prefix, strlen (prefix) - 1) : g_strdup ("(root)");
   check_initializers (module, prefix, problems);
-  check_sharding (module, prefix, problems);
+  check_sharding (module, where, problems);
 
   children = hp_module_get_child_names (module);
   for (guint i = 0; children[i] != NULL; i++)

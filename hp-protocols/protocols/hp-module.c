@@ -7,7 +7,6 @@
 
 #include <string.h>
 
-#include "hp-dtensor-private.h"
 #include "hp-dtensor.h"
 #include "hp-error.h"
 #include "hp-grad-mode.h"
@@ -53,47 +52,6 @@
  * #HpModuleClass.get_forward_arg_names and are read once per instance.
  */
 
-typedef struct
-{
-  gchar *name;
-  HpTensor *tensor;
-  gboolean persistent;
-} StateEntry;
-
-typedef struct
-{
-  gchar *name;
-  HpModule *module;
-} ChildEntry;
-
-typedef struct
-{
-  HpLocalMapFunc func;
-  gpointer user_data;
-  GDestroyNotify destroy;
-  HpLocalMap *mapped;
-} Callable;
-
-typedef struct
-{
-  GPtrArray *parameters;          /* StateEntry */
-  GPtrArray *buffers;             /* StateEntry */
-  GPtrArray *children;            /* ChildEntry */
-  GHashTable *callables;          /* name -> Callable */
-
-  HpParamInit *param_init;
-  HpShardingConfig *sharding_config;
-
-  GStrv forward_arg_names;        /* read once, on first use */
-
-  /* set by hp_module_parallelize() */
-  HpDeviceMesh *mesh;
-  GHashTable *in_src;             /* argument name -> placements */
-  GHashTable *in_dst;
-  GPtrArray *out_src;             /* per output: placements or NULL */
-  GPtrArray *out_dst;
-} HpModulePrivate;
-
 G_DEFINE_TYPE_WITH_PRIVATE (HpModule, hp_module, HP_TYPE_CONFIGURABLE)
 
 enum {
@@ -131,7 +89,7 @@ embedding_quark (void)
 static void
 state_entry_free (gpointer data)
 {
-  StateEntry *entry = data;
+  HpModuleStateEntry *entry = data;
 
   g_free (entry->name);
   g_object_unref (entry->tensor);
@@ -141,7 +99,7 @@ state_entry_free (gpointer data)
 static void
 child_entry_free (gpointer data)
 {
-  ChildEntry *entry = data;
+  HpModuleChildEntry *entry = data;
 
   g_free (entry->name);
   g_object_unref (entry->module);
@@ -151,7 +109,7 @@ child_entry_free (gpointer data)
 static void
 callable_free (gpointer data)
 {
-  Callable *callable = data;
+  HpModuleCallable *callable = data;
 
   if (callable->destroy != NULL)
     callable->destroy (callable->user_data);
@@ -159,21 +117,21 @@ callable_free (gpointer data)
   g_free (callable);
 }
 
-static void
-placements_free_nullable (gpointer placements)
+void
+_hp_module_placements_free (gpointer placements)
 {
   if (placements != NULL)
     g_ptr_array_unref (placements);
 }
 
-static HpModulePrivate *
-get_priv (HpModule *self)
+HpModulePrivate *
+_hp_module_get_private (HpModule *self)
 {
   return hp_module_get_instance_private (self);
 }
 
-static const gchar *
-type_name (gpointer instance)
+const gchar *
+_hp_module_type_name (gpointer instance)
 {
   return G_OBJECT_TYPE_NAME (instance);
 }
@@ -182,7 +140,7 @@ static void
 hp_module_constructed (GObject *object)
 {
   HpModule *self = HP_MODULE (object);
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
   HpConfig *config;
 
   G_OBJECT_CLASS (hp_module_parent_class)->constructed (object);
@@ -201,7 +159,7 @@ hp_module_constructed (GObject *object)
 static void
 hp_module_dispose (GObject *object)
 {
-  HpModulePrivate *priv = get_priv (HP_MODULE (object));
+  HpModulePrivate *priv = _hp_module_get_private (HP_MODULE (object));
 
   g_ptr_array_set_size (priv->children, 0);
   g_ptr_array_set_size (priv->parameters, 0);
@@ -217,7 +175,7 @@ hp_module_dispose (GObject *object)
 static void
 hp_module_finalize (GObject *object)
 {
-  HpModulePrivate *priv = get_priv (HP_MODULE (object));
+  HpModulePrivate *priv = _hp_module_get_private (HP_MODULE (object));
 
   g_ptr_array_unref (priv->children);
   g_ptr_array_unref (priv->parameters);
@@ -283,7 +241,7 @@ hp_module_real_forward (HpModule   *self,
                         GError    **error)
 {
   g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
-               "%s does not implement forward", type_name (self));
+               "%s does not implement forward", _hp_module_type_name (self));
   return NULL;
 }
 
@@ -405,7 +363,7 @@ hp_module_class_init (HpModuleClass *klass)
 static void
 hp_module_init (HpModule *self)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   priv->parameters = g_ptr_array_new_with_free_func (state_entry_free);
   priv->buffers = g_ptr_array_new_with_free_func (state_entry_free);
@@ -520,14 +478,14 @@ hp_module_derive_seed (guint64      seed,
   return z ^ (z >> 31);
 }
 
-static StateEntry *
+static HpModuleStateEntry *
 find_state (GPtrArray   *entries,
             const gchar *name,
             guint       *index)
 {
   for (guint i = 0; i < entries->len; i++)
     {
-      StateEntry *entry = g_ptr_array_index (entries, i);
+      HpModuleStateEntry *entry = g_ptr_array_index (entries, i);
 
       if (g_str_equal (entry->name, name))
         {
@@ -539,15 +497,15 @@ find_state (GPtrArray   *entries,
   return NULL;
 }
 
-static ChildEntry *
+static HpModuleChildEntry *
 find_child (HpModule    *self,
             const gchar *name)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   for (guint i = 0; i < priv->children->len; i++)
     {
-      ChildEntry *entry = g_ptr_array_index (priv->children, i);
+      HpModuleChildEntry *entry = g_ptr_array_index (priv->children, i);
 
       if (g_str_equal (entry->name, name))
         return entry;
@@ -560,7 +518,7 @@ static const gchar *
 name_kind (HpModule    *self,
            const gchar *name)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   if (find_state (priv->parameters, name, NULL) != NULL)
     return "parameter";
@@ -583,7 +541,7 @@ check_name (HpModule     *self,
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "%s: '%s' is not a valid %s name (empty or with a '.')",
-                   type_name (self), name, kind);
+                   _hp_module_type_name (self), name, kind);
       return FALSE;
     }
   existing = name_kind (self, name);
@@ -591,7 +549,7 @@ check_name (HpModule     *self,
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "%s: cannot register %s '%s': the name is already a %s",
-                   type_name (self), kind, name, existing);
+                   _hp_module_type_name (self), kind, name, existing);
       return FALSE;
     }
   return TRUE;
@@ -605,11 +563,11 @@ store_state (GPtrArray   *entries,
              HpTensor    *tensor,
              gboolean     persistent)
 {
-  StateEntry *entry = find_state (entries, name, NULL);
+  HpModuleStateEntry *entry = find_state (entries, name, NULL);
 
   if (entry == NULL)
     {
-      entry = g_new0 (StateEntry, 1);
+      entry = g_new0 (HpModuleStateEntry, 1);
       entry->name = g_strdup (name);
       g_ptr_array_add (entries, entry);
     }
@@ -649,19 +607,19 @@ hp_module_register_parameter (HpModule     *self,
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "%s: parameter '%s' must be a floating-point tensor, not int64",
-                   type_name (self), name);
+                   _hp_module_type_name (self), name);
       return FALSE;
     }
   if (!hp_tensor_is_leaf (tensor))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "%s: parameter '%s' must be a leaf tensor, not the result of an op",
-                   type_name (self), name);
+                   _hp_module_type_name (self), name);
       return FALSE;
     }
 
   hp_tensor_set_requires_grad (tensor, TRUE);
-  store_state (get_priv (self)->parameters, name, tensor, TRUE);
+  store_state (_hp_module_get_private (self)->parameters, name, tensor, TRUE);
   return TRUE;
 }
 
@@ -695,7 +653,7 @@ hp_module_register_buffer (HpModule     *self,
   if (!check_name (self, name, "buffer", error))
     return FALSE;
 
-  store_state (get_priv (self)->buffers, name, tensor, persistent);
+  store_state (_hp_module_get_private (self)->buffers, name, tensor, persistent);
   return TRUE;
 }
 
@@ -703,13 +661,13 @@ static gboolean
 is_ancestor_or_self (HpModule *self,
                      HpModule *other)
 {
-  HpModulePrivate *priv = get_priv (other);
+  HpModulePrivate *priv = _hp_module_get_private (other);
 
   if (self == other)
     return TRUE;
   for (guint i = 0; i < priv->children->len; i++)
     {
-      ChildEntry *entry = g_ptr_array_index (priv->children, i);
+      HpModuleChildEntry *entry = g_ptr_array_index (priv->children, i);
 
       if (is_ancestor_or_self (self, entry->module))
         return TRUE;
@@ -738,7 +696,7 @@ hp_module_add_child (HpModule     *self,
                      HpModule     *child,
                      GError      **error)
 {
-  ChildEntry *entry;
+  HpModuleChildEntry *entry;
 
   g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
@@ -751,16 +709,16 @@ hp_module_add_child (HpModule     *self,
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "%s: cannot add child '%s': %s contains the module itself",
-                   type_name (self), name, type_name (child));
+                   _hp_module_type_name (self), name, _hp_module_type_name (child));
       return FALSE;
     }
 
   entry = find_child (self, name);
   if (entry == NULL)
     {
-      entry = g_new0 (ChildEntry, 1);
+      entry = g_new0 (HpModuleChildEntry, 1);
       entry->name = g_strdup (name);
-      g_ptr_array_add (get_priv (self)->children, entry);
+      g_ptr_array_add (_hp_module_get_private (self)->children, entry);
     }
   g_set_object (&entry->module, child);
   return TRUE;
@@ -803,15 +761,15 @@ hp_module_get_child (HpModule    *self,
   parts = g_strsplit (path, ".", -1);
   for (guint i = 0; parts[i] != NULL && module != NULL; i++)
     {
-      ChildEntry *entry = find_child (module, parts[i]);
+      HpModuleChildEntry *entry = find_child (module, parts[i]);
 
       module = entry != NULL ? entry->module : NULL;
     }
   return module;
 }
 
-static StateEntry *
-lookup_state (HpModule    *self,
+HpModuleStateEntry *
+_hp_module_lookup_state (HpModule    *self,
               const gchar *path,
               gboolean     buffer)
 {
@@ -820,7 +778,7 @@ lookup_state (HpModule    *self,
 
   if (owner == NULL)
     return NULL;
-  return find_state (buffer ? get_priv (owner)->buffers : get_priv (owner)->parameters,
+  return find_state (buffer ? _hp_module_get_private (owner)->buffers : _hp_module_get_private (owner)->parameters,
                      leaf, NULL);
 }
 
@@ -835,12 +793,12 @@ HpTensor *
 hp_module_get_parameter (HpModule    *self,
                          const gchar *path)
 {
-  StateEntry *entry;
+  HpModuleStateEntry *entry;
 
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
   g_return_val_if_fail (path != NULL, NULL);
 
-  entry = lookup_state (self, path, FALSE);
+  entry = _hp_module_lookup_state (self, path, FALSE);
   return entry != NULL ? entry->tensor : NULL;
 }
 
@@ -855,12 +813,12 @@ HpTensor *
 hp_module_get_buffer (HpModule    *self,
                       const gchar *path)
 {
-  StateEntry *entry;
+  HpModuleStateEntry *entry;
 
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
   g_return_val_if_fail (path != NULL, NULL);
 
-  entry = lookup_state (self, path, TRUE);
+  entry = _hp_module_lookup_state (self, path, TRUE);
   return entry != NULL ? entry->tensor : NULL;
 }
 
@@ -876,12 +834,12 @@ gboolean
 hp_module_buffer_is_persistent (HpModule    *self,
                                 const gchar *path)
 {
-  StateEntry *entry;
+  HpModuleStateEntry *entry;
 
   g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
-  entry = lookup_state (self, path, TRUE);
+  entry = _hp_module_lookup_state (self, path, TRUE);
   return entry != NULL && entry->persistent;
 }
 
@@ -913,7 +871,7 @@ hp_module_get_parameter_names (HpModule *self)
 {
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  return entry_names (get_priv (self)->parameters, G_STRUCT_OFFSET (StateEntry, name));
+  return entry_names (_hp_module_get_private (self)->parameters, G_STRUCT_OFFSET (HpModuleStateEntry, name));
 }
 
 /**
@@ -928,7 +886,7 @@ hp_module_get_buffer_names (HpModule *self)
 {
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  return entry_names (get_priv (self)->buffers, G_STRUCT_OFFSET (StateEntry, name));
+  return entry_names (_hp_module_get_private (self)->buffers, G_STRUCT_OFFSET (HpModuleStateEntry, name));
 }
 
 /**
@@ -943,7 +901,7 @@ hp_module_get_child_names (HpModule *self)
 {
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  return entry_names (get_priv (self)->children, G_STRUCT_OFFSET (ChildEntry, name));
+  return entry_names (_hp_module_get_private (self)->children, G_STRUCT_OFFSET (HpModuleChildEntry, name));
 }
 
 static void
@@ -953,12 +911,12 @@ collect_states (HpModule    *self,
                 GHashTable  *seen,
                 HpStateDict *out)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
   GPtrArray *entries = buffers ? priv->buffers : priv->parameters;
 
   for (guint i = 0; i < entries->len; i++)
     {
-      StateEntry *entry = g_ptr_array_index (entries, i);
+      HpModuleStateEntry *entry = g_ptr_array_index (entries, i);
       g_autofree gchar *fqn = g_strconcat (prefix, entry->name, NULL);
 
       if (g_hash_table_add (seen, entry->tensor))
@@ -966,7 +924,7 @@ collect_states (HpModule    *self,
     }
   for (guint i = 0; i < priv->children->len; i++)
     {
-      ChildEntry *entry = g_ptr_array_index (priv->children, i);
+      HpModuleChildEntry *entry = g_ptr_array_index (priv->children, i);
       g_autofree gchar *child_prefix = g_strconcat (prefix, entry->name, ".", NULL);
 
       collect_states (entry->module, child_prefix, buffers, seen, out);
@@ -1055,7 +1013,7 @@ hp_module_get_param_init (HpModule *self)
 {
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  return get_priv (self)->param_init;
+  return _hp_module_get_private (self)->param_init;
 }
 
 /**
@@ -1072,7 +1030,7 @@ hp_module_set_param_init (HpModule    *self,
   g_return_if_fail (HP_IS_MODULE (self));
   g_return_if_fail (param_init == NULL || HP_IS_PARAM_INIT (param_init));
 
-  if (g_set_object (&get_priv (self)->param_init, param_init))
+  if (g_set_object (&_hp_module_get_private (self)->param_init, param_init))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PARAM_INIT]);
 }
 
@@ -1087,7 +1045,7 @@ hp_module_get_sharding_config (HpModule *self)
 {
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  return get_priv (self)->sharding_config;
+  return _hp_module_get_private (self)->sharding_config;
 }
 
 /**
@@ -1105,7 +1063,7 @@ hp_module_set_sharding_config (HpModule         *self,
   g_return_if_fail (HP_IS_MODULE (self));
   g_return_if_fail (sharding_config == NULL || HP_IS_SHARDING_CONFIG (sharding_config));
 
-  if (g_set_object (&get_priv (self)->sharding_config, sharding_config))
+  if (g_set_object (&_hp_module_get_private (self)->sharding_config, sharding_config))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHARDING_CONFIG]);
 }
 
@@ -1114,7 +1072,7 @@ static gboolean
 check_own_initializable (HpModule  *self,
                          GError   **error)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   if (priv->parameters->len == 0)
     return TRUE;
@@ -1131,13 +1089,13 @@ check_own_initializable (HpModule  *self,
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
                    "%s has parameters ['%s'] but neither param_init nor "
                    "reset_parameters is available",
-                   type_name (self), joined);
+                   _hp_module_type_name (self), joined);
       return FALSE;
     }
 
   for (guint i = 0; i < priv->parameters->len; i++)
     {
-      StateEntry *entry = g_ptr_array_index (priv->parameters, i);
+      HpModuleStateEntry *entry = g_ptr_array_index (priv->parameters, i);
       g_auto(GStrv) names = NULL;
       g_autofree gchar *joined = NULL;
 
@@ -1147,7 +1105,7 @@ check_own_initializable (HpModule  *self,
       joined = g_strjoinv ("', '", names);
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
                    "No initializer for parameter '%s' in %s. Available: [%s%s%s]",
-                   entry->name, type_name (self),
+                   entry->name, _hp_module_type_name (self),
                    names[0] != NULL ? "'" : "", joined,
                    names[0] != NULL ? "'" : "");
       return FALSE;
@@ -1160,11 +1118,11 @@ static gboolean
 check_initializable (HpModule  *self,
                      GError   **error)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   for (guint i = 0; i < priv->children->len; i++)
     {
-      ChildEntry *entry = g_ptr_array_index (priv->children, i);
+      HpModuleChildEntry *entry = g_ptr_array_index (priv->children, i);
 
       if (!check_initializable (entry->module, error))
         return FALSE;
@@ -1177,7 +1135,7 @@ init_self_parameters (HpModule  *self,
                       guint64    seed,
                       GError   **error)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   if (priv->parameters->len == 0)
     return TRUE;
@@ -1187,13 +1145,13 @@ init_self_parameters (HpModule  *self,
 
   for (guint i = 0; i < priv->parameters->len; i++)
     {
-      StateEntry *entry = g_ptr_array_index (priv->parameters, i);
+      HpModuleStateEntry *entry = g_ptr_array_index (priv->parameters, i);
       HpInitializer *init = hp_param_init_get (priv->param_init, entry->name);
 
       if (!hp_initializer_apply (init, entry->tensor,
                                  hp_module_derive_seed (seed, entry->name), error))
         {
-          g_prefix_error (error, "%s.%s: ", type_name (self), entry->name);
+          g_prefix_error (error, "%s.%s: ", _hp_module_type_name (self), entry->name);
           return FALSE;
         }
     }
@@ -1247,12 +1205,12 @@ keep_buffer_layouts (HpModule   *self,
                      GPtrArray  *before,
                      GError    **error)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   for (guint i = 0; i < priv->buffers->len; i++)
     {
-      StateEntry *entry = g_ptr_array_index (priv->buffers, i);
-      StateEntry *old = find_state (before, entry->name, NULL);
+      HpModuleStateEntry *entry = g_ptr_array_index (priv->buffers, i);
+      HpModuleStateEntry *old = find_state (before, entry->name, NULL);
       g_autoptr(HpDTensor) laid_out = NULL;
       HpDTensor *previous;
 
@@ -1265,7 +1223,7 @@ keep_buffer_layouts (HpModule   *self,
                                         -1, error);
       if (laid_out == NULL)
         {
-          g_prefix_error (error, "%s.%s: ", type_name (self), entry->name);
+          g_prefix_error (error, "%s.%s: ", _hp_module_type_name (self), entry->name);
           return FALSE;
         }
       g_set_object (&entry->tensor, HP_TENSOR (laid_out));
@@ -1280,7 +1238,7 @@ copy_state_entries (GPtrArray *entries)
 
   for (guint i = 0; i < entries->len; i++)
     {
-      StateEntry *entry = g_ptr_array_index (entries, i);
+      HpModuleStateEntry *entry = g_ptr_array_index (entries, i);
 
       store_state (copy, entry->name, entry->tensor, entry->persistent);
     }
@@ -1297,7 +1255,7 @@ init_self_buffers (HpModule  *self,
   if (klass->init_self_buffers == NULL)
     return TRUE;
 
-  before = copy_state_entries (get_priv (self)->buffers);
+  before = copy_state_entries (_hp_module_get_private (self)->buffers);
   if (!klass->init_self_buffers (self, error))
     return FALSE;
   return keep_buffer_layouts (self, before, error);
@@ -1309,7 +1267,7 @@ init_states (HpModule    *self,
              GHashTable  *done,
              GError     **error)
 {
-  HpModulePrivate *priv = get_priv (self);
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
   /* a module shared by several parents is initialised once, where it
    * is first met */
@@ -1318,7 +1276,7 @@ init_states (HpModule    *self,
 
   for (guint i = 0; i < priv->children->len; i++)
     {
-      ChildEntry *entry = g_ptr_array_index (priv->children, i);
+      HpModuleChildEntry *entry = g_ptr_array_index (priv->children, i);
 
       if (!init_states (entry->module, hp_module_derive_seed (seed, entry->name), done, error))
         return FALSE;
@@ -1397,7 +1355,7 @@ hp_module_get_forward_arg_names (HpModule *self)
 
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  priv = get_priv (self);
+  priv = _hp_module_get_private (self);
   if (priv->forward_arg_names != NULL)
     return (const gchar * const *) priv->forward_arg_names;
 
@@ -1445,21 +1403,21 @@ hp_module_register_callable (HpModule       *self,
                              gpointer        user_data,
                              GDestroyNotify  destroy)
 {
-  Callable *callable;
+  HpModuleCallable *callable;
 
   g_return_if_fail (HP_IS_MODULE (self));
   g_return_if_fail (name != NULL && name[0] != '\0' && strchr (name, '.') == NULL);
   g_return_if_fail (func != NULL);
 
-  callable = g_new0 (Callable, 1);
+  callable = g_new0 (HpModuleCallable, 1);
   callable->func = func;
   callable->user_data = user_data;
   callable->destroy = destroy;
-  g_hash_table_replace (get_priv (self)->callables, g_strdup (name), callable);
+  g_hash_table_replace (_hp_module_get_private (self)->callables, g_strdup (name), callable);
 }
 
-static Callable *
-lookup_callable (HpModule    *self,
+HpModuleCallable *
+_hp_module_lookup_callable (HpModule    *self,
                  const gchar *path)
 {
   const gchar *leaf;
@@ -1467,7 +1425,7 @@ lookup_callable (HpModule    *self,
 
   if (owner == NULL)
     return NULL;
-  return g_hash_table_lookup (get_priv (owner)->callables, leaf);
+  return g_hash_table_lookup (_hp_module_get_private (owner)->callables, leaf);
 }
 
 /**
@@ -1484,7 +1442,7 @@ hp_module_has_callable (HpModule    *self,
   g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
-  return lookup_callable (self, path) != NULL;
+  return _hp_module_lookup_callable (self, path) != NULL;
 }
 
 /**
@@ -1499,12 +1457,12 @@ gboolean
 hp_module_callable_is_local_mapped (HpModule    *self,
                                     const gchar *path)
 {
-  Callable *callable;
+  HpModuleCallable *callable;
 
   g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
-  callable = lookup_callable (self, path);
+  callable = _hp_module_lookup_callable (self, path);
   return callable != NULL && callable->mapped != NULL;
 }
 
@@ -1529,7 +1487,7 @@ hp_module_call (HpModule     *self,
                 GPtrArray    *args,
                 GError      **error)
 {
-  Callable *callable;
+  HpModuleCallable *callable;
   GPtrArray *returned;
   GError *local_error = NULL;
 
@@ -1538,11 +1496,11 @@ hp_module_call (HpModule     *self,
   g_return_val_if_fail (args != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  callable = lookup_callable (self, path);
+  callable = _hp_module_lookup_callable (self, path);
   if (callable == NULL)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "%s has no callable '%s'", type_name (self), path);
+                   "%s has no callable '%s'", _hp_module_type_name (self), path);
       return NULL;
     }
   if (callable->mapped != NULL)
@@ -1554,145 +1512,12 @@ hp_module_call (HpModule     *self,
       if (local_error == NULL)
         g_set_error (&local_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                      "%s: callable '%s' failed without saying why",
-                     type_name (self), path);
+                     _hp_module_type_name (self), path);
       g_propagate_error (error, local_error);
       return NULL;
     }
   g_clear_error (&local_error);
   return _hp_object_array_take (returned);
-}
-
-/* A DTensor with @placements made of a plain tensor: each rank's
- * tensor is its local part */
-static HpTensor *
-wrap_local (HpModule   *self,
-            HpTensor   *tensor,
-            GPtrArray  *placements,
-            GError    **error)
-{
-  HpModulePrivate *priv = get_priv (self);
-
-  return HP_TENSOR (hp_dtensor_new_from_local (tensor, priv->mesh, placements,
-                                               NULL, 0, FALSE, error));
-}
-
-/* @value laid out as @src expects (checked, or given to a plain
- * tensor) and then as @dst asks; @what names it in errors */
-static HpTensor *
-convert (HpModule     *self,
-         HpTensor     *value,
-         GPtrArray    *src,
-         GPtrArray    *dst,
-         const gchar  *what,
-         const gchar  *direction,
-         GError      **error)
-{
-  g_autoptr(HpTensor) current = NULL;
-
-  if (!HP_IS_DTENSOR (value))
-    {
-      GPtrArray *given = src != NULL ? src : dst;
-
-      if (given == NULL)
-        return g_object_ref (value);
-      current = wrap_local (self, value, given, error);
-      if (current == NULL)
-        {
-          g_prefix_error (error, "%s.%s: ", type_name (self), what);
-          return NULL;
-        }
-    }
-  else
-    {
-      GPtrArray *have = hp_dtensor_get_placements (HP_DTENSOR (value));
-
-      if (src != NULL && !_hp_placements_equal (have, src))
-        {
-          g_autofree gchar *have_text = hp_placements_to_string (have);
-          g_autofree gchar *src_text = hp_placements_to_string (src);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
-                       "%s.%s: %s DTensor has placements %s, but %s_src_shardings expects %s.",
-                       type_name (self), what, direction, have_text,
-                       g_str_equal (direction, "input") ? "in" : "out", src_text);
-          return NULL;
-        }
-      current = g_object_ref (value);
-    }
-
-  if (dst != NULL && !_hp_placements_equal (hp_dtensor_get_placements (HP_DTENSOR (current)), dst))
-    {
-      HpDTensor *moved = hp_dtensor_redistribute (HP_DTENSOR (current), dst, error);
-
-      if (moved == NULL)
-        {
-          g_prefix_error (error, "%s.%s: ", type_name (self), what);
-          return NULL;
-        }
-      return HP_TENSOR (moved);
-    }
-  return g_steal_pointer (&current);
-}
-
-static GPtrArray *
-shard_inputs (HpModule   *self,
-              GPtrArray  *args,
-              GError    **error)
-{
-  HpModulePrivate *priv = get_priv (self);
-  const gchar * const *names = hp_module_get_forward_arg_names (self);
-  guint n_names = g_strv_length ((GStrv) names);
-  g_autoptr(GPtrArray) out = g_ptr_array_new_full (args->len, _hp_object_unref_nullable);
-
-  for (guint i = 0; i < args->len; i++)
-    {
-      HpTensor *arg = g_ptr_array_index (args, i);
-      GPtrArray *src = NULL;
-      GPtrArray *dst = NULL;
-      HpTensor *converted;
-
-      if (arg == NULL || i >= n_names)
-        {
-          g_ptr_array_add (out, arg != NULL ? g_object_ref (arg) : NULL);
-          continue;
-        }
-      src = g_hash_table_lookup (priv->in_src, names[i]);
-      dst = g_hash_table_lookup (priv->in_dst, names[i]);
-      converted = convert (self, arg, src, dst, names[i], "input", error);
-      if (converted == NULL)
-        return NULL;
-      g_ptr_array_add (out, converted);
-    }
-  return g_steal_pointer (&out);
-}
-
-static GPtrArray *
-shard_outputs (HpModule   *self,
-               GPtrArray  *outputs,
-               GError    **error)
-{
-  HpModulePrivate *priv = get_priv (self);
-  g_autoptr(GPtrArray) out = g_ptr_array_new_full (outputs->len, _hp_object_unref_nullable);
-
-  for (guint j = 0; j < outputs->len; j++)
-    {
-      HpTensor *output = g_ptr_array_index (outputs, j);
-      GPtrArray *src = j < priv->out_src->len ? g_ptr_array_index (priv->out_src, j) : NULL;
-      GPtrArray *dst = j < priv->out_dst->len ? g_ptr_array_index (priv->out_dst, j) : NULL;
-      g_autofree gchar *what = g_strdup_printf ("output[%u]", j);
-      HpTensor *converted;
-
-      if (output == NULL)
-        {
-          g_ptr_array_add (out, NULL);
-          continue;
-        }
-      converted = convert (self, output, src, dst, what, "output", error);
-      if (converted == NULL)
-        return NULL;
-      g_ptr_array_add (out, converted);
-    }
-  return g_steal_pointer (&out);
 }
 
 /**
@@ -1734,11 +1559,11 @@ hp_module_forward (HpModule     *self,
   g_return_val_if_fail (args != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  priv = get_priv (self);
+  priv = _hp_module_get_private (self);
   g_signal_emit (self, signals[SIGNAL_FORWARD_PRE], 0, args);
 
   sharded = priv->mesh != NULL && priv->in_src != NULL;
-  inputs = sharded ? shard_inputs (self, args, error) : g_ptr_array_ref (args);
+  inputs = sharded ? _hp_module_shard_inputs (self, args, error) : g_ptr_array_ref (args);
   if (inputs == NULL)
     return NULL;
 
@@ -1747,14 +1572,14 @@ hp_module_forward (HpModule     *self,
     {
       if (local_error == NULL)
         g_set_error (&local_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "%s.forward failed without saying why", type_name (self));
+                     "%s.forward failed without saying why", _hp_module_type_name (self));
       g_propagate_error (error, local_error);
       return NULL;
     }
   g_clear_error (&local_error);
   outputs = _hp_object_array_take (returned);
 
-  result = sharded ? shard_outputs (self, outputs, error) : g_ptr_array_ref (outputs);
+  result = sharded ? _hp_module_shard_outputs (self, outputs, error) : g_ptr_array_ref (outputs);
   if (result == NULL)
     return NULL;
 
@@ -1795,441 +1620,20 @@ hp_module_forward1 (HpModule     *self,
   if (first == NULL)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "%s.forward returned no tensor", type_name (self));
+                   "%s.forward returned no tensor", _hp_module_type_name (self));
       return NULL;
     }
   return g_object_ref (first);
 }
 
-/* What hp_module_parallelize() will do, worked out before anything
- * changes so that an error leaves the whole tree as it was */
-
-typedef struct
+/* Tells that @self has been parallelized: the mesh is set */
+void
+_hp_module_emit_parallelized (HpModule *self)
 {
-  HpTensor *original;
-  HpTensor *replacement;        /* the DTensor, once distributed */
-  GPtrArray *placements;
-  gboolean is_parameter;
-} StatePlan;
+  HpModulePrivate *priv = _hp_module_get_private (self);
 
-typedef struct
-{
-  HpModule *module;
-  GHashTable *in_src;
-  GHashTable *in_dst;
-  GPtrArray *out_src;
-  GPtrArray *out_dst;
-  Callable *callable;
-  HpLocalMap *map;
-} ModulePlan;
-
-typedef struct
-{
-  HpDeviceMesh *mesh;
-  GPtrArray *modules;           /* ModulePlan, in pre-order */
-  GHashTable *states;           /* original tensor -> StatePlan */
-  GHashTable *visited;          /* modules planned already */
-} Plan;
-
-static void
-state_plan_free (gpointer data)
-{
-  StatePlan *plan = data;
-
-  g_object_unref (plan->original);
-  g_clear_object (&plan->replacement);
-  g_ptr_array_unref (plan->placements);
-  g_free (plan);
-}
-
-static void
-module_plan_free (gpointer data)
-{
-  ModulePlan *plan = data;
-
-  g_clear_pointer (&plan->in_src, g_hash_table_unref);
-  g_clear_pointer (&plan->in_dst, g_hash_table_unref);
-  g_clear_pointer (&plan->out_src, g_ptr_array_unref);
-  g_clear_pointer (&plan->out_dst, g_ptr_array_unref);
-  g_clear_object (&plan->map);
-  g_free (plan);
-}
-
-static void
-plan_free (Plan *plan)
-{
-  g_ptr_array_unref (plan->modules);
-  g_hash_table_unref (plan->states);
-  g_hash_table_unref (plan->visited);
-  g_free (plan);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Plan, plan_free)
-
-static GPtrArray *
-resolve (HpModule          *self,
-         HpNamedPlacement  *named,
-         HpDeviceMesh      *mesh,
-         const gchar       *field,
-         const gchar       *key,
-         GError           **error)
-{
-  GPtrArray *placements =
-    hp_resolve_placements (named, hp_device_mesh_get_dim_names (mesh), error);
-
-  if (placements == NULL)
-    g_prefix_error (error, "%s.%s[%s]: ", type_name (self), field, key);
-  return placements;
-}
-
-static gboolean
-plan_state (HpModule          *self,
-            HpShardingConfig  *config,
-            const gchar       *path,
-            Plan              *plan,
-            GError           **error)
-{
-  g_autoptr(GPtrArray) placements = NULL;
-  StateEntry *entry;
-  gboolean is_parameter = TRUE;
-  StatePlan *state;
-
-  entry = lookup_state (self, path, FALSE);
-  if (entry == NULL)
-    {
-      entry = lookup_state (self, path, TRUE);
-      is_parameter = FALSE;
-    }
-  if (entry == NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "%s.state_shardings: '%s' names no parameter or buffer",
-                   type_name (self), path);
-      return FALSE;
-    }
-
-  placements = resolve (self, hp_sharding_config_get_state_sharding (config, path),
-                        plan->mesh, "state_shardings", path, error);
-  if (placements == NULL)
-    return FALSE;
-
-  if (HP_IS_DTENSOR (entry->tensor))
-    {
-      GPtrArray *have = hp_dtensor_get_placements (HP_DTENSOR (entry->tensor));
-
-      if (!_hp_placements_equal (have, placements))
-        {
-          g_autofree gchar *have_text = hp_placements_to_string (have);
-          g_autofree gchar *want_text = hp_placements_to_string (placements);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
-                       "%s.%s is already a DTensor with placements %s, "
-                       "but state_shardings asks for %s",
-                       type_name (self), path, have_text, want_text);
-          return FALSE;
-        }
-      return TRUE;
-    }
-
-  state = g_hash_table_lookup (plan->states, entry->tensor);
-  if (state != NULL)
-    {
-      if (!_hp_placements_equal (state->placements, placements))
-        {
-          g_autofree gchar *have_text = hp_placements_to_string (state->placements);
-          g_autofree gchar *want_text = hp_placements_to_string (placements);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
-                       "%s.%s is tied to a state laid out as %s, "
-                       "but state_shardings asks for %s",
-                       type_name (self), path, have_text, want_text);
-          return FALSE;
-        }
-      return TRUE;
-    }
-
-  state = g_new0 (StatePlan, 1);
-  state->original = g_object_ref (entry->tensor);
-  state->placements = g_steal_pointer (&placements);
-  state->is_parameter = is_parameter;
-  g_hash_table_insert (plan->states, entry->tensor, state);
-  return TRUE;
-}
-
-static GHashTable *
-plan_inputs (HpModule          *self,
-             HpShardingConfig  *config,
-             gboolean           src,
-             HpDeviceMesh      *mesh,
-             GError           **error)
-{
-  const gchar *field = src ? "in_src_shardings" : "in_dst_shardings";
-  g_auto(GStrv) names = src ? hp_sharding_config_list_in_src_shardings (config)
-                            : hp_sharding_config_list_in_dst_shardings (config);
-  g_autoptr(GHashTable) out =
-    g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
-
-  for (guint i = 0; names[i] != NULL; i++)
-    {
-      HpNamedPlacement *named = src ? hp_sharding_config_get_in_src_sharding (config, names[i])
-                                    : hp_sharding_config_get_in_dst_sharding (config, names[i]);
-      GPtrArray *placements = resolve (self, named, mesh, field, names[i], error);
-
-      if (placements == NULL)
-        return NULL;
-      g_hash_table_insert (out, g_strdup (names[i]), placements);
-    }
-  return g_steal_pointer (&out);
-}
-
-static GPtrArray *
-plan_outputs (HpModule          *self,
-              HpShardingConfig  *config,
-              gboolean           src,
-              HpDeviceMesh      *mesh,
-              GError           **error)
-{
-  const gchar *field = src ? "out_src_shardings" : "out_dst_shardings";
-  guint n = src ? hp_sharding_config_get_n_out_src_shardings (config)
-                : hp_sharding_config_get_n_out_dst_shardings (config);
-  g_autoptr(GPtrArray) out = g_ptr_array_new_full (n, placements_free_nullable);
-
-  for (guint j = 0; j < n; j++)
-    {
-      HpNamedPlacement *named = src ? hp_sharding_config_get_out_src_sharding (config, j)
-                                    : hp_sharding_config_get_out_dst_sharding (config, j);
-      g_autofree gchar *key = g_strdup_printf ("%u", j);
-      GPtrArray *placements = NULL;
-
-      if (named != NULL)
-        {
-          placements = resolve (self, named, mesh, field, key, error);
-          if (placements == NULL)
-            return NULL;
-        }
-      g_ptr_array_add (out, placements);
-    }
-  return g_steal_pointer (&out);
-}
-
-static gboolean
-plan_module (HpModule  *self,
-             Plan      *plan,
-             GError   **error)
-{
-  HpModulePrivate *priv = get_priv (self);
-  HpShardingConfig *config = priv->sharding_config;
-  ModulePlan *module_plan;
-
-  if (!g_hash_table_add (plan->visited, self))
-    return TRUE;
-  if (priv->mesh != NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s has already been parallelized", type_name (self));
-      return FALSE;
-    }
-
-  module_plan = g_new0 (ModulePlan, 1);
-  module_plan->module = self;
-  g_ptr_array_add (plan->modules, module_plan);
-
-  if (config != NULL)
-    {
-      g_auto(GStrv) paths = hp_sharding_config_list_state_shardings (config);
-      HpLocalMapConfig *local_map = hp_sharding_config_get_local_map (config);
-
-      for (guint i = 0; paths[i] != NULL; i++)
-        if (!plan_state (self, config, paths[i], plan, error))
-          return FALSE;
-
-      module_plan->in_src = plan_inputs (self, config, TRUE, plan->mesh, error);
-      if (module_plan->in_src == NULL)
-        return FALSE;
-      module_plan->in_dst = plan_inputs (self, config, FALSE, plan->mesh, error);
-      if (module_plan->in_dst == NULL)
-        return FALSE;
-      module_plan->out_src = plan_outputs (self, config, TRUE, plan->mesh, error);
-      if (module_plan->out_src == NULL)
-        return FALSE;
-      module_plan->out_dst = plan_outputs (self, config, FALSE, plan->mesh, error);
-      if (module_plan->out_dst == NULL)
-        return FALSE;
-
-      if (local_map != NULL)
-        {
-          const gchar *path = hp_local_map_config_get_callable_path (local_map);
-
-          module_plan->callable = path != NULL ? lookup_callable (self, path) : NULL;
-          if (module_plan->callable == NULL)
-            {
-              g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                           "%s.local_map: no callable '%s' is registered",
-                           type_name (self), path != NULL ? path : "(null)");
-              return FALSE;
-            }
-          module_plan->map =
-            hp_local_map_new (module_plan->callable->func,
-                              hp_local_map_config_get_out_placements (local_map),
-                              hp_local_map_config_get_in_placements (local_map),
-                              hp_local_map_config_get_in_grad_placements (local_map),
-                              plan->mesh, TRUE,
-                              module_plan->callable->user_data, NULL);
-        }
-    }
-
-  for (guint i = 0; i < priv->children->len; i++)
-    {
-      ChildEntry *entry = g_ptr_array_index (priv->children, i);
-
-      if (!plan_module (entry->module, plan, error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-distribute_states (Plan    *plan,
-                   GError **error)
-{
-  GHashTableIter iter;
-  StatePlan *state;
-  gboolean enabled = hp_grad_mode_is_enabled ();
-  gboolean ok = TRUE;
-
-  /* the DTensors are new leaves, not views of the whole tensors */
-  hp_grad_mode_set_enabled (FALSE);
-  g_hash_table_iter_init (&iter, plan->states);
-  while (ok && g_hash_table_iter_next (&iter, NULL, (gpointer *) &state))
-    {
-      HpDTensor *dt = hp_dtensor_distribute (state->original, plan->mesh,
-                                             state->placements, -1, error);
-
-      ok = dt != NULL;
-      if (ok)
-        {
-          hp_tensor_set_requires_grad (HP_TENSOR (dt),
-                                       hp_tensor_get_requires_grad (state->original));
-          state->replacement = HP_TENSOR (dt);
-        }
-    }
-  hp_grad_mode_set_enabled (enabled);
-  return ok;
-}
-
-static void
-replace_states (GPtrArray  *entries,
-                GHashTable *states)
-{
-  for (guint i = 0; i < entries->len; i++)
-    {
-      StateEntry *entry = g_ptr_array_index (entries, i);
-      StatePlan *state = g_hash_table_lookup (states, entry->tensor);
-
-      if (state != NULL)
-        g_set_object (&entry->tensor, state->replacement);
-    }
-}
-
-static void
-commit (Plan *plan)
-{
-  for (guint i = 0; i < plan->modules->len; i++)
-    {
-      ModulePlan *module_plan = g_ptr_array_index (plan->modules, i);
-      HpModulePrivate *priv = get_priv (module_plan->module);
-
-      /* a tensor tied between modules stays tied, whichever module's
-       * configuration laid it out */
-      replace_states (priv->parameters, plan->states);
-      replace_states (priv->buffers, plan->states);
-
-      if (module_plan->in_src != NULL)
-        {
-          priv->in_src = g_steal_pointer (&module_plan->in_src);
-          priv->in_dst = g_steal_pointer (&module_plan->in_dst);
-          priv->out_src = g_steal_pointer (&module_plan->out_src);
-          priv->out_dst = g_steal_pointer (&module_plan->out_dst);
-        }
-      if (module_plan->map != NULL)
-        g_set_object (&module_plan->callable->mapped, module_plan->map);
-      g_set_object (&priv->mesh, plan->mesh);
-    }
-}
-
-/**
- * hp_module_parallelize:
- * @self: a #HpModule
- * @mesh: a device mesh with dim names
- * @error: return location for a #GError
- *
- * Lays the tree out over @mesh as the modules' sharding configurations
- * say. For each module with a #HpShardingConfig:
- *
- * 1. each `state_shardings` entry (a parameter or buffer path, dots
- *    allowed) is resolved against the mesh's dim names
- *    (hp_resolve_placements()) and the state replaced by
- *    `hp_dtensor_distribute (state, mesh, placements, -1)`, a new leaf
- *    that requires gradients when the state did. A state that is
- *    already a DTensor must have those placements; a tensor shared by
- *    several modules is distributed once and stays shared.
- * 2. the input and output shardings take effect in hp_module_forward().
- * 3. a #HpLocalMapConfig wraps the registered callable at its
- *    `callable_path` in a #HpLocalMap over @mesh; hp_module_call() runs
- *    it on local shards from then on.
- *
- * Modules without a sharding configuration are passed through to their
- * children. Everything is checked for the whole tree before any state
- * changes, so on error the tree is as it was. Then
- * #HpModule::parallelized is emitted on every module. Collective over
- * @mesh only in that distributing a state cuts the local part out of
- * it, without communication.
- *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_STATE ("HpFoo has already
- *   been parallelized"), %HP_ERROR_MESH (a mesh without dim names),
- *   %HP_ERROR_CONFIG (a state path or callable path that names
- *   nothing), %HP_ERROR_PLACEMENT (an axis not in the mesh, placements
- *   that do not fit a state)
- */
-gboolean
-hp_module_parallelize (HpModule      *self,
-                       HpDeviceMesh  *mesh,
-                       GError       **error)
-{
-  g_autoptr(Plan) plan = NULL;
-
-  g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
-  g_return_val_if_fail (HP_IS_DEVICE_MESH (mesh), FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  if (hp_device_mesh_get_dim_names (mesh) == NULL)
-    {
-      g_autofree gchar *text = hp_device_mesh_to_string (mesh);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_MESH,
-                   "%s: cannot parallelize over %s: the mesh has no dim names",
-                   type_name (self), text);
-      return FALSE;
-    }
-
-  plan = g_new0 (Plan, 1);
-  plan->mesh = mesh;
-  plan->modules = g_ptr_array_new_with_free_func (module_plan_free);
-  plan->states = g_hash_table_new_full (NULL, NULL, NULL, state_plan_free);
-  plan->visited = g_hash_table_new (NULL, NULL);
-
-  if (!plan_module (self, plan, error) || !distribute_states (plan, error))
-    return FALSE;
-
-  commit (plan);
-  for (guint i = 0; i < plan->modules->len; i++)
-    {
-      ModulePlan *module_plan = g_ptr_array_index (plan->modules, i);
-
-      g_object_notify_by_pspec (G_OBJECT (module_plan->module), properties[PROP_MESH]);
-      g_signal_emit (module_plan->module, signals[SIGNAL_PARALLELIZED], 0, mesh);
-    }
-  return TRUE;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MESH]);
+  g_signal_emit (self, signals[SIGNAL_PARALLELIZED], 0, priv->mesh);
 }
 
 /**
@@ -2243,5 +1647,5 @@ hp_module_get_mesh (HpModule *self)
 {
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
-  return get_priv (self)->mesh;
+  return _hp_module_get_private (self)->mesh;
 }

@@ -1,0 +1,933 @@
+/* hp-sharding-config.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "hp-sharding-config.h"
+#include "hp-tensor-private.h"
+
+/**
+ * HpShardingConfig:
+ *
+ * How a module's parameters, buffers, inputs and outputs are laid out
+ * over a device mesh, by mesh axis name: the `sharding_config` of a
+ * module config.
+ *
+ * A sharding config holds:
+ *
+ * - `state_shardings`: parameter or buffer path (dotted paths reach into
+ *   children) -> the #HpNamedPlacement the state is distributed with;
+ * - `in_src_shardings`: forward argument name -> the layout a plain
+ *   tensor argument is taken to have (and a DTensor argument must have);
+ * - `in_dst_shardings`: forward argument name -> the layout the forward
+ *   function gets the argument in;
+ * - `out_src_shardings`: per output index, the layout the forward
+ *   function produces;
+ * - `out_dst_shardings`: per output index, the layout the caller gets;
+ * - `local_map`: an optional #HpLocalMapConfig naming an inner callable
+ *   to run on local shards.
+ *
+ * The three name-keyed maps keep their names in the order they were
+ * first set; setting %NULL removes an entry. The two output lists may
+ * hold %NULL entries (outputs left as they are): setting an index past
+ * the end grows the list with %NULL entries, and trailing %NULL entries
+ * are dropped.
+ *
+ * #HpShardingConfig::changed is emitted once for every setter call that
+ * changes the config, and whenever the #HpLocalMapConfig it holds
+ * notifies a change. Named placements are shared, not copied: treat one
+ * as a value once it is in a config and set a new one instead of
+ * changing it (such changes are not noticed). A sharding config can be
+ * shared by reference between modules.
+ */
+
+/* name -> named placement, in insertion order */
+typedef struct
+{
+  GPtrArray *names;   /* gchar * */
+  GPtrArray *named;   /* HpNamedPlacement * */
+} NamedMap;
+
+struct _HpShardingConfig
+{
+  GObject parent_instance;
+
+  NamedMap state;
+  NamedMap in_src;
+  NamedMap in_dst;
+  GPtrArray *out_src;   /* HpNamedPlacement * or NULL, no trailing NULL */
+  GPtrArray *out_dst;
+
+  HpLocalMapConfig *local_map;
+  gulong local_map_handler;
+};
+
+G_DEFINE_FINAL_TYPE (HpShardingConfig, hp_sharding_config, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_LOCAL_MAP,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+enum {
+  CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static void
+named_map_init (NamedMap *map)
+{
+  map->names = g_ptr_array_new_with_free_func (g_free);
+  map->named = g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+static void
+named_map_clear (NamedMap *map)
+{
+  g_clear_pointer (&map->names, g_ptr_array_unref);
+  g_clear_pointer (&map->named, g_ptr_array_unref);
+}
+
+static void
+named_map_copy (NamedMap *dst,
+                NamedMap *src)
+{
+  for (guint i = 0; i < src->names->len; i++)
+    {
+      g_ptr_array_add (dst->names, g_strdup (g_ptr_array_index (src->names, i)));
+      g_ptr_array_add (dst->named, g_object_ref (g_ptr_array_index (src->named, i)));
+    }
+}
+
+static HpNamedPlacement *
+named_map_get (NamedMap    *map,
+               const gchar *name,
+               guint       *index)
+{
+  for (guint i = 0; i < map->names->len; i++)
+    if (g_str_equal (g_ptr_array_index (map->names, i), name))
+      {
+        if (index != NULL)
+          *index = i;
+        return g_ptr_array_index (map->named, i);
+      }
+  return NULL;
+}
+
+/* Returns whether the map changed */
+static gboolean
+named_map_set (NamedMap         *map,
+               const gchar      *name,
+               HpNamedPlacement *named)
+{
+  guint index = 0;
+  HpNamedPlacement *old = named_map_get (map, name, &index);
+
+  if (old == NULL)
+    {
+      if (named == NULL)
+        return FALSE;
+      g_ptr_array_add (map->names, g_strdup (name));
+      g_ptr_array_add (map->named, g_object_ref (named));
+      return TRUE;
+    }
+
+  if (named == NULL)
+    {
+      g_ptr_array_remove_index (map->names, index);
+      g_ptr_array_remove_index (map->named, index);
+      return TRUE;
+    }
+
+  if (old == named || hp_named_placement_equal (old, named))
+    return FALSE;
+  g_ptr_array_index (map->named, index) = g_object_ref (named);
+  g_object_unref (old);
+  return TRUE;
+}
+
+static GStrv
+named_map_list (NamedMap *map)
+{
+  GStrv out = g_new0 (gchar *, map->names->len + 1);
+
+  for (guint i = 0; i < map->names->len; i++)
+    out[i] = g_strdup (g_ptr_array_index (map->names, i));
+  return out;
+}
+
+/* The same names with equal named placements, in any order */
+static gboolean
+named_map_equal (NamedMap *a,
+                 NamedMap *b)
+{
+  if (a->names->len != b->names->len)
+    return FALSE;
+
+  for (guint i = 0; i < a->names->len; i++)
+    {
+      HpNamedPlacement *theirs = named_map_get (b, g_ptr_array_index (a->names, i), NULL);
+
+      if (theirs == NULL || !hp_named_placement_equal (g_ptr_array_index (a->named, i), theirs))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static GPtrArray *
+out_list_new (void)
+{
+  return g_ptr_array_new_with_free_func (_hp_object_unref_nullable);
+}
+
+static gboolean
+entries_equal (HpNamedPlacement *a,
+               HpNamedPlacement *b)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  return a == b || hp_named_placement_equal (a, b);
+}
+
+/* Returns whether the list changed */
+static gboolean
+out_list_set (GPtrArray        *list,
+              guint             index,
+              HpNamedPlacement *named)
+{
+  HpNamedPlacement *old = index < list->len ? g_ptr_array_index (list, index) : NULL;
+
+  if (entries_equal (old, named))
+    return FALSE;
+
+  while (list->len <= index)
+    g_ptr_array_add (list, NULL);
+  g_ptr_array_index (list, index) = named != NULL ? g_object_ref (named) : NULL;
+  g_clear_object (&old);
+
+  while (list->len > 0 && g_ptr_array_index (list, list->len - 1) == NULL)
+    g_ptr_array_set_size (list, list->len - 1);
+  return TRUE;
+}
+
+static GPtrArray *
+out_list_copy (GPtrArray *list)
+{
+  GPtrArray *out = g_ptr_array_new_full (list->len, _hp_object_unref_nullable);
+
+  for (guint i = 0; i < list->len; i++)
+    {
+      HpNamedPlacement *named = g_ptr_array_index (list, i);
+
+      g_ptr_array_add (out, named != NULL ? g_object_ref (named) : NULL);
+    }
+  return out;
+}
+
+static gboolean
+out_list_equal (GPtrArray *a,
+                GPtrArray *b)
+{
+  if (a->len != b->len)
+    return FALSE;
+
+  for (guint i = 0; i < a->len; i++)
+    if (!entries_equal (g_ptr_array_index (a, i), g_ptr_array_index (b, i)))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+emit_changed (HpShardingConfig *self)
+{
+  g_signal_emit (self, signals[CHANGED], 0);
+}
+
+static void
+local_map_notified (HpLocalMapConfig *local_map,
+                    GParamSpec       *pspec,
+                    HpShardingConfig *self)
+{
+  emit_changed (self);
+}
+
+/* Drops the local map config and stops listening to it */
+static void
+release_local_map (HpShardingConfig *self)
+{
+  if (self->local_map == NULL)
+    return;
+
+  g_clear_signal_handler (&self->local_map_handler, self->local_map);
+  g_clear_object (&self->local_map);
+}
+
+/* Holds @local_map (a new reference) and listens to its changes */
+static void
+hold_local_map (HpShardingConfig *self,
+                HpLocalMapConfig *local_map)
+{
+  self->local_map = local_map;
+  if (local_map != NULL)
+    self->local_map_handler = g_signal_connect (local_map, "notify",
+                                                G_CALLBACK (local_map_notified), self);
+}
+
+static void
+hp_sharding_config_finalize (GObject *object)
+{
+  HpShardingConfig *self = HP_SHARDING_CONFIG (object);
+
+  release_local_map (self);
+  named_map_clear (&self->state);
+  named_map_clear (&self->in_src);
+  named_map_clear (&self->in_dst);
+  g_clear_pointer (&self->out_src, g_ptr_array_unref);
+  g_clear_pointer (&self->out_dst, g_ptr_array_unref);
+
+  G_OBJECT_CLASS (hp_sharding_config_parent_class)->finalize (object);
+}
+
+static void
+hp_sharding_config_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  HpShardingConfig *self = HP_SHARDING_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case PROP_LOCAL_MAP:
+      g_value_set_object (value, self->local_map);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_sharding_config_set_property (GObject      *object,
+                                 guint         prop_id,
+                                 const GValue *value,
+                                 GParamSpec   *pspec)
+{
+  HpShardingConfig *self = HP_SHARDING_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case PROP_LOCAL_MAP:
+      hp_sharding_config_set_local_map (self, g_value_get_object (value));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_sharding_config_class_init (HpShardingConfigClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = hp_sharding_config_finalize;
+  object_class->get_property = hp_sharding_config_get_property;
+  object_class->set_property = hp_sharding_config_set_property;
+
+  /**
+   * HpShardingConfig:local-map:
+   *
+   * The inner callable to run on local shards and its layouts, or %NULL
+   * for none. The config keeps a reference, not a copy, and emits
+   * #HpShardingConfig::changed when it notifies a change.
+   */
+  properties[PROP_LOCAL_MAP] =
+    g_param_spec_object ("local-map", NULL, NULL,
+                         HP_TYPE_LOCAL_MAP_CONFIG,
+                         (G_PARAM_READWRITE |
+                          G_PARAM_EXPLICIT_NOTIFY |
+                          G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * HpShardingConfig::changed:
+   * @self: the sharding config
+   *
+   * Emitted once after each change: an entry added, replaced by an
+   * unequal one or removed, a different local map config set, or a
+   * change the local map config notified.
+   */
+  signals[CHANGED] =
+    g_signal_new ("changed",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
+}
+
+static void
+hp_sharding_config_init (HpShardingConfig *self)
+{
+  named_map_init (&self->state);
+  named_map_init (&self->in_src);
+  named_map_init (&self->in_dst);
+  self->out_src = out_list_new ();
+  self->out_dst = out_list_new ();
+}
+
+/**
+ * hp_sharding_config_new:
+ *
+ * Creates an empty sharding config: no entries and no local map.
+ *
+ * Returns: (transfer full): a new #HpShardingConfig
+ */
+HpShardingConfig *
+hp_sharding_config_new (void)
+{
+  return g_object_new (HP_TYPE_SHARDING_CONFIG, NULL);
+}
+
+/**
+ * hp_sharding_config_set_state_sharding:
+ * @self: a #HpShardingConfig
+ * @path: the path of a parameter or buffer (such as `weight` or
+ *   `attention.wq.weight`), not empty
+ * @named: (nullable): its layout, or %NULL to remove the entry
+ *
+ * Sets how the state at @path is distributed when the module is
+ * parallelised. A new path goes after the existing ones; an existing
+ * path keeps its position. Emits #HpShardingConfig::changed unless
+ * nothing changes (@named equal to the current entry, or %NULL for a
+ * path without one).
+ */
+void
+hp_sharding_config_set_state_sharding (HpShardingConfig *self,
+                                       const gchar      *path,
+                                       HpNamedPlacement *named)
+{
+  g_return_if_fail (HP_IS_SHARDING_CONFIG (self));
+  g_return_if_fail (path != NULL && *path != '\0');
+  g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
+
+  if (named_map_set (&self->state, path, named))
+    emit_changed (self);
+}
+
+/**
+ * hp_sharding_config_get_state_sharding:
+ * @self: a #HpShardingConfig
+ * @path: the path of a parameter or buffer
+ *
+ * Gets the layout of the state at @path.
+ *
+ * Returns: (transfer none) (nullable): the named placement, or %NULL if
+ *   @self has none for @path
+ */
+HpNamedPlacement *
+hp_sharding_config_get_state_sharding (HpShardingConfig *self,
+                                       const gchar      *path)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+
+  return named_map_get (&self->state, path, NULL);
+}
+
+/**
+ * hp_sharding_config_list_state_shardings:
+ * @self: a #HpShardingConfig
+ *
+ * Gets the paths that have a state sharding, in the order they were
+ * first set.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): a new
+ *   %NULL-terminated array of paths
+ */
+GStrv
+hp_sharding_config_list_state_shardings (HpShardingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  return named_map_list (&self->state);
+}
+
+/**
+ * hp_sharding_config_set_in_src_sharding:
+ * @self: a #HpShardingConfig
+ * @arg_name: the name of a forward argument, not empty
+ * @named: (nullable): its layout, or %NULL to remove the entry
+ *
+ * Sets the layout the forward argument @arg_name comes in: a plain
+ * tensor is taken to be the local part of a DTensor with this layout,
+ * and a DTensor must have it. Ordering and signal as for
+ * hp_sharding_config_set_state_sharding().
+ */
+void
+hp_sharding_config_set_in_src_sharding (HpShardingConfig *self,
+                                        const gchar      *arg_name,
+                                        HpNamedPlacement *named)
+{
+  g_return_if_fail (HP_IS_SHARDING_CONFIG (self));
+  g_return_if_fail (arg_name != NULL && *arg_name != '\0');
+  g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
+
+  if (named_map_set (&self->in_src, arg_name, named))
+    emit_changed (self);
+}
+
+/**
+ * hp_sharding_config_get_in_src_sharding:
+ * @self: a #HpShardingConfig
+ * @arg_name: the name of a forward argument
+ *
+ * Gets the layout the forward argument @arg_name comes in.
+ *
+ * Returns: (transfer none) (nullable): the named placement, or %NULL if
+ *   @self has none for @arg_name
+ */
+HpNamedPlacement *
+hp_sharding_config_get_in_src_sharding (HpShardingConfig *self,
+                                        const gchar      *arg_name)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+  g_return_val_if_fail (arg_name != NULL, NULL);
+
+  return named_map_get (&self->in_src, arg_name, NULL);
+}
+
+/**
+ * hp_sharding_config_list_in_src_shardings:
+ * @self: a #HpShardingConfig
+ *
+ * Gets the argument names that have an input source sharding, in the
+ * order they were first set.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): a new
+ *   %NULL-terminated array of names
+ */
+GStrv
+hp_sharding_config_list_in_src_shardings (HpShardingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  return named_map_list (&self->in_src);
+}
+
+/**
+ * hp_sharding_config_set_in_dst_sharding:
+ * @self: a #HpShardingConfig
+ * @arg_name: the name of a forward argument, not empty
+ * @named: (nullable): its layout, or %NULL to remove the entry
+ *
+ * Sets the layout the forward function gets the argument @arg_name in;
+ * the argument is redistributed to it. Ordering and signal as for
+ * hp_sharding_config_set_state_sharding().
+ */
+void
+hp_sharding_config_set_in_dst_sharding (HpShardingConfig *self,
+                                        const gchar      *arg_name,
+                                        HpNamedPlacement *named)
+{
+  g_return_if_fail (HP_IS_SHARDING_CONFIG (self));
+  g_return_if_fail (arg_name != NULL && *arg_name != '\0');
+  g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
+
+  if (named_map_set (&self->in_dst, arg_name, named))
+    emit_changed (self);
+}
+
+/**
+ * hp_sharding_config_get_in_dst_sharding:
+ * @self: a #HpShardingConfig
+ * @arg_name: the name of a forward argument
+ *
+ * Gets the layout the forward function gets the argument @arg_name in.
+ *
+ * Returns: (transfer none) (nullable): the named placement, or %NULL if
+ *   @self has none for @arg_name
+ */
+HpNamedPlacement *
+hp_sharding_config_get_in_dst_sharding (HpShardingConfig *self,
+                                        const gchar      *arg_name)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+  g_return_val_if_fail (arg_name != NULL, NULL);
+
+  return named_map_get (&self->in_dst, arg_name, NULL);
+}
+
+/**
+ * hp_sharding_config_list_in_dst_shardings:
+ * @self: a #HpShardingConfig
+ *
+ * Gets the argument names that have an input destination sharding, in
+ * the order they were first set.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): a new
+ *   %NULL-terminated array of names
+ */
+GStrv
+hp_sharding_config_list_in_dst_shardings (HpShardingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  return named_map_list (&self->in_dst);
+}
+
+/**
+ * hp_sharding_config_set_out_src_sharding:
+ * @self: a #HpShardingConfig
+ * @index: the index of a forward output
+ * @named: (nullable): its layout, or %NULL for none
+ *
+ * Sets the layout the forward function produces output @index in. An
+ * @index past the end grows the list with %NULL entries; trailing %NULL
+ * entries are dropped, so setting the last entry to %NULL shortens the
+ * list. Emits #HpShardingConfig::changed unless the entry was equal to
+ * @named already.
+ */
+void
+hp_sharding_config_set_out_src_sharding (HpShardingConfig *self,
+                                         guint             index,
+                                         HpNamedPlacement *named)
+{
+  g_return_if_fail (HP_IS_SHARDING_CONFIG (self));
+  g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
+
+  if (out_list_set (self->out_src, index, named))
+    emit_changed (self);
+}
+
+/**
+ * hp_sharding_config_get_out_src_sharding:
+ * @self: a #HpShardingConfig
+ * @index: the index of a forward output
+ *
+ * Gets the layout the forward function produces output @index in.
+ *
+ * Returns: (transfer none) (nullable): the named placement, or %NULL
+ *   for a %NULL entry or an @index past the end
+ */
+HpNamedPlacement *
+hp_sharding_config_get_out_src_sharding (HpShardingConfig *self,
+                                         guint             index)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  return index < self->out_src->len ? g_ptr_array_index (self->out_src, index) : NULL;
+}
+
+/**
+ * hp_sharding_config_get_n_out_src_shardings:
+ * @self: a #HpShardingConfig
+ *
+ * Gets the length of the output source list: one more than the index
+ * of its last entry that is not %NULL.
+ *
+ * Returns: the number of entries
+ */
+guint
+hp_sharding_config_get_n_out_src_shardings (HpShardingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), 0);
+
+  return self->out_src->len;
+}
+
+/**
+ * hp_sharding_config_set_out_dst_sharding:
+ * @self: a #HpShardingConfig
+ * @index: the index of a forward output
+ * @named: (nullable): its layout, or %NULL for none
+ *
+ * Sets the layout the caller gets output @index in; the output is
+ * redistributed to it. The list behaves as in
+ * hp_sharding_config_set_out_src_sharding().
+ */
+void
+hp_sharding_config_set_out_dst_sharding (HpShardingConfig *self,
+                                         guint             index,
+                                         HpNamedPlacement *named)
+{
+  g_return_if_fail (HP_IS_SHARDING_CONFIG (self));
+  g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
+
+  if (out_list_set (self->out_dst, index, named))
+    emit_changed (self);
+}
+
+/**
+ * hp_sharding_config_get_out_dst_sharding:
+ * @self: a #HpShardingConfig
+ * @index: the index of a forward output
+ *
+ * Gets the layout the caller gets output @index in.
+ *
+ * Returns: (transfer none) (nullable): the named placement, or %NULL
+ *   for a %NULL entry or an @index past the end
+ */
+HpNamedPlacement *
+hp_sharding_config_get_out_dst_sharding (HpShardingConfig *self,
+                                         guint             index)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  return index < self->out_dst->len ? g_ptr_array_index (self->out_dst, index) : NULL;
+}
+
+/**
+ * hp_sharding_config_get_n_out_dst_shardings:
+ * @self: a #HpShardingConfig
+ *
+ * Gets the length of the output destination list: one more than the
+ * index of its last entry that is not %NULL.
+ *
+ * Returns: the number of entries
+ */
+guint
+hp_sharding_config_get_n_out_dst_shardings (HpShardingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), 0);
+
+  return self->out_dst->len;
+}
+
+/**
+ * hp_sharding_config_set_local_map:
+ * @self: a #HpShardingConfig
+ * @local_map: (nullable): the local map config, or %NULL for none
+ *
+ * Sets #HpShardingConfig:local-map. @self keeps a reference to
+ * @local_map (not a copy) and from then on emits
+ * #HpShardingConfig::changed when @local_map notifies a change. Setting
+ * a different object notifies #HpShardingConfig:local-map; it emits
+ * #HpShardingConfig::changed too unless the new config is equal to the
+ * old one (see hp_local_map_config_equal()).
+ */
+void
+hp_sharding_config_set_local_map (HpShardingConfig *self,
+                                  HpLocalMapConfig *local_map)
+{
+  gboolean same_value;
+
+  g_return_if_fail (HP_IS_SHARDING_CONFIG (self));
+  g_return_if_fail (local_map == NULL || HP_IS_LOCAL_MAP_CONFIG (local_map));
+
+  if (self->local_map == local_map)
+    return;
+
+  same_value = self->local_map != NULL && local_map != NULL &&
+               hp_local_map_config_equal (self->local_map, local_map);
+  release_local_map (self);
+  hold_local_map (self, local_map != NULL ? g_object_ref (local_map) : NULL);
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOCAL_MAP]);
+  if (!same_value)
+    emit_changed (self);
+}
+
+/**
+ * hp_sharding_config_get_local_map:
+ * @self: a #HpShardingConfig
+ *
+ * Gets #HpShardingConfig:local-map.
+ *
+ * Returns: (transfer none) (nullable): the local map config, or %NULL
+ */
+HpLocalMapConfig *
+hp_sharding_config_get_local_map (HpShardingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  return self->local_map;
+}
+
+/**
+ * hp_sharding_config_copy:
+ * @self: a #HpShardingConfig
+ *
+ * Copies @self: new maps and lists with the same entries in the same
+ * order, sharing the named placements, and a copy of the local map
+ * config (see hp_local_map_config_copy()). Later changes to either
+ * config do not affect the other.
+ *
+ * Returns: (transfer full): a new #HpShardingConfig
+ */
+HpShardingConfig *
+hp_sharding_config_copy (HpShardingConfig *self)
+{
+  HpShardingConfig *copy;
+
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  copy = hp_sharding_config_new ();
+  named_map_copy (&copy->state, &self->state);
+  named_map_copy (&copy->in_src, &self->in_src);
+  named_map_copy (&copy->in_dst, &self->in_dst);
+  g_ptr_array_unref (copy->out_src);
+  copy->out_src = out_list_copy (self->out_src);
+  g_ptr_array_unref (copy->out_dst);
+  copy->out_dst = out_list_copy (self->out_dst);
+  if (self->local_map != NULL)
+    hold_local_map (copy, hp_local_map_config_copy (self->local_map));
+  return copy;
+}
+
+/**
+ * hp_sharding_config_equal:
+ * @self: a #HpShardingConfig
+ * @other: another #HpShardingConfig
+ *
+ * Tells whether two sharding configs are equal: the same names with
+ * equal named placements in each map (in any order), output lists of
+ * the same length with equal entries, and both without a local map
+ * config or with equal ones.
+ *
+ * Returns: %TRUE if @self and @other are equal
+ */
+gboolean
+hp_sharding_config_equal (HpShardingConfig *self,
+                          HpShardingConfig *other)
+{
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), FALSE);
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (other), FALSE);
+
+  if (!named_map_equal (&self->state, &other->state) ||
+      !named_map_equal (&self->in_src, &other->in_src) ||
+      !named_map_equal (&self->in_dst, &other->in_dst) ||
+      !out_list_equal (self->out_src, other->out_src) ||
+      !out_list_equal (self->out_dst, other->out_dst))
+    return FALSE;
+
+  if (self->local_map == NULL || other->local_map == NULL)
+    return self->local_map == other->local_map;
+  return hp_local_map_config_equal (self->local_map, other->local_map);
+}
+
+/* `tp:S(0)` for one axis, `(tp:S(0), dp:R)` for several or none, `None`
+ * for NULL */
+static void
+append_named (GString          *out,
+              HpNamedPlacement *named)
+{
+  g_autofree gchar *text = NULL;
+
+  if (named == NULL)
+    {
+      g_string_append (out, "None");
+      return;
+    }
+
+  text = hp_named_placement_to_string (named);
+  if (hp_named_placement_get_n_axes (named) == 1)
+    g_string_append (out, text);
+  else
+    g_string_append_printf (out, "(%s)", text);
+}
+
+static void
+append_map (GString     *out,
+            const gchar *label,
+            NamedMap    *map)
+{
+  g_string_append_printf (out, "%s={", label);
+  for (guint i = 0; i < map->names->len; i++)
+    {
+      g_string_append_printf (out, "%s%s: ", i > 0 ? ", " : "",
+                              (const gchar *) g_ptr_array_index (map->names, i));
+      append_named (out, g_ptr_array_index (map->named, i));
+    }
+  g_string_append_c (out, '}');
+}
+
+static void
+append_list (GString     *out,
+             const gchar *label,
+             GPtrArray   *list)
+{
+  g_string_append_printf (out, "%s=", label);
+  if (list == NULL)
+    {
+      g_string_append (out, "None");
+      return;
+    }
+
+  g_string_append_c (out, '[');
+  for (guint i = 0; i < list->len; i++)
+    {
+      if (i > 0)
+        g_string_append (out, ", ");
+      append_named (out, g_ptr_array_index (list, i));
+    }
+  g_string_append_c (out, ']');
+}
+
+/**
+ * hp_sharding_config_to_string:
+ * @self: a #HpShardingConfig
+ *
+ * Formats @self on one line for reading, such as
+ * `ShardingConfig(state={weight: tp:S(0)}, in_src={}, in_dst={input: tp:R},
+ * out_src=[], out_dst=[tp:S(-1)], local_map=None)`. A named placement
+ * with one axis is written as hp_named_placement_to_string() does, one
+ * with several axes (or none) in parentheses; %NULL entries are `None`.
+ * A local map config is written as
+ * `LocalMapConfig(callable_path='attention', in=[...], out=[...],
+ * in_grad=None)`.
+ *
+ * Returns: (transfer full): the text
+ */
+gchar *
+hp_sharding_config_to_string (HpShardingConfig *self)
+{
+  GString *out;
+
+  g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
+
+  out = g_string_new ("ShardingConfig(");
+  append_map (out, "state", &self->state);
+  g_string_append (out, ", ");
+  append_map (out, "in_src", &self->in_src);
+  g_string_append (out, ", ");
+  append_map (out, "in_dst", &self->in_dst);
+  g_string_append (out, ", ");
+  append_list (out, "out_src", self->out_src);
+  g_string_append (out, ", ");
+  append_list (out, "out_dst", self->out_dst);
+  g_string_append (out, ", local_map=");
+
+  if (self->local_map == NULL)
+    {
+      g_string_append (out, "None");
+    }
+  else
+    {
+      const gchar *path = hp_local_map_config_get_callable_path (self->local_map);
+
+      g_string_append (out, "LocalMapConfig(callable_path=");
+      if (path != NULL)
+        g_string_append_printf (out, "'%s'", path);
+      else
+        g_string_append (out, "None");
+      g_string_append (out, ", ");
+      append_list (out, "in", hp_local_map_config_get_in_placements (self->local_map));
+      g_string_append (out, ", ");
+      append_list (out, "out", hp_local_map_config_get_out_placements (self->local_map));
+      g_string_append (out, ", ");
+      append_list (out, "in_grad", hp_local_map_config_get_in_grad_placements (self->local_map));
+      g_string_append_c (out, ')');
+    }
+
+  g_string_append_c (out, ')');
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,621 @@
+/* hp-test-toys.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <math.h>
+
+#include "hp-test-toys.h"
+
+/* HpToyLinearConfig */
+
+struct _HpToyLinearConfig
+{
+  HpModuleConfig parent_instance;
+  gint in_features;
+  gint out_features;
+  gboolean bias;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyLinearConfig, hp_toy_linear_config, HP_TYPE_MODULE_CONFIG)
+
+enum {
+  LINEAR_PROP_0,
+  LINEAR_PROP_IN_FEATURES,
+  LINEAR_PROP_OUT_FEATURES,
+  LINEAR_PROP_BIAS,
+  LINEAR_N_PROPS
+};
+
+static void
+hp_toy_linear_config_get_property (GObject    *object,
+                                   guint       prop_id,
+                                   GValue     *value,
+                                   GParamSpec *pspec)
+{
+  HpToyLinearConfig *self = HP_TOY_LINEAR_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case LINEAR_PROP_IN_FEATURES:
+      g_value_set_int (value, self->in_features);
+      break;
+    case LINEAR_PROP_OUT_FEATURES:
+      g_value_set_int (value, self->out_features);
+      break;
+    case LINEAR_PROP_BIAS:
+      g_value_set_boolean (value, self->bias);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_toy_linear_config_set_property (GObject      *object,
+                                   guint         prop_id,
+                                   const GValue *value,
+                                   GParamSpec   *pspec)
+{
+  HpToyLinearConfig *self = HP_TOY_LINEAR_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case LINEAR_PROP_IN_FEATURES:
+      self->in_features = g_value_get_int (value);
+      break;
+    case LINEAR_PROP_OUT_FEATURES:
+      self->out_features = g_value_get_int (value);
+      break;
+    case LINEAR_PROP_BIAS:
+      self->bias = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_toy_linear_config_class_init (HpToyLinearConfigClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = hp_toy_linear_config_get_property;
+  object_class->set_property = hp_toy_linear_config_set_property;
+
+  g_object_class_install_property (object_class, LINEAR_PROP_IN_FEATURES,
+    g_param_spec_int ("in-features", NULL, "Input features", 1, 4096, 4,
+                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (object_class, LINEAR_PROP_OUT_FEATURES,
+    g_param_spec_int ("out-features", NULL, "Output features", 1, 4096, 4,
+                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (object_class, LINEAR_PROP_BIAS,
+    g_param_spec_boolean ("bias", NULL, "Whether there is a bias", FALSE,
+                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_TOY_LINEAR);
+}
+
+static void
+hp_toy_linear_config_init (HpToyLinearConfig *self)
+{
+  self->in_features = 4;
+  self->out_features = 4;
+}
+
+/* HpToyLinear */
+
+struct _HpToyLinear
+{
+  HpModule parent_instance;
+  guint reset_count;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyLinear, hp_toy_linear, HP_TYPE_MODULE)
+
+static void
+hp_toy_linear_constructed (GObject *object)
+{
+  HpModule *module = HP_MODULE (object);
+  HpToyLinearConfig *config;
+  g_autoptr(HpTensor) weight = NULL;
+  g_autoptr(GError) error = NULL;
+
+  G_OBJECT_CLASS (hp_toy_linear_parent_class)->constructed (object);
+
+  config = HP_TOY_LINEAR_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (object)));
+  weight = hp_tensor_new_zeros (HP_DTYPE_FLOAT64,
+                                (gint64[]) { config->out_features, config->in_features }, 2);
+  hp_module_register_parameter (module, "weight", weight, &error);
+  g_assert_no_error (error);
+  if (config->bias)
+    {
+      g_autoptr(HpTensor) bias =
+        hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { config->out_features }, 1);
+
+      hp_module_register_parameter (module, "bias", bias, &error);
+      g_assert_no_error (error);
+    }
+}
+
+static GPtrArray *
+hp_toy_linear_forward (HpModule   *module,
+                       GPtrArray  *args,
+                       GError    **error)
+{
+  HpTensor *out = hp_tensor_linear (g_ptr_array_index (args, 0),
+                                    hp_module_get_parameter (module, "weight"),
+                                    hp_module_get_parameter (module, "bias"),
+                                    error);
+  GPtrArray *outputs;
+
+  if (out == NULL)
+    return NULL;
+  outputs = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (outputs, out);
+  return outputs;
+}
+
+static gboolean
+hp_toy_linear_reset_parameters (HpModule  *module,
+                                guint64    seed,
+                                GError   **error)
+{
+  HpToyLinear *self = HP_TOY_LINEAR (module);
+  HpToyLinearConfig *config =
+    HP_TOY_LINEAR_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (module)));
+  gdouble bound = 1.0 / sqrt (config->in_features);
+  g_autoptr(HpInitializer) uniform = hp_initializer_new_uniform (-bound, bound);
+  g_autoptr(HpInitializer) zeros = hp_initializer_new_zeros ();
+  HpTensor *bias = hp_module_get_parameter (module, "bias");
+
+  self->reset_count++;
+  if (!hp_initializer_apply (uniform, hp_module_get_parameter (module, "weight"),
+                             hp_module_derive_seed (seed, "weight"), error))
+    return FALSE;
+  return bias == NULL || hp_initializer_apply (zeros, bias, 0, error);
+}
+
+static void
+hp_toy_linear_class_init (HpToyLinearClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  HpModuleClass *module_class = HP_MODULE_CLASS (klass);
+
+  object_class->constructed = hp_toy_linear_constructed;
+  module_class->forward = hp_toy_linear_forward;
+  module_class->reset_parameters = hp_toy_linear_reset_parameters;
+  hp_module_class_set_forward_arg_names (module_class,
+                                         (const gchar * const[]) { "input", NULL });
+}
+
+static void
+hp_toy_linear_init (HpToyLinear *self)
+{
+}
+
+guint
+hp_toy_linear_get_reset_count (HpToyLinear *self)
+{
+  return self->reset_count;
+}
+
+/* HpToyEmbedding */
+
+struct _HpToyEmbedding
+{
+  HpModule parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyEmbedding, hp_toy_embedding, HP_TYPE_MODULE)
+
+static GPtrArray *
+hp_toy_embedding_forward (HpModule   *module,
+                          GPtrArray  *args,
+                          GError    **error)
+{
+  HpTensor *out = hp_tensor_embedding (g_ptr_array_index (args, 0),
+                                       hp_module_get_parameter (module, "weight"), error);
+  GPtrArray *outputs;
+
+  if (out == NULL)
+    return NULL;
+  outputs = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (outputs, out);
+  return outputs;
+}
+
+static void
+hp_toy_embedding_class_init (HpToyEmbeddingClass *klass)
+{
+  HpModuleClass *module_class = HP_MODULE_CLASS (klass);
+
+  module_class->forward = hp_toy_embedding_forward;
+  hp_module_class_set_embedding (module_class, TRUE);
+  hp_module_class_set_forward_arg_names (module_class,
+                                         (const gchar * const[]) { "ids", NULL });
+}
+
+static void
+hp_toy_embedding_init (HpToyEmbedding *self)
+{
+}
+
+HpToyEmbedding *
+hp_toy_embedding_new (gint64 vocab,
+                      gint64 dim)
+{
+  g_autoptr(HpModuleConfig) config = hp_module_config_new ();
+  g_autoptr(HpParamInit) init = hp_param_init_new ();
+  g_autoptr(HpInitializer) normal = hp_initializer_new_normal (0.0, 1.0);
+  g_autoptr(HpTensor) weight = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { vocab, dim }, 2);
+  g_autoptr(GError) error = NULL;
+  HpToyEmbedding *self;
+
+  hp_param_init_set (init, "weight", normal);
+  hp_module_config_set_param_init (config, init);
+  self = g_object_new (HP_TYPE_TOY_EMBEDDING, "config", config, NULL);
+  hp_module_register_parameter (HP_MODULE (self), "weight", weight, &error);
+  g_assert_no_error (error);
+  return self;
+}
+
+/* HpToyBuffered */
+
+struct _HpToyBuffered
+{
+  HpModule parent_instance;
+  guint init_count;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyBuffered, hp_toy_buffered, HP_TYPE_MODULE)
+
+static gboolean
+hp_toy_buffered_init_self_buffers (HpModule  *module,
+                                   GError   **error)
+{
+  HpToyBuffered *self = HP_TOY_BUFFERED (module);
+  g_autoptr(HpTensor) table = NULL;
+  gdouble data[6];
+
+  self->init_count++;
+  for (guint i = 0; i < G_N_ELEMENTS (data); i++)
+    data[i] = i * (gdouble) self->init_count;
+  table = hp_tensor_new_from_data (HP_DTYPE_FLOAT64, data, 6, (gint64[]) { 6 }, 1, error);
+  return table != NULL && hp_module_register_buffer (module, "table", table, TRUE, error);
+}
+
+static void
+hp_toy_buffered_class_init (HpToyBufferedClass *klass)
+{
+  HP_MODULE_CLASS (klass)->init_self_buffers = hp_toy_buffered_init_self_buffers;
+}
+
+static void
+hp_toy_buffered_init (HpToyBuffered *self)
+{
+}
+
+HpToyBuffered *
+hp_toy_buffered_new (void)
+{
+  HpToyBuffered *self = g_object_new (HP_TYPE_TOY_BUFFERED, NULL);
+  g_autoptr(HpTensor) table = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { 6 }, 1);
+  g_autoptr(HpTensor) scratch = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { 2 }, 1);
+  g_autoptr(GError) error = NULL;
+
+  hp_module_register_buffer (HP_MODULE (self), "table", table, TRUE, &error);
+  g_assert_no_error (error);
+  hp_module_register_buffer (HP_MODULE (self), "scratch", scratch, FALSE, &error);
+  g_assert_no_error (error);
+  return self;
+}
+
+/* HpToyNoInit */
+
+struct _HpToyNoInit
+{
+  HpModule parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyNoInit, hp_toy_no_init, HP_TYPE_MODULE)
+
+static void
+hp_toy_no_init_class_init (HpToyNoInitClass *klass)
+{
+}
+
+static void
+hp_toy_no_init_init (HpToyNoInit *self)
+{
+}
+
+HpToyNoInit *
+hp_toy_no_init_new (void)
+{
+  HpToyNoInit *self = g_object_new (HP_TYPE_TOY_NO_INIT, NULL);
+  g_autoptr(HpTensor) w = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { 2 }, 1);
+  g_autoptr(HpTensor) v = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { 3 }, 1);
+  g_autoptr(GError) error = NULL;
+
+  hp_module_register_parameter (HP_MODULE (self), "w", w, &error);
+  g_assert_no_error (error);
+  hp_module_register_parameter (HP_MODULE (self), "v", v, &error);
+  g_assert_no_error (error);
+  return self;
+}
+
+/* HpToyInner */
+
+struct _HpToyInner
+{
+  HpModule parent_instance;
+  guint name_calls;
+  guint inner_calls;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyInner, hp_toy_inner, HP_TYPE_MODULE)
+
+static GPtrArray *
+toy_inner_softmax (GPtrArray  *args,
+                   gpointer    user_data,
+                   GError    **error)
+{
+  HpToyInner *self = user_data;
+  HpTensor *out;
+  GPtrArray *outputs;
+
+  self->inner_calls++;
+  g_assert_false (HP_IS_DTENSOR (g_ptr_array_index (args, 0)));
+  out = hp_tensor_softmax (g_ptr_array_index (args, 0), -1, error);
+  if (out == NULL)
+    return NULL;
+  outputs = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (outputs, out);
+  return outputs;
+}
+
+static GPtrArray *
+hp_toy_inner_forward (HpModule   *module,
+                      GPtrArray  *args,
+                      GError    **error)
+{
+  return hp_module_call (module, "inner", args, error);
+}
+
+static GStrv
+hp_toy_inner_get_forward_arg_names (HpModule *module)
+{
+  HpToyInner *self = HP_TOY_INNER (module);
+  const gchar *names[] = { "x", NULL };
+
+  self->name_calls++;
+  return g_strdupv ((GStrv) names);
+}
+
+static void
+hp_toy_inner_class_init (HpToyInnerClass *klass)
+{
+  HpModuleClass *module_class = HP_MODULE_CLASS (klass);
+
+  module_class->forward = hp_toy_inner_forward;
+  module_class->get_forward_arg_names = hp_toy_inner_get_forward_arg_names;
+}
+
+static void
+hp_toy_inner_init (HpToyInner *self)
+{
+  /* the module owns the callable, so the callable does not own it */
+  hp_module_register_callable (HP_MODULE (self), "inner", toy_inner_softmax, self, NULL);
+}
+
+HpToyInner *
+hp_toy_inner_new (HpModuleConfig *config)
+{
+  return g_object_new (HP_TYPE_TOY_INNER, "config", config, NULL);
+}
+
+guint
+hp_toy_inner_get_name_calls (HpToyInner *self)
+{
+  return self->name_calls;
+}
+
+guint
+hp_toy_inner_get_inner_calls (HpToyInner *self)
+{
+  return self->inner_calls;
+}
+
+/* HpToyModelConfig */
+
+struct _HpToyModelConfig
+{
+  HpBaseModelConfig parent_instance;
+  gint vocab;
+  gint dim;
+  gint n_layers;
+  gint n_heads;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyModelConfig, hp_toy_model_config, HP_TYPE_BASE_MODEL_CONFIG)
+
+enum {
+  MODEL_PROP_0,
+  MODEL_PROP_VOCAB,
+  MODEL_PROP_DIM,
+  MODEL_PROP_N_LAYERS,
+  MODEL_PROP_N_HEADS,
+  MODEL_N_PROPS
+};
+
+static void
+hp_toy_model_config_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  HpToyModelConfig *self = HP_TOY_MODEL_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case MODEL_PROP_VOCAB:
+      g_value_set_int (value, self->vocab);
+      break;
+    case MODEL_PROP_DIM:
+      g_value_set_int (value, self->dim);
+      break;
+    case MODEL_PROP_N_LAYERS:
+      g_value_set_int (value, self->n_layers);
+      break;
+    case MODEL_PROP_N_HEADS:
+      g_value_set_int (value, self->n_heads);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_toy_model_config_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  HpToyModelConfig *self = HP_TOY_MODEL_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case MODEL_PROP_VOCAB:
+      self->vocab = g_value_get_int (value);
+      break;
+    case MODEL_PROP_DIM:
+      self->dim = g_value_get_int (value);
+      break;
+    case MODEL_PROP_N_LAYERS:
+      self->n_layers = g_value_get_int (value);
+      break;
+    case MODEL_PROP_N_HEADS:
+      self->n_heads = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_toy_model_config_class_init (HpToyModelConfigClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = hp_toy_model_config_get_property;
+  object_class->set_property = hp_toy_model_config_set_property;
+
+  g_object_class_install_property (object_class, MODEL_PROP_VOCAB,
+    g_param_spec_int ("vocab", NULL, NULL, 1, 1 << 20, 10,
+                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (object_class, MODEL_PROP_DIM,
+    g_param_spec_int ("dim", NULL, NULL, 1, 1 << 20, 4,
+                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (object_class, MODEL_PROP_N_LAYERS,
+    g_param_spec_int ("n-layers", NULL, NULL, 0, 64, 2,
+                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (object_class, MODEL_PROP_N_HEADS,
+    g_param_spec_int ("n-heads", NULL, NULL, 1, 64, 2,
+                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_TOY_MODEL);
+}
+
+static void
+hp_toy_model_config_init (HpToyModelConfig *self)
+{
+  self->vocab = 10;
+  self->dim = 4;
+  self->n_layers = 2;
+  self->n_heads = 2;
+}
+
+/* HpToyModel */
+
+struct _HpToyModel
+{
+  HpBaseModel parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (HpToyModel, hp_toy_model, HP_TYPE_BASE_MODEL)
+
+static void
+hp_toy_model_constructed (GObject *object)
+{
+  HpModule *module = HP_MODULE (object);
+  HpToyModelConfig *config =
+    HP_TOY_MODEL_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (object)));
+  g_autoptr(HpToyEmbedding) embed = NULL;
+  g_autoptr(HpModuleList) layers = hp_module_list_new ();
+  g_autoptr(GError) error = NULL;
+
+  G_OBJECT_CLASS (hp_toy_model_parent_class)->constructed (object);
+
+  embed = hp_toy_embedding_new (config->vocab, config->dim);
+  hp_module_add_child (module, "embed", HP_MODULE (embed), &error);
+  g_assert_no_error (error);
+  for (gint i = 0; i < config->n_layers; i++)
+    {
+      g_autoptr(HpConfig) layer_config =
+        g_object_new (HP_TYPE_TOY_LINEAR_CONFIG,
+                      "in-features", config->dim,
+                      "out-features", config->dim,
+                      "bias", TRUE,
+                      NULL);
+      g_autoptr(GObject) layer = hp_config_build (layer_config, &error);
+
+      g_assert_no_error (error);
+      hp_module_list_append (layers, HP_MODULE (layer));
+    }
+  hp_module_add_child (module, "layers", HP_MODULE (layers), &error);
+  g_assert_no_error (error);
+}
+
+static GPtrArray *
+hp_toy_model_forward (HpModule   *module,
+                      GPtrArray  *args,
+                      GError    **error)
+{
+  HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (module, "layers"));
+  g_autoptr(GPtrArray) current =
+    hp_module_forward (hp_module_get_child (module, "embed"), args, error);
+
+  for (guint i = 0; current != NULL && i < hp_module_list_get_length (layers); i++)
+    {
+      GPtrArray *next = hp_module_forward (hp_module_list_get (layers, i), current, error);
+
+      g_ptr_array_unref (current);
+      current = next;
+    }
+  return g_steal_pointer (&current);
+}
+
+static void
+hp_toy_model_class_init (HpToyModelClass *klass)
+{
+  G_OBJECT_CLASS (klass)->constructed = hp_toy_model_constructed;
+  HP_MODULE_CLASS (klass)->forward = hp_toy_model_forward;
+  hp_module_class_set_forward_arg_names (HP_MODULE_CLASS (klass),
+                                         (const gchar * const[]) { "ids", NULL });
+}
+
+static void
+hp_toy_model_init (HpToyModel *self)
+{
+}
+
+HpNamedPlacement *
+hp_test_named (const gchar *text)
+{
+  g_autoptr(GError) error = NULL;
+  HpNamedPlacement *named = hp_named_placement_new_from_string (text, &error);
+
+  g_assert_no_error (error);
+  return named;
+}

@@ -1,0 +1,320 @@
+/* test-module-parallelize.c: hp_module_parallelize against the same
+ * module on one rank (the seed's test_module_parallelize group)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Runs alone and under mpirun (suite mpi); every rank runs every
+ * assertion. The parallel module and the reference are built from the
+ * same configuration and initialised with the same seed, so values and
+ * gradients must agree to rounding.
+ */
+
+#include <string.h>
+
+#include "hp-test-toys.h"
+#include "hp-test-utils.h"
+
+static HpDeviceMesh *
+tp_mesh (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { hp_get_world_size () };
+  HpDeviceMesh *mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "tp", NULL }, &error);
+
+  g_assert_no_error (error);
+  return mesh;
+}
+
+static HpShardingConfig *
+linear_sharding (void)
+{
+  HpShardingConfig *sharding = hp_sharding_config_new ();
+  g_autoptr(HpNamedPlacement) weight = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) input = hp_test_named ("tp:R");
+  g_autoptr(HpNamedPlacement) output = hp_test_named ("tp:S(-1)");
+
+  hp_sharding_config_set_state_sharding (sharding, "weight", weight);
+  hp_sharding_config_set_in_dst_sharding (sharding, "input", input);
+  hp_sharding_config_set_out_dst_sharding (sharding, 0, output);
+  return sharding;
+}
+
+static HpModule *
+build_linear (gint              in_features,
+              gint              out_features,
+              gboolean          bias,
+              HpShardingConfig *sharding)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) config = g_object_new (HP_TYPE_TOY_LINEAR_CONFIG,
+                                             "in-features", in_features,
+                                             "out-features", out_features,
+                                             "bias", bias,
+                                             "sharding-config", sharding,
+                                             NULL);
+  GObject *built = hp_config_build (config, &error);
+
+  g_assert_no_error (error);
+  return HP_MODULE (built);
+}
+
+static void
+on_parallelized (HpModule     *module,
+                 HpDeviceMesh *mesh,
+                 guint        *count)
+{
+  g_assert_true (hp_module_get_mesh (module) == mesh);
+  (*count)++;
+}
+
+/* The seed's group: weight tp:S(0), input tp:R, output tp:S(-1);
+ * parameters become DTensors and forward and backward equal one rank */
+static void
+test_linear_equals_one_rank (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpShardingConfig) sharding = linear_sharding ();
+  g_autoptr(HpModule) reference = build_linear (6, 5, FALSE, NULL);
+  g_autoptr(HpModule) parallel = build_linear (6, 5, FALSE, sharding);
+  g_autoptr(HpTensor) x_ref = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 6), 4, TRUE);
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 6), 4, TRUE);
+  g_autoptr(HpTensor) y_ref = NULL;
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) y_full = NULL;
+  g_autoptr(HpTensor) loss_ref = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) grad_full = NULL;
+  HpTensor *weight;
+  g_autofree gchar *placements = NULL;
+  guint parallelized = 0;
+
+  g_signal_connect (parallel, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
+  g_assert_true (hp_module_parallelize (parallel, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (parallelized, ==, 1);
+  g_assert_true (hp_module_get_mesh (parallel) == mesh);
+
+  weight = hp_module_get_parameter (parallel, "weight");
+  g_assert_true (HP_IS_DTENSOR (weight));
+  g_assert_true (hp_tensor_get_requires_grad (weight));
+  g_assert_true (hp_tensor_is_leaf (weight));
+  hp_test_assert_shape (weight, HP_TEST_SHAPE (5, 6));
+  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (weight)));
+  g_assert_cmpstr (placements, ==, "(S(0))");
+
+  /* initialised after parallelize: each rank gets its slice */
+  g_assert_true (hp_module_init_states (reference, 42, &error));
+  g_assert_true (hp_module_init_states (parallel, 42, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_module_get_parameter (parallel, "weight") == weight);
+  {
+    g_autoptr(HpTensor) full = hp_dtensor_full_tensor (HP_DTENSOR (weight), &error);
+
+    g_assert_no_error (error);
+    hp_test_assert_close (full, hp_module_get_parameter (reference, "weight"), 0, 0);
+  }
+
+  y_ref = hp_module_forward1 (reference, x_ref, &error);
+  y = hp_module_forward1 (parallel, x, &error);
+  g_assert_no_error (error);
+  g_assert_true (HP_IS_DTENSOR (y));
+  g_free (placements);
+  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (y)));
+  g_assert_cmpstr (placements, ==, "(S(-1))");
+  y_full = hp_dtensor_full_tensor (HP_DTENSOR (y), &error);
+  g_assert_no_error (error);
+  hp_test_assert_close (y_full, y_ref, 1e-12, 1e-12);
+
+  loss_ref = hp_tensor_sum_all (y_ref, &error);
+  loss = hp_tensor_sum_all (y, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_backward (loss_ref, NULL, &error));
+  g_assert_true (hp_tensor_backward (loss, NULL, &error));
+  g_assert_no_error (error);
+
+  g_assert_true (HP_IS_DTENSOR (hp_tensor_get_grad (weight)));
+  grad_full = hp_dtensor_full_tensor (HP_DTENSOR (hp_tensor_get_grad (weight)), &error);
+  g_assert_no_error (error);
+  hp_test_assert_close (grad_full, hp_tensor_get_grad (hp_module_get_parameter (reference, "weight")),
+                        1e-12, 1e-12);
+  hp_test_assert_close (hp_tensor_get_grad (x), hp_tensor_get_grad (x_ref), 1e-12, 1e-12);
+}
+
+/* A tree: only modules with a sharding configuration change, a tensor
+ * shared by two modules stays shared, every module hears the signal */
+static void
+test_tree (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpShardingConfig) sharding = linear_sharding ();
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpModule) sharded = build_linear (4, 3, TRUE, sharding);
+  g_autoptr(HpModule) tied = build_linear (4, 3, FALSE, NULL);
+  g_autoptr(HpModule) plain = build_linear (4, 3, FALSE, NULL);
+  guint parallelized = 0;
+
+  g_assert_true (hp_module_register_parameter (tied, "weight",
+                                               hp_module_get_parameter (sharded, "weight"),
+                                               &error));
+  g_assert_true (hp_module_add_child (root, "sharded", sharded, &error));
+  g_assert_true (hp_module_add_child (root, "tied", tied, &error));
+  g_assert_true (hp_module_add_child (root, "plain", plain, &error));
+  g_assert_no_error (error);
+  g_signal_connect (root, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
+  g_signal_connect (sharded, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
+  g_signal_connect (tied, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
+  g_signal_connect (plain, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
+
+  g_assert_true (hp_module_parallelize (root, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (parallelized, ==, 4);
+  g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (root, "sharded.weight")));
+  g_assert_true (hp_module_get_parameter (root, "tied.weight") ==
+                 hp_module_get_parameter (root, "sharded.weight"));
+  g_assert_false (HP_IS_DTENSOR (hp_module_get_parameter (root, "sharded.bias")));
+  g_assert_false (HP_IS_DTENSOR (hp_module_get_parameter (root, "plain.weight")));
+}
+
+/* Every error leaves the tree as it was */
+static void
+test_errors_leave_module_unchanged (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) unnamed = NULL;
+  g_autoptr(HpShardingConfig) good = linear_sharding ();
+  g_autoptr(HpShardingConfig) bad = linear_sharding ();
+  g_autoptr(HpNamedPlacement) shard = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) other_axis = hp_test_named ("dp:S(0)");
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpModule) first = build_linear (4, 3, FALSE, good);
+  g_autoptr(HpModule) second = build_linear (4, 3, FALSE, bad);
+  HpTensor *first_weight = hp_module_get_parameter (first, "weight");
+  guint parallelized = 0;
+  gint shape[] = { hp_get_world_size () };
+
+  g_assert_true (hp_module_add_child (root, "first", first, &error));
+  g_assert_true (hp_module_add_child (root, "second", second, &error));
+  g_signal_connect (first, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
+
+  hp_sharding_config_set_state_sharding (bad, "missing.weight", shard);
+  g_assert_false (hp_module_parallelize (root, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "HpToyLinear.state_shardings: 'missing.weight' names no parameter or buffer");
+  g_clear_error (&error);
+  g_assert_true (hp_module_get_parameter (first, "weight") == first_weight);
+  g_assert_null (hp_module_get_mesh (first));
+  g_assert_cmpuint (parallelized, ==, 0);
+
+  hp_sharding_config_set_state_sharding (bad, "missing.weight", NULL);
+  hp_sharding_config_set_state_sharding (bad, "weight", other_axis);
+  g_assert_false (hp_module_parallelize (root, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
+  g_assert_nonnull (strstr (error->message, "HpToyLinear.state_shardings[weight]: "));
+  g_assert_nonnull (strstr (error->message, "NamedPlacement has axes not in mesh"));
+  g_clear_error (&error);
+  g_assert_true (hp_module_get_parameter (first, "weight") == first_weight);
+
+  unnamed = hp_device_mesh_new (shape, 1, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (hp_module_parallelize (root, unnamed, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
+  g_clear_error (&error);
+
+  hp_sharding_config_set_state_sharding (bad, "weight", shard);
+  g_assert_true (hp_module_parallelize (root, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (parallelized, ==, 1);
+  g_assert_false (hp_module_parallelize (root, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_cmpstr (error->message, ==, "HpModule has already been parallelized");
+  g_clear_error (&error);
+  g_assert_false (hp_module_parallelize (second, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_cmpuint (parallelized, ==, 1);
+}
+
+/* A DTensor argument whose placements differ from in_src */
+static void
+test_input_placement_mismatch (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpShardingConfig) sharding = linear_sharding ();
+  g_autoptr(HpNamedPlacement) replicate = hp_test_named ("tp:R");
+  g_autoptr(HpModule) linear = NULL;
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (4, 4), 1, FALSE);
+  g_autoptr(GPtrArray) shard0 = NULL;
+  g_autoptr(HpDTensor) x_sharded = NULL;
+  g_autoptr(HpTensor) y = NULL;
+
+  hp_sharding_config_set_in_src_sharding (sharding, "input", replicate);
+  linear = build_linear (4, 2, FALSE, sharding);
+  g_assert_true (hp_module_init_states (linear, 0, &error));
+  g_assert_true (hp_module_parallelize (linear, mesh, &error));
+  g_assert_no_error (error);
+
+  shard0 = hp_placements_new_from_string ("S(0)", &error);
+  x_sharded = hp_dtensor_distribute (x, mesh, shard0, -1, &error);
+  g_assert_no_error (error);
+  hp_test_assert_error (hp_module_forward1 (linear, HP_TENSOR (x_sharded), &error), &error,
+                        HP_ERROR_PLACEMENT,
+                        "HpToyLinear.input: input DTensor has placements (S(0)), "
+                        "but in_src_shardings expects (R).");
+
+  /* a plain tensor is taken as the in_src layout: replicated */
+  y = hp_module_forward1 (linear, x, &error);
+  g_assert_no_error (error);
+  g_assert_true (HP_IS_DTENSOR (y));
+}
+
+/* No sharding configuration anywhere: parallelize changes no tensor and
+ * forward is the plain path */
+static void
+test_no_sharding_config (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpModule) linear = build_linear (3, 2, TRUE, NULL);
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3), 9, FALSE);
+  g_autoptr(HpTensor) before = NULL;
+  g_autoptr(HpTensor) after = NULL;
+  HpTensor *weight = hp_module_get_parameter (linear, "weight");
+  g_autofree gdouble *a = NULL;
+  g_autofree gdouble *b = NULL;
+
+  g_assert_true (hp_module_init_states (linear, 3, &error));
+  before = hp_module_forward1 (linear, x, &error);
+  g_assert_true (hp_module_parallelize (linear, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_module_get_parameter (linear, "weight") == weight);
+  after = hp_module_forward1 (linear, x, &error);
+  g_assert_no_error (error);
+  g_assert_false (HP_IS_DTENSOR (after));
+  a = hp_tensor_to_float64_array (before, NULL);
+  b = hp_tensor_to_float64_array (after, NULL);
+  g_assert_true (memcmp (a, b, 4 * sizeof (gdouble)) == 0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+
+  hp_test_init (&argc, &argv);
+  g_assert_true (hp_init (&error));
+  g_assert_no_error (error);
+
+  g_test_add_func ("/module-parallelize/linear-equals-one-rank", test_linear_equals_one_rank);
+  g_test_add_func ("/module-parallelize/tree", test_tree);
+  g_test_add_func ("/module-parallelize/errors-leave-module-unchanged",
+                   test_errors_leave_module_unchanged);
+  g_test_add_func ("/module-parallelize/input-placement-mismatch", test_input_placement_mismatch);
+  g_test_add_func ("/module-parallelize/no-sharding-config", test_no_sharding_config);
+
+  return g_test_run ();
+}

@@ -1,0 +1,568 @@
+/* test-module.c: HpModule on one rank (the seed's test_module group)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <string.h>
+
+#include "hp-test-toys.h"
+#include "hp-test-utils.h"
+
+static HpToyLinear *
+build_linear (gint     in_features,
+              gint     out_features,
+              gboolean bias)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) config = g_object_new (HP_TYPE_TOY_LINEAR_CONFIG,
+                                             "in-features", in_features,
+                                             "out-features", out_features,
+                                             "bias", bias,
+                                             NULL);
+  GObject *built = hp_config_build (config, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (HP_IS_TOY_LINEAR (built));
+  return HP_TOY_LINEAR (built);
+}
+
+static gdouble *
+values (HpTensor *tensor)
+{
+  return hp_tensor_to_float64_array (tensor, NULL);
+}
+
+static void
+count_signal (gpointer  instance,
+              guint    *count)
+{
+  (*count)++;
+}
+
+static void
+test_build_registers_parameters (void)
+{
+  g_autoptr(HpToyLinear) linear = build_linear (3, 2, TRUE);
+  g_auto(GStrv) names = hp_module_get_parameter_names (HP_MODULE (linear));
+  HpTensor *weight = hp_module_get_parameter (HP_MODULE (linear), "weight");
+
+  g_assert_cmpstrv (names, ((const gchar *[]) { "weight", "bias", NULL }));
+  hp_test_assert_shape (weight, HP_TEST_SHAPE (2, 3));
+  g_assert_true (hp_tensor_get_requires_grad (weight));
+  g_assert_null (hp_module_get_parameter (HP_MODULE (linear), "nothing"));
+  g_assert_null (hp_module_get_sharding_config (HP_MODULE (linear)));
+  g_assert_null (hp_module_get_mesh (HP_MODULE (linear)));
+}
+
+static void
+test_init_states_param_init (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpToyLinear) linear = build_linear (3, 2, TRUE);
+  g_autoptr(HpParamInit) init = hp_param_init_new ();
+  g_autoptr(HpInitializer) normal = hp_initializer_new_normal (0.0, 0.02);
+  g_autoptr(HpInitializer) ones = hp_initializer_new_ones ();
+  g_autoptr(HpTensor) expected = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3));
+  HpTensor *weight = hp_module_get_parameter (HP_MODULE (linear), "weight");
+  guint initialized = 0;
+
+  hp_param_init_set (init, "weight", normal);
+  hp_param_init_set (init, "bias", ones);
+  hp_module_set_param_init (HP_MODULE (linear), init);
+  g_signal_connect (linear, "states-initialized", G_CALLBACK (count_signal), &initialized);
+
+  g_assert_true (hp_module_init_states (HP_MODULE (linear), 7, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (initialized, ==, 1);
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (linear), ==, 0);
+
+  /* in place: the parameter object is the same one */
+  g_assert_true (hp_module_get_parameter (HP_MODULE (linear), "weight") == weight);
+  g_assert_true (hp_initializer_apply (normal, expected, hp_module_derive_seed (7, "weight"), &error));
+  g_assert_no_error (error);
+  hp_test_assert_close (weight, expected, 0, 0);
+  hp_test_assert_values (hp_module_get_parameter (HP_MODULE (linear), "bias"),
+                         HP_TEST_DATA (1, 1), HP_TEST_SHAPE (2), 0, 0);
+  g_assert_true (hp_tensor_get_requires_grad (weight));
+  g_assert_true (hp_tensor_is_leaf (weight));
+}
+
+static void
+test_init_states_deterministic (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpToyLinear) a = build_linear (5, 4, FALSE);
+  g_autoptr(HpToyLinear) b = build_linear (5, 4, FALSE);
+  g_autofree gdouble *first = NULL;
+  g_autofree gdouble *again = NULL;
+  g_autofree gdouble *other = NULL;
+  HpTensor *weight = hp_module_get_parameter (HP_MODULE (a), "weight");
+
+  g_assert_true (hp_module_init_states (HP_MODULE (a), 1, &error));
+  first = values (weight);
+  g_assert_true (hp_module_init_states (HP_MODULE (b), 1, &error));
+  again = values (hp_module_get_parameter (HP_MODULE (b), "weight"));
+  g_assert_true (memcmp (first, again, 20 * sizeof (gdouble)) == 0);
+  g_assert_true (hp_module_init_states (HP_MODULE (a), 2, &error));
+  g_assert_no_error (error);
+  other = values (weight);
+  g_assert_false (memcmp (first, other, 20 * sizeof (gdouble)) == 0);
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (a), ==, 2);
+
+  /* uniform(-1/sqrt(5), 1/sqrt(5)) from reset_parameters */
+  for (guint i = 0; i < 20; i++)
+    g_assert_cmpfloat (ABS (first[i]), <=, 1 / sqrt (5));
+}
+
+static void
+test_init_states_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpToyLinear) linear = build_linear (2, 2, TRUE);
+  g_autoptr(HpToyNoInit) bare = hp_toy_no_init_new ();
+  g_autoptr(HpParamInit) init = hp_param_init_new ();
+  g_autoptr(HpInitializer) ones = hp_initializer_new_ones ();
+  g_autoptr(HpInitializer) constant = hp_initializer_new_constant (3);
+  guint initialized = 0;
+
+  g_assert_true (hp_module_add_child (root, "linear", HP_MODULE (linear), &error));
+  g_assert_true (hp_module_add_child (root, "bare", HP_MODULE (bare), &error));
+  g_signal_connect (linear, "states-initialized", G_CALLBACK (count_signal), &initialized);
+
+  g_assert_false (hp_module_init_states (root, 0, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "HpToyNoInit has parameters ['w', 'v'] but neither param_init "
+                   "nor reset_parameters is available");
+  g_clear_error (&error);
+  /* checked before anything is written: the linear child is untouched */
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (linear), ==, 0);
+  g_assert_cmpuint (initialized, ==, 0);
+
+  hp_param_init_set (init, "w", ones);
+  hp_module_set_param_init (HP_MODULE (bare), init);
+  g_assert_false (hp_module_init_states (root, 0, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "No initializer for parameter 'v' in HpToyNoInit. Available: ['w']");
+  g_clear_error (&error);
+  g_assert_false (hp_module_init_self_parameters (HP_MODULE (bare), 0, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_clear_error (&error);
+  hp_test_assert_values (hp_module_get_parameter (HP_MODULE (bare), "w"),
+                         HP_TEST_DATA (0, 0), HP_TEST_SHAPE (2), 0, 0);
+
+  hp_param_init_set (init, "v", constant);
+  g_assert_true (hp_module_init_states (root, 0, &error));
+  g_assert_no_error (error);
+  hp_test_assert_values (hp_module_get_parameter (root, "bare.v"),
+                         HP_TEST_DATA (3, 3, 3), HP_TEST_SHAPE (3), 0, 0);
+  g_assert_cmpuint (initialized, ==, 1);
+}
+
+static void
+test_init_self_buffers (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpToyBuffered) buffered = hp_toy_buffered_new ();
+  g_autoptr(HpStateDict) buffers = NULL;
+  guint initialized = 0;
+
+  g_signal_connect (buffered, "states-initialized", G_CALLBACK (count_signal), &initialized);
+  g_assert_true (hp_module_init_states (HP_MODULE (buffered), 0, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (buffered), 0, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (initialized, ==, 2);
+  hp_test_assert_values (hp_module_get_buffer (HP_MODULE (buffered), "table"),
+                         HP_TEST_DATA (0, 2, 4, 6, 8, 10), HP_TEST_SHAPE (6), 0, 0);
+  g_assert_true (hp_module_buffer_is_persistent (HP_MODULE (buffered), "table"));
+  g_assert_false (hp_module_buffer_is_persistent (HP_MODULE (buffered), "scratch"));
+  g_assert_false (hp_module_buffer_is_persistent (HP_MODULE (buffered), "nothing"));
+
+  buffers = hp_module_named_buffers (HP_MODULE (buffered));
+  g_assert_cmpuint (hp_state_dict_get_size (buffers), ==, 2);
+  g_assert_cmpstr (hp_state_dict_get_name (buffers, 0), ==, "table");
+  g_assert_cmpstr (hp_state_dict_get_name (buffers, 1), ==, "scratch");
+}
+
+static void
+test_named_parameters (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpModule) block = hp_module_new ();
+  g_autoptr(HpToyLinear) first = build_linear (2, 3, TRUE);
+  g_autoptr(HpToyLinear) second = build_linear (3, 2, FALSE);
+  g_autoptr(HpTensor) scale = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2));
+  g_autoptr(HpStateDict) named = NULL;
+  g_autoptr(GPtrArray) params = NULL;
+  g_auto(GStrv) names = NULL;
+  g_auto(GStrv) children = NULL;
+
+  g_assert_true (hp_module_register_parameter (root, "scale", scale, &error));
+  g_assert_true (hp_module_add_child (block, "first", HP_MODULE (first), &error));
+  g_assert_true (hp_module_add_child (block, "second", HP_MODULE (second), &error));
+  g_assert_true (hp_module_add_child (root, "block", block, &error));
+  /* the same module twice: its parameters appear once */
+  g_assert_true (hp_module_add_child (root, "again", HP_MODULE (first), &error));
+  g_assert_no_error (error);
+
+  named = hp_module_named_parameters (root);
+  names = hp_state_dict_get_names (named);
+  g_assert_cmpstrv (names, ((const gchar *[]) { "scale", "block.first.weight",
+                                                "block.first.bias", "block.second.weight",
+                                                NULL }));
+  params = hp_module_parameters (root);
+  g_assert_cmpuint (params->len, ==, 4);
+  g_assert_true (g_ptr_array_index (params, 1) == hp_module_get_parameter (HP_MODULE (first), "weight"));
+
+  g_assert_true (hp_module_get_parameter (root, "block.second.weight") ==
+                 hp_module_get_parameter (HP_MODULE (second), "weight"));
+  g_assert_true (hp_module_get_parameter (root, "again.bias") ==
+                 hp_module_get_parameter (HP_MODULE (first), "bias"));
+  g_assert_null (hp_module_get_parameter (root, "block.third.weight"));
+  g_assert_null (hp_module_get_parameter (root, "block"));
+  g_assert_true (hp_module_get_child (root, "block.second") == HP_MODULE (second));
+  g_assert_null (hp_module_get_child (root, "block.second.weight"));
+  children = hp_module_get_child_names (root);
+  g_assert_cmpstrv (children, ((const gchar *[]) { "block", "again", NULL }));
+}
+
+static void
+test_registration_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpModule) child = hp_module_new ();
+  g_autoptr(HpTensor) weight = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2));
+  g_autoptr(HpTensor) other = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) ids = hp_tensor_new_zeros (HP_DTYPE_INT64, HP_TEST_SHAPE (2));
+  g_autoptr(HpTensor) derived = NULL;
+  g_auto(GStrv) names = NULL;
+
+  g_assert_true (hp_module_register_parameter (root, "w", weight, &error));
+  g_assert_true (hp_module_add_child (root, "child", child, &error));
+  g_assert_no_error (error);
+
+  g_assert_false (hp_module_register_parameter (root, "a.b", other, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "'a.b' is not a valid parameter name"));
+  g_clear_error (&error);
+  g_assert_false (hp_module_register_parameter (root, "", other, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (hp_module_register_buffer (root, "w", other, TRUE, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==,
+                   "HpModule: cannot register buffer 'w': the name is already a parameter");
+  g_clear_error (&error);
+  g_assert_false (hp_module_register_parameter (root, "child", other, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (hp_module_register_parameter (root, "ids", ids, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "floating-point"));
+  g_clear_error (&error);
+
+  derived = hp_tensor_scale (weight, 2.0, &error);
+  g_assert_no_error (error);
+  g_assert_false (hp_module_register_parameter (root, "derived", derived, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "leaf"));
+  g_clear_error (&error);
+
+  g_assert_false (hp_module_add_child (child, "loop", root, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (hp_module_add_child (root, "self", root, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* nothing changed; replacing a parameter keeps its position */
+  names = hp_module_get_parameter_names (root);
+  g_assert_cmpstrv (names, ((const gchar *[]) { "w", NULL }));
+  g_assert_true (hp_module_register_parameter (root, "w", other, &error));
+  g_assert_true (hp_module_get_parameter (root, "w") == other);
+}
+
+static GPtrArray *
+double_forward (HpModule   *module,
+                GPtrArray  *args,
+                gpointer    user_data,
+                GError    **error)
+{
+  GPtrArray *outputs = g_ptr_array_new_with_free_func (g_object_unref);
+  HpTensor *out = hp_tensor_mul (g_ptr_array_index (args, 0),
+                                 hp_module_get_parameter (module, "factor"), error);
+
+  (*(guint *) user_data)++;
+  if (out == NULL)
+    {
+      g_ptr_array_unref (outputs);
+      return NULL;
+    }
+  g_ptr_array_add (outputs, out);
+  return outputs;
+}
+
+static void
+test_function_module_shares_config (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModuleConfig) config = hp_module_config_new ();
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  g_autoptr(HpParamInit) init = hp_param_init_new ();
+  g_autoptr(HpInitializer) constant = hp_initializer_new_constant (2);
+  g_autoptr(HpFunctionModule) a = NULL;
+  g_autoptr(HpFunctionModule) b = NULL;
+  g_autoptr(HpTensor) factor_a = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (1));
+  g_autoptr(HpTensor) factor_b = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (1));
+  g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2, 3), HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) y = NULL;
+  guint calls = 0;
+
+  hp_param_init_set (init, "factor", constant);
+  hp_module_config_set_param_init (config, init);
+  hp_module_config_set_sharding_config (config, sharding);
+
+  a = hp_function_module_new (config, NULL, double_forward, &calls, NULL);
+  b = hp_function_module_new (config, (const gchar * const[]) { "x", NULL },
+                              double_forward, &calls, NULL);
+  g_assert_true (hp_configurable_get_config (HP_CONFIGURABLE (a)) == HP_CONFIG (config));
+  g_assert_true (hp_configurable_get_config (HP_CONFIGURABLE (b)) == HP_CONFIG (config));
+  g_assert_true (hp_module_get_sharding_config (HP_MODULE (a)) == sharding);
+  g_assert_true (hp_module_get_param_init (HP_MODULE (b)) == init);
+  g_assert_cmpstrv (hp_module_get_forward_arg_names (HP_MODULE (a)),
+                    ((const gchar *[]) { "input", NULL }));
+  g_assert_cmpstrv (hp_module_get_forward_arg_names (HP_MODULE (b)),
+                    ((const gchar *[]) { "x", NULL }));
+
+  g_assert_true (hp_module_register_parameter (HP_MODULE (a), "factor", factor_a, &error));
+  g_assert_true (hp_module_register_parameter (HP_MODULE (b), "factor", factor_b, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (a), 0, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (b), 0, &error));
+  g_assert_no_error (error);
+
+  y = hp_module_forward1 (HP_MODULE (b), x, &error);
+  g_assert_no_error (error);
+  hp_test_assert_values (y, HP_TEST_DATA (2, 4, 6), HP_TEST_SHAPE (3), 0, 0);
+  g_assert_cmpuint (calls, ==, 1);
+}
+
+static void
+test_forward_arg_names_cached (void)
+{
+  g_autoptr(HpToyInner) inner = hp_toy_inner_new (NULL);
+  g_autoptr(HpToyLinear) linear = build_linear (2, 2, FALSE);
+  g_autoptr(HpModule) plain = hp_module_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (0, 0), HP_TEST_SHAPE (1, 2));
+
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(HpTensor) y = hp_module_forward1 (HP_MODULE (inner), x, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpstrv (hp_module_get_forward_arg_names (HP_MODULE (inner)),
+                        ((const gchar *[]) { "x", NULL }));
+    }
+  g_assert_cmpuint (hp_toy_inner_get_name_calls (inner), ==, 1);
+  g_assert_cmpuint (hp_toy_inner_get_inner_calls (inner), ==, 3);
+  g_assert_cmpstrv (hp_module_get_forward_arg_names (HP_MODULE (linear)),
+                    ((const gchar *[]) { "input", NULL }));
+  g_assert_cmpstrv (hp_module_get_forward_arg_names (plain),
+                    ((const gchar *[]) { "input", NULL }));
+}
+
+typedef struct
+{
+  guint pre;
+  guint post;
+  GPtrArray *args;
+  HpTensor *output;
+} ForwardLog;
+
+static void
+on_forward_pre (HpModule   *module,
+                GPtrArray  *args,
+                ForwardLog *log)
+{
+  log->pre++;
+  g_assert_cmpuint (log->post, ==, 0);
+  log->args = args;
+}
+
+static void
+on_forward_post (HpModule   *module,
+                 GPtrArray  *args,
+                 GPtrArray  *outputs,
+                 ForwardLog *log)
+{
+  log->post++;
+  g_assert_true (args == log->args);
+  g_assert_cmpuint (outputs->len, ==, 1);
+  log->output = g_ptr_array_index (outputs, 0);
+}
+
+static void
+test_forward_signals (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpToyLinear) linear = build_linear (2, 1, TRUE);
+  g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (1, 2));
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr(GPtrArray) outputs = NULL;
+  ForwardLog log = { 0 };
+
+  g_assert_true (hp_module_init_states (HP_MODULE (linear), 3, &error));
+  g_signal_connect (linear, "forward-pre", G_CALLBACK (on_forward_pre), &log);
+  g_signal_connect (linear, "forward-post", G_CALLBACK (on_forward_post), &log);
+  g_ptr_array_add (args, x);
+  outputs = hp_module_forward (HP_MODULE (linear), args, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (log.pre, ==, 1);
+  g_assert_cmpuint (log.post, ==, 1);
+  g_assert_true (log.output == g_ptr_array_index (outputs, 0));
+}
+
+static void
+test_forward_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModule) plain = hp_module_new ();
+  g_autoptr(HpToyLinear) linear = build_linear (2, 1, FALSE);
+  g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2, 3), HP_TEST_SHAPE (1, 3));
+  g_autoptr(GPtrArray) no_args = g_ptr_array_new ();
+
+  hp_test_assert_error (hp_module_forward1 (plain, x, &error), &error,
+                        HP_ERROR_NOT_SUPPORTED, "HpModule does not implement forward");
+  hp_test_assert_error (hp_module_forward1 (HP_MODULE (linear), x, &error), &error,
+                        HP_ERROR_SHAPE, "linear");
+  hp_test_assert_error (hp_module_call (plain, "inner", no_args, &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "HpModule has no callable 'inner'");
+}
+
+static void
+test_containers (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpSequential) seq = hp_sequential_new ();
+  g_autoptr(HpModuleDict) dict = hp_module_dict_new ();
+  g_autoptr(HpToyLinear) first = build_linear (2, 3, FALSE);
+  g_autoptr(HpToyLinear) second = build_linear (3, 1, FALSE);
+  g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, -1), HP_TEST_SHAPE (1, 2));
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) h = NULL;
+  g_autoptr(HpTensor) expected = NULL;
+  g_autoptr(HpStateDict) named = NULL;
+
+  /* an empty sequential passes its arguments through */
+  y = hp_module_forward1 (HP_MODULE (seq), x, &error);
+  g_assert_no_error (error);
+  g_assert_true (y == x);
+  g_clear_object (&y);
+
+  hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (first));
+  hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (second));
+  g_assert_cmpuint (hp_module_list_get_length (HP_MODULE_LIST (seq)), ==, 2);
+  g_assert_true (hp_module_list_get (HP_MODULE_LIST (seq), 1) == HP_MODULE (second));
+  g_assert_null (hp_module_list_get (HP_MODULE_LIST (seq), 2));
+  g_assert_true (hp_module_init_states (HP_MODULE (seq), 5, &error));
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (first), ==, 1);
+
+  y = hp_module_forward1 (HP_MODULE (seq), x, &error);
+  h = hp_module_forward1 (HP_MODULE (first), x, &error);
+  expected = hp_module_forward1 (HP_MODULE (second), h, &error);
+  g_assert_no_error (error);
+  hp_test_assert_close (y, expected, 0, 0);
+
+  named = hp_module_named_parameters (HP_MODULE (seq));
+  g_assert_cmpstr (hp_state_dict_get_name (named, 1), ==, "1.weight");
+
+  g_assert_true (hp_module_dict_insert (dict, "proj", HP_MODULE (first), &error));
+  g_assert_true (hp_module_dict_lookup (dict, "proj") == HP_MODULE (first));
+  g_assert_null (hp_module_dict_lookup (dict, "other"));
+  g_assert_false (hp_module_dict_insert (dict, "a.b", HP_MODULE (second), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+}
+
+static void
+test_base_model (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) config = g_object_new (HP_TYPE_TOY_MODEL_CONFIG,
+                                             "vocab", 10, "dim", 4, "n-layers", 2,
+                                             "n-heads", 2, NULL);
+  g_autoptr(GObject) built = hp_config_build (config, &error);
+  HpBaseModel *model = HP_BASE_MODEL (built);
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  g_autoptr(HpNamedPlacement) shard = hp_test_named ("tp:S(0)");
+  g_autoptr(HpLocalMapConfig) local_map = hp_local_map_config_new ("missing");
+  g_autoptr(HpToyNoInit) bare = hp_toy_no_init_new ();
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) out = NULL;
+  gint64 nparams = 0;
+  gint64 flops = 0;
+  gint64 ids_data[] = { 1, 3, 9 };
+
+  g_assert_no_error (error);
+  g_assert_true (hp_base_model_verify_module_protocol (model, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_base_model_init_weights (model, 11, &error));
+  g_assert_no_error (error);
+
+  /* 10 * 4 embedding + 2 * (16 + 4) */
+  hp_base_model_config_get_nparams_and_flops (HP_BASE_MODEL_CONFIG (config), model, 8,
+                                              &nparams, &flops);
+  g_assert_cmpint (nparams, ==, 80);
+  g_assert_cmpint (flops, ==, 6 * 40 + 6 * 2 * 2 * 2 * 8);
+  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                          NULL, &error));
+
+  ids = hp_test_tensor_ids (ids_data, 3, HP_TEST_SHAPE (3));
+  out = hp_module_forward1 (HP_MODULE (model), ids, &error);
+  g_assert_no_error (error);
+  hp_test_assert_shape (out, HP_TEST_SHAPE (3, 4));
+
+  hp_sharding_config_set_state_sharding (sharding, "weight", shard);
+  hp_sharding_config_set_state_sharding (sharding, "nothing", shard);
+  hp_sharding_config_set_in_dst_sharding (sharding, "input", shard);
+  hp_sharding_config_set_in_src_sharding (sharding, "x", shard);
+  hp_sharding_config_set_local_map (sharding, local_map);
+  hp_module_set_sharding_config (hp_module_get_child (HP_MODULE (model), "layers.1"), sharding);
+  g_assert_true (hp_module_add_child (HP_MODULE (model), "bare", HP_MODULE (bare), &error));
+
+  g_assert_false (hp_base_model_verify_module_protocol (model, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "HpToyModel does not follow the module protocol: "
+                   "state_shardings of layers.1 names 'nothing', which is not a parameter or buffer; "
+                   "in_src_shardings of layers.1 names 'x', which is not a forward argument; "
+                   "local_map of layers.1 names callable 'missing', which is not registered; "
+                   "parameter 'bare.w' has no initializer; "
+                   "parameter 'bare.v' has no initializer");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  hp_test_init (&argc, &argv);
+
+  g_test_add_func ("/module/build-registers-parameters", test_build_registers_parameters);
+  g_test_add_func ("/module/init-states/param-init", test_init_states_param_init);
+  g_test_add_func ("/module/init-states/deterministic", test_init_states_deterministic);
+  g_test_add_func ("/module/init-states/errors", test_init_states_errors);
+  g_test_add_func ("/module/init-self-buffers", test_init_self_buffers);
+  g_test_add_func ("/module/named-parameters", test_named_parameters);
+  g_test_add_func ("/module/registration-errors", test_registration_errors);
+  g_test_add_func ("/module/function-module-shares-config", test_function_module_shares_config);
+  g_test_add_func ("/module/forward-arg-names-cached", test_forward_arg_names_cached);
+  g_test_add_func ("/module/forward-signals", test_forward_signals);
+  g_test_add_func ("/module/forward-errors", test_forward_errors);
+  g_test_add_func ("/module/containers", test_containers);
+  g_test_add_func ("/module/base-model", test_base_model);
+
+  return g_test_run ();
+}
