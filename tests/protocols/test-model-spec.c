@@ -87,6 +87,30 @@ test_module_owner_config_init (TestModuleOwnerConfig *self)
 {
 }
 
+/* A model configuration whose owner is abstract */
+
+#define TEST_TYPE_ABSTRACT_OWNER_CONFIG (test_abstract_owner_config_get_type ())
+G_DECLARE_FINAL_TYPE (TestAbstractOwnerConfig, test_abstract_owner_config, TEST,
+                      ABSTRACT_OWNER_CONFIG, HpBaseModelConfig)
+
+struct _TestAbstractOwnerConfig
+{
+  HpBaseModelConfig parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TestAbstractOwnerConfig, test_abstract_owner_config, HP_TYPE_BASE_MODEL_CONFIG)
+
+static void
+test_abstract_owner_config_class_init (TestAbstractOwnerConfigClass *klass)
+{
+  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_MODEL_CONFIG_CONVERTER);
+}
+
+static void
+test_abstract_owner_config_init (TestAbstractOwnerConfig *self)
+{
+}
+
 /* A state dict adapter that renames nothing */
 
 #define TEST_TYPE_ADAPTER (test_adapter_get_type ())
@@ -469,6 +493,7 @@ test_build_from_config (void)
   g_autoptr(HpModelSpec) wrong = hp_model_spec_new ("wrong");
   g_autoptr(HpBaseModelConfig) config = g_object_new (TEST_TYPE_MODEL_CONFIG, "dim", 16, NULL);
   g_autoptr(HpBaseModelConfig) module_config = g_object_new (TEST_TYPE_MODULE_OWNER_CONFIG, NULL);
+  g_autoptr(HpBaseModelConfig) abstract_config = g_object_new (TEST_TYPE_ABSTRACT_OWNER_CONFIG, NULL);
   g_autoptr(HpBaseModel) model = NULL;
   g_autoptr(HpBaseModel) again = NULL;
   HpConfig *model_config;
@@ -493,6 +518,11 @@ test_build_from_config (void)
   hp_test_assert_error (hp_model_spec_build_model (wrong, &error), &error, HP_ERROR_CONFIG,
                         "ModelSpec 'wrong': model config TestModuleOwnerConfig builds a HpModule, "
                         "which is not a HpBaseModel");
+  /* errors of hp_config_build() name the spec */
+  hp_model_spec_set_model (wrong, abstract_config);
+  hp_test_assert_error (hp_model_spec_build_model (wrong, &error), &error, HP_ERROR_NOT_SUPPORTED,
+                        "ModelSpec 'wrong': TestAbstractOwnerConfig builds HpModelConfigConverter, "
+                        "which is abstract");
 
   /* an invalid spec builds nothing */
   hp_model_spec_set_model (wrong, NULL);
