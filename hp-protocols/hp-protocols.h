@@ -29,6 +29,9 @@
 
 #include "hp-mesh-axis-name.h"
 #include "hp-named-placement.h"
+#include "hp-config.h"
+#include "hp-config-list.h"
+#include "hp-configurable.h"
 #include "hp-initializer.h"
 #include "hp-param-init.h"
 #include "hp-local-map-config.h"

@@ -214,8 +214,8 @@ hp_toy_embedding_forward (HpModule   *module,
                           GPtrArray  *args,
                           GError    **error)
 {
-  HpTensor *out = hp_tensor_embedding (g_ptr_array_index (args, 0),
-                                       hp_module_get_parameter (module, "weight"), error);
+  HpTensor *out = hp_tensor_embedding (hp_module_get_parameter (module, "weight"),
+                                       g_ptr_array_index (args, 0), error);
   GPtrArray *outputs;
 
   if (out == NULL)

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#include <math.h>
 #include <string.h>
 
 #include "hp-test-toys.h"
@@ -29,7 +30,9 @@ build_linear (gint     in_features,
 static gdouble *
 values (HpTensor *tensor)
 {
-  return hp_tensor_to_float64_array (tensor, NULL);
+  gsize n;
+
+  return hp_tensor_to_float64_array (tensor, &n);
 }
 
 static void

@@ -1,0 +1,121 @@
+/* hp-config-private.h: what hp-config.c, hp-config-json.c and
+ * hp-config-list.c share
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "hp-config.h"
+#include "hp-config-list.h"
+
+G_BEGIN_DECLS
+
+/* The property types a config field may have */
+typedef enum
+{
+  HP_CONFIG_FIELD_UNSUPPORTED,
+  HP_CONFIG_FIELD_BOOLEAN,
+  HP_CONFIG_FIELD_SIGNED,          /* gint, glong, gint64 */
+  HP_CONFIG_FIELD_UNSIGNED,        /* guint, gulong, guint64 */
+  HP_CONFIG_FIELD_FLOAT,
+  HP_CONFIG_FIELD_DOUBLE,
+  HP_CONFIG_FIELD_STRING,
+  HP_CONFIG_FIELD_ENUM,
+  HP_CONFIG_FIELD_FLAGS,
+  HP_CONFIG_FIELD_STRV,
+  HP_CONFIG_FIELD_CONFIG,
+  HP_CONFIG_FIELD_CONFIG_LIST,
+  HP_CONFIG_FIELD_NAMED_PLACEMENT,
+  HP_CONFIG_FIELD_SHARDING_CONFIG,
+  HP_CONFIG_FIELD_LOCAL_MAP_CONFIG,
+  HP_CONFIG_FIELD_PARAM_INIT,
+  HP_CONFIG_FIELD_INITIALIZER,
+} HpConfigFieldKind;
+
+HpConfigFieldKind _hp_config_field_kind          (GParamSpec    *pspec);
+
+/* The fields of @config_type in field order (transfer none, cached for
+ * the life of the process) */
+GParamSpec      **_hp_config_type_get_fields     (GType          config_type,
+                                                  guint         *n_fields);
+/* The field named @name ('-' or '_' between words), or NULL */
+GParamSpec       *_hp_config_type_find_field     (GType          config_type,
+                                                  const gchar   *name);
+
+/* Store a number in @value (initialised to the field's type), checking
+ * it against the field's range; the error has no path prefix */
+gboolean          _hp_config_value_set_int64     (GParamSpec    *pspec,
+                                                  GValue        *value,
+                                                  gint64         number,
+                                                  GError       **error);
+gboolean          _hp_config_value_set_uint64    (GParamSpec    *pspec,
+                                                  GValue        *value,
+                                                  guint64        number,
+                                                  GError       **error);
+gboolean          _hp_config_value_set_double    (GParamSpec    *pspec,
+                                                  GValue        *value,
+                                                  gdouble        number,
+                                                  GError       **error);
+/* g_param_value_validate() as an error instead of a silent fix */
+gboolean          _hp_config_value_validate      (GParamSpec    *pspec,
+                                                  const GValue  *value,
+                                                  GError       **error);
+
+gint64            _hp_config_value_get_signed    (const GValue  *value);
+guint64           _hp_config_value_get_unsigned  (const GValue  *value);
+
+/* The shortest decimal forms that read back to the same bits with
+ * g_ascii_strtod() (for a float: after rounding the double to float);
+ * "nan", "inf" and "-inf" for the non-finite values (GObject rejects NaN
+ * as a property value, so a config never holds one) */
+gchar            *_hp_config_format_double       (gdouble        number);
+gchar            *_hp_config_format_float        (gfloat         number);
+/* "inf", "-inf" -> TRUE and the number */
+gboolean          _hp_config_parse_non_finite    (const gchar   *text,
+                                                  gdouble       *number);
+
+/* Enum and flags nicks, as the JSON and the path strings use them */
+gchar            *_hp_config_enum_nicks          (GType          enum_type);
+gboolean          _hp_config_flags_from_nick     (GFlagsClass   *klass,
+                                                  const gchar   *nick,
+                                                  guint         *flags);
+
+/* "path: message" (or the message alone for the empty path) */
+void              _hp_config_set_error           (GError       **error,
+                                                  const gchar   *path,
+                                                  const gchar   *format,
+                                                  ...) G_GNUC_PRINTF (3, 4);
+gchar            *_hp_config_join_path           (const gchar   *path,
+                                                  const gchar   *name);
+/* Whether @name is the canonical @field_name, '_' standing for '-' */
+gboolean          _hp_config_name_matches        (const gchar   *field_name,
+                                                  const gchar   *name);
+
+/* hp-config-json.c */
+JsonNode         *_hp_config_value_to_json_node  (GParamSpec    *pspec,
+                                                  const GValue  *value);
+/* Reads @node into @value (zeroed; initialised to the field's type on
+ * success), errors naming @path */
+gboolean          _hp_config_value_from_json_node (GParamSpec   *pspec,
+                                                   JsonNode     *node,
+                                                   const gchar  *path,
+                                                   GValue       *value,
+                                                   GError      **error);
+HpConfig         *_hp_config_from_json_node      (GType          expected_type,
+                                                  JsonNode      *node,
+                                                  const gchar   *path,
+                                                  GError       **error);
+gchar            *_hp_config_json_node_to_string (JsonNode      *node,
+                                                  gboolean       pretty);
+JsonNode         *_hp_config_json_parse          (const gchar   *text,
+                                                  GError       **error);
+
+/* hp-config-list.c: replaces one item, one items-changed emission */
+void              _hp_config_list_set            (HpConfigList  *self,
+                                                  guint          position,
+                                                  HpConfig      *config);
+
+G_END_DECLS
