@@ -47,4 +47,9 @@
 #include "hp-base-model-config.h"
 #include "hp-base-model.h"
 
+#include "hp-model-config-converter.h"
+#include "hp-state-dict-adapter.h"
+#include "hp-parallel-dims.h"
+#include "hp-model-spec.h"
+
 #undef HP_PROTOCOLS_INSIDE

@@ -1,0 +1,760 @@
+/* hp-parallel-dims.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "hp-error.h"
+#include "hp-init.h"
+#include "hp-parallel-dims.h"
+
+/**
+ * HpParallelDims:
+ *
+ * The degree of each kind of parallelism of a job, and the device
+ * meshes that follow from them (the `ParallelDims` of torchtitan):
+ *
+ * - #HpParallelDims:dp-replicate: data parallelism with replicated
+ *   parameters (DDP, or the replicate dim of HSDP);
+ * - #HpParallelDims:dp-shard: data parallelism with sharded parameters
+ *   (FSDP), -1 to take whatever ranks the other dims leave;
+ * - #HpParallelDims:cp: context parallelism;
+ * - #HpParallelDims:tp: tensor parallelism;
+ * - #HpParallelDims:pp: pipeline parallelism;
+ * - #HpParallelDims:ep: expert parallelism.
+ *
+ * It is a configuration whose fields are these six properties, so it
+ * prints, copies and reads from JSON like any #HpConfig; it builds no
+ * object (it has no owner type).
+ *
+ * The degrees follow torchtitan's rules. The product `dp_replicate *
+ * dp_shard * cp * tp * pp` is the world size. Expert parallelism adds
+ * no ranks of its own: it borrows them, as torchtitan does when the
+ * experts are tensor-parallel over the same ranks as the dense layers
+ * (its `etp == tp` case, the only one here). The expert-parallel group
+ * of a rank is made of all of cp and a part of dp_shard, so @ep must be
+ * a multiple of @cp and divide `dp_shard * cp`.
+ * hp_parallel_dims_resolve() checks all of this against a world size
+ * and fills in #HpParallelDims:dp-shard.
+ *
+ * Two meshes lay out the same world ranks:
+ *
+ * - hp_parallel_dims_build_mesh(), the mesh of the dense layers, has
+ *   the dims `dp_replicate`, `dp_shard`, `cp`, `tp` and `pp`, in that
+ *   order, each only if its degree is above 1 (a single `dp_shard` dim
+ *   spanning the world if none is). #HpParallelDims:ep is not one of its
+ *   dims, since expert parallelism reuses the ranks of dp_shard and cp.
+ * - hp_parallel_dims_build_expert_mesh(), the mesh of the expert
+ *   layers, has the dims `dp_replicate`, `efsdp` (`dp_shard * cp / ep`,
+ *   the sharded data parallelism left to the experts), `ep`, `tp` and
+ *   `pp`, again only those above 1 (a single `efsdp` dim spanning the
+ *   world if none is). It splits the ranks of dp_shard and cp of the
+ *   dense mesh, taken together, into efsdp and ep: the group of a rank
+ *   in the `ep` dim holds consecutive dp_shard coordinates with all of
+ *   their cp coordinates.
+ *
+ * |[<!-- language="C" -->
+ * // 8 ranks: 2-way tensor parallel, the rest FSDP
+ * g_autoptr(HpParallelDims) dims = g_object_new (HP_TYPE_PARALLEL_DIMS, "tp", 2, NULL);
+ * g_autoptr(HpDeviceMesh) mesh = hp_parallel_dims_build_mesh (dims, &error);
+ * // mesh: dp_shard 4, tp 2
+ * ]|
+ */
+
+enum {
+  DIM_DP_REPLICATE,
+  DIM_DP_SHARD,
+  DIM_CP,
+  DIM_TP,
+  DIM_PP,
+  DIM_EP,
+  N_DIMS
+};
+
+/* names as torchtitan and the mesh use them */
+static const gchar * const dim_names[N_DIMS] = {
+  "dp_replicate", "dp_shard", "cp", "tp", "pp", "ep",
+};
+
+struct _HpParallelDims
+{
+  HpConfig parent_instance;
+
+  gint degrees[N_DIMS];
+};
+
+G_DEFINE_FINAL_TYPE (HpParallelDims, hp_parallel_dims, HP_TYPE_CONFIG)
+
+enum {
+  PROP_0,
+  PROP_DP_REPLICATE,
+  PROP_DP_SHARD,
+  PROP_CP,
+  PROP_TP,
+  PROP_PP,
+  PROP_EP,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+hp_parallel_dims_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  HpParallelDims *self = HP_PARALLEL_DIMS (object);
+
+  if (prop_id >= PROP_DP_REPLICATE && prop_id <= PROP_EP)
+    g_value_set_int (value, self->degrees[prop_id - PROP_DP_REPLICATE]);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+hp_parallel_dims_set_property (GObject      *object,
+                               guint         prop_id,
+                               const GValue *value,
+                               GParamSpec   *pspec)
+{
+  HpParallelDims *self = HP_PARALLEL_DIMS (object);
+
+  if (prop_id >= PROP_DP_REPLICATE && prop_id <= PROP_EP)
+    {
+      gint *degree = &self->degrees[prop_id - PROP_DP_REPLICATE];
+
+      if (*degree != g_value_get_int (value))
+        {
+          *degree = g_value_get_int (value);
+          g_object_notify_by_pspec (object, pspec);
+        }
+    }
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static GParamSpec *
+degree_param (const gchar *name,
+              gint         minimum,
+              gint         default_value)
+{
+  return g_param_spec_int (name, NULL, NULL,
+                           minimum, G_MAXINT, default_value,
+                           (G_PARAM_READWRITE |
+                            G_PARAM_EXPLICIT_NOTIFY |
+                            G_PARAM_STATIC_STRINGS));
+}
+
+static void
+hp_parallel_dims_class_init (HpParallelDimsClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = hp_parallel_dims_get_property;
+  object_class->set_property = hp_parallel_dims_set_property;
+
+  /**
+   * HpParallelDims:dp-replicate:
+   *
+   * The degree of replicated data parallelism (DDP, or the replicate
+   * dim of HSDP).
+   */
+  properties[PROP_DP_REPLICATE] = degree_param ("dp-replicate", 1, 1);
+
+  /**
+   * HpParallelDims:dp-shard:
+   *
+   * The degree of sharded data parallelism (FSDP), or -1 to use every
+   * rank the other dims leave (see hp_parallel_dims_resolve()). 0 is
+   * not a degree: hp_parallel_dims_resolve() rejects it.
+   */
+  properties[PROP_DP_SHARD] = degree_param ("dp-shard", -1, -1);
+
+  /**
+   * HpParallelDims:cp:
+   *
+   * The degree of context parallelism.
+   */
+  properties[PROP_CP] = degree_param ("cp", 1, 1);
+
+  /**
+   * HpParallelDims:tp:
+   *
+   * The degree of tensor parallelism.
+   */
+  properties[PROP_TP] = degree_param ("tp", 1, 1);
+
+  /**
+   * HpParallelDims:pp:
+   *
+   * The degree of pipeline parallelism.
+   */
+  properties[PROP_PP] = degree_param ("pp", 1, 1);
+
+  /**
+   * HpParallelDims:ep:
+   *
+   * The degree of expert parallelism. It borrows the ranks of cp and
+   * part of dp_shard instead of adding ranks: a multiple of
+   * #HpParallelDims:cp that divides `dp_shard * cp`.
+   */
+  properties[PROP_EP] = degree_param ("ep", 1, 1);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+hp_parallel_dims_init (HpParallelDims *self)
+{
+  for (guint i = 0; i < N_DIMS; i++)
+    self->degrees[i] = 1;
+  self->degrees[DIM_DP_SHARD] = -1;
+}
+
+/**
+ * hp_parallel_dims_new:
+ *
+ * Creates parallel dims with the defaults: no parallelism but sharded
+ * data parallelism over the whole world (#HpParallelDims:dp-shard -1,
+ * every other degree 1).
+ *
+ * Returns: (transfer full): a new #HpParallelDims
+ */
+HpParallelDims *
+hp_parallel_dims_new (void)
+{
+  return g_object_new (HP_TYPE_PARALLEL_DIMS, NULL);
+}
+
+/* The product of the degrees of @dims (bit i for dim i), or -1 if it
+ * exceeds G_MAXINT, which no world size does. With @text, also writes
+ * the product out as `dp_replicate (1) * cp (2) = 2`. */
+static gint
+product (const gint  *degrees,
+         guint        dims,
+         GString     *text)
+{
+  gint64 value = 1;
+
+  for (guint i = 0; i < N_DIMS; i++)
+    {
+      if (!(dims & (1u << i)))
+        continue;
+      if (text != NULL)
+        g_string_append_printf (text, "%s%s (%d)", text->len > 0 ? " * " : "",
+                                dim_names[i], degrees[i]);
+      if (value > 0)
+        {
+          value *= degrees[i];
+          if (value > G_MAXINT)
+            value = -1;
+        }
+    }
+
+  if (text != NULL)
+    {
+      if (value > 0)
+        g_string_append_printf (text, " = %" G_GINT64_FORMAT, value);
+      else
+        g_string_append_printf (text, " = more than %d", G_MAXINT);
+    }
+  return (gint) value;
+}
+
+#define BIT(dim) (1u << (dim))
+#define DENSE_DIMS (BIT (DIM_DP_REPLICATE) | BIT (DIM_DP_SHARD) | BIT (DIM_CP) | \
+                    BIT (DIM_TP) | BIT (DIM_PP))
+
+/**
+ * hp_parallel_dims_resolve:
+ * @self: a #HpParallelDims
+ * @world_size: the number of ranks, at least 1
+ * @error: return location for a #GError
+ *
+ * Checks the degrees against a world of @world_size ranks and fills in
+ * #HpParallelDims:dp-shard when it is -1: @world_size divided by
+ * `dp_replicate * cp * tp * pp`. The rules, those of torchtitan:
+ *
+ * - `dp_replicate * dp_shard * cp * tp * pp` equals @world_size;
+ * - #HpParallelDims:ep is a multiple of #HpParallelDims:cp and divides
+ *   `dp_shard * cp` (expert parallelism borrows all of cp and a part of
+ *   dp_shard).
+ *
+ * @self is left as it was.
+ *
+ * Returns: (transfer full): new parallel dims with
+ *   #HpParallelDims:dp-shard at least 1 and the other degrees of @self,
+ *   or %NULL with %HP_ERROR_CONFIG and the numbers involved, for
+ *   example `HpParallelDims: dp_replicate (1) * dp_shard (3) * cp (1) *
+ *   tp (2) * pp (1) = 6 != world size 4`, if #HpParallelDims:dp-shard
+ *   is 0, the other dims do not divide @world_size, the product is not
+ *   @world_size or #HpParallelDims:ep does not fit
+ */
+HpParallelDims *
+hp_parallel_dims_resolve (HpParallelDims  *self,
+                          gint             world_size,
+                          GError         **error)
+{
+  HpParallelDims *resolved;
+  gint degrees[N_DIMS];
+  gint dp_shard_cp;
+
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), NULL);
+  g_return_val_if_fail (world_size >= 1, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  memcpy (degrees, self->degrees, sizeof degrees);
+
+  if (degrees[DIM_DP_SHARD] == 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpParallelDims: dp_shard is 0; give a degree of at least 1, "
+                   "or -1 for the ranks the other dims leave");
+      return NULL;
+    }
+
+  if (degrees[DIM_DP_SHARD] == -1)
+    {
+      g_autoptr(GString) text = g_string_new (NULL);
+      gint others = product (degrees, DENSE_DIMS & ~BIT (DIM_DP_SHARD), text);
+
+      if (others < 0 || world_size % others != 0)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                       "HpParallelDims: cannot fill dp_shard: %s does not divide world size %d",
+                       text->str, world_size);
+          return NULL;
+        }
+      degrees[DIM_DP_SHARD] = world_size / others;
+    }
+  else
+    {
+      g_autoptr(GString) text = g_string_new (NULL);
+
+      if (product (degrees, DENSE_DIMS, text) != world_size)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                       "HpParallelDims: %s != world size %d", text->str, world_size);
+          return NULL;
+        }
+    }
+
+  /* as torchtitan, with etp == tp: ep takes all of cp and part of dp_shard */
+  dp_shard_cp = degrees[DIM_DP_SHARD] * degrees[DIM_CP];
+  if (degrees[DIM_EP] > 1 && degrees[DIM_EP] % degrees[DIM_CP] != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpParallelDims: ep (%d) is not a multiple of cp (%d): expert "
+                   "parallelism borrows all of cp and part of dp_shard",
+                   degrees[DIM_EP], degrees[DIM_CP]);
+      return NULL;
+    }
+  if (dp_shard_cp % degrees[DIM_EP] != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpParallelDims: ep (%d) does not divide dp_shard (%d) * cp (%d) = %d: "
+                   "expert parallelism borrows all of cp and part of dp_shard",
+                   degrees[DIM_EP], degrees[DIM_DP_SHARD], degrees[DIM_CP], dp_shard_cp);
+      return NULL;
+    }
+
+  resolved = hp_parallel_dims_new ();
+  memcpy (resolved->degrees, degrees, sizeof degrees);
+  return resolved;
+}
+
+/* Makes a mesh over the world with the @n dims of @sizes above 1, or
+ * one dim called @fallback spanning the world if none is. */
+static HpDeviceMesh *
+mesh_from_dims (const gint           *sizes,
+                const gchar * const  *names,
+                guint                 n,
+                const gchar          *fallback,
+                gint                  world_size,
+                GError              **error)
+{
+  gint shape[N_DIMS];
+  const gchar *kept_names[N_DIMS + 1];
+  guint ndim = 0;
+
+  for (guint i = 0; i < n; i++)
+    if (sizes[i] > 1)
+      {
+        shape[ndim] = sizes[i];
+        kept_names[ndim] = names[i];
+        ndim++;
+      }
+  if (ndim == 0)
+    {
+      shape[0] = world_size;
+      kept_names[0] = fallback;
+      ndim = 1;
+    }
+  kept_names[ndim] = NULL;
+
+  return hp_device_mesh_new (shape, ndim, kept_names, error);
+}
+
+/**
+ * hp_parallel_dims_build_mesh:
+ * @self: a #HpParallelDims
+ * @error: return location for a #GError
+ *
+ * Makes the mesh of the dense layers over the MPI world
+ * (`MPI_COMM_WORLD`, started with hp_init() if needed), after resolving
+ * @self against the world size (hp_parallel_dims_resolve()). Its dims
+ * are `dp_replicate`, `dp_shard`, `cp`, `tp` and `pp` in that order,
+ * named so, each only when its degree is above 1; when none is, the
+ * mesh has the single dim `dp_shard` spanning the world. Expert
+ * parallelism borrows ranks of dp_shard and cp and has no dim here
+ * (see hp_parallel_dims_build_expert_mesh()).
+ *
+ * This is collective, like hp_device_mesh_new(): every rank calls it
+ * with the same degrees.
+ *
+ * Returns: (transfer full): a new mesh, or %NULL with @error set:
+ *   %HP_ERROR_CONFIG if the degrees do not fit the world (see
+ *   hp_parallel_dims_resolve()), or the error of hp_device_mesh_new()
+ */
+HpDeviceMesh *
+hp_parallel_dims_build_mesh (HpParallelDims  *self,
+                             GError         **error)
+{
+  g_autoptr(HpParallelDims) resolved = NULL;
+  gint world_size;
+  gint sizes[5];
+  static const gchar * const names[] = { "dp_replicate", "dp_shard", "cp", "tp", "pp" };
+
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  world_size = hp_get_world_size ();
+  resolved = hp_parallel_dims_resolve (self, world_size, error);
+  if (resolved == NULL)
+    return NULL;
+
+  sizes[0] = resolved->degrees[DIM_DP_REPLICATE];
+  sizes[1] = resolved->degrees[DIM_DP_SHARD];
+  sizes[2] = resolved->degrees[DIM_CP];
+  sizes[3] = resolved->degrees[DIM_TP];
+  sizes[4] = resolved->degrees[DIM_PP];
+  return mesh_from_dims (sizes, names, G_N_ELEMENTS (names), "dp_shard", world_size, error);
+}
+
+/**
+ * hp_parallel_dims_build_expert_mesh:
+ * @self: a #HpParallelDims
+ * @error: return location for a #GError
+ *
+ * Makes the mesh of the expert layers over the MPI world, after
+ * resolving @self against the world size. Its dims are `dp_replicate`,
+ * `efsdp` (`dp_shard * cp / ep`), `ep`, `tp` and `pp` in that order,
+ * each only when its size is above 1; when none is, the mesh has the
+ * single dim `efsdp` spanning the world.
+ *
+ * It holds the world ranks of the mesh of hp_parallel_dims_build_mesh()
+ * with the dp_shard and cp dims, taken together in that order, split
+ * into efsdp and ep instead: the rank at coordinate `s` on dp_shard and
+ * `c` on cp there is at `(s * cp + c) / ep` on efsdp and
+ * `(s * cp + c) % ep` on ep here, and at the same coordinates on the
+ * other dims.
+ *
+ * This is collective, like hp_device_mesh_new().
+ *
+ * Returns: (transfer full): a new mesh, or %NULL with @error set:
+ *   %HP_ERROR_CONFIG if the degrees do not fit the world (see
+ *   hp_parallel_dims_resolve()), or the error of hp_device_mesh_new()
+ */
+HpDeviceMesh *
+hp_parallel_dims_build_expert_mesh (HpParallelDims  *self,
+                                    GError         **error)
+{
+  g_autoptr(HpParallelDims) resolved = NULL;
+  gint world_size;
+  gint sizes[5];
+  static const gchar * const names[] = { "dp_replicate", "efsdp", "ep", "tp", "pp" };
+
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  world_size = hp_get_world_size ();
+  resolved = hp_parallel_dims_resolve (self, world_size, error);
+  if (resolved == NULL)
+    return NULL;
+
+  sizes[0] = resolved->degrees[DIM_DP_REPLICATE];
+  sizes[1] = resolved->degrees[DIM_DP_SHARD] * resolved->degrees[DIM_CP] /
+             resolved->degrees[DIM_EP];
+  sizes[2] = resolved->degrees[DIM_EP];
+  sizes[3] = resolved->degrees[DIM_TP];
+  sizes[4] = resolved->degrees[DIM_PP];
+  return mesh_from_dims (sizes, names, G_N_ELEMENTS (names), "efsdp", world_size, error);
+}
+
+/**
+ * hp_parallel_dims_get_dp_replicate:
+ * @self: a #HpParallelDims
+ *
+ * Returns: the #HpParallelDims:dp-replicate degree
+ */
+gint
+hp_parallel_dims_get_dp_replicate (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
+
+  return self->degrees[DIM_DP_REPLICATE];
+}
+
+/**
+ * hp_parallel_dims_get_dp_shard:
+ * @self: a #HpParallelDims
+ *
+ * Returns: the #HpParallelDims:dp-shard degree; -1 (fill) until
+ *   resolved with hp_parallel_dims_resolve()
+ */
+gint
+hp_parallel_dims_get_dp_shard (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
+
+  return self->degrees[DIM_DP_SHARD];
+}
+
+/**
+ * hp_parallel_dims_get_cp:
+ * @self: a #HpParallelDims
+ *
+ * Returns: the #HpParallelDims:cp degree
+ */
+gint
+hp_parallel_dims_get_cp (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
+
+  return self->degrees[DIM_CP];
+}
+
+/**
+ * hp_parallel_dims_get_tp:
+ * @self: a #HpParallelDims
+ *
+ * Returns: the #HpParallelDims:tp degree
+ */
+gint
+hp_parallel_dims_get_tp (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
+
+  return self->degrees[DIM_TP];
+}
+
+/**
+ * hp_parallel_dims_get_pp:
+ * @self: a #HpParallelDims
+ *
+ * Returns: the #HpParallelDims:pp degree
+ */
+gint
+hp_parallel_dims_get_pp (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
+
+  return self->degrees[DIM_PP];
+}
+
+/**
+ * hp_parallel_dims_get_ep:
+ * @self: a #HpParallelDims
+ *
+ * Returns: the #HpParallelDims:ep degree
+ */
+gint
+hp_parallel_dims_get_ep (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
+
+  return self->degrees[DIM_EP];
+}
+
+/**
+ * hp_parallel_dims_get_world_size:
+ * @self: a #HpParallelDims
+ *
+ * Gets the number of ranks the degrees span, `dp_replicate * dp_shard
+ * * cp * tp * pp` (expert parallelism adds none).
+ *
+ * Returns: the world size, or -1 if #HpParallelDims:dp-shard is not a
+ *   degree yet (-1 or 0; see hp_parallel_dims_resolve()) or the product
+ *   exceeds %G_MAXINT
+ */
+gint
+hp_parallel_dims_get_world_size (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), -1);
+
+  if (self->degrees[DIM_DP_SHARD] < 1)
+    return -1;
+  return product (self->degrees, DENSE_DIMS, NULL);
+}
+
+/**
+ * hp_parallel_dims_get_non_data_parallel_size:
+ * @self: a #HpParallelDims
+ *
+ * Gets the number of ranks that share one data-parallel slice of a
+ * batch, `cp * tp * pp`.
+ *
+ * Returns: the size, or -1 if it exceeds %G_MAXINT
+ */
+gint
+hp_parallel_dims_get_non_data_parallel_size (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), -1);
+
+  return product (self->degrees, BIT (DIM_CP) | BIT (DIM_TP) | BIT (DIM_PP), NULL);
+}
+
+/**
+ * hp_parallel_dims_get_dp_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Tells whether there is data parallelism of either kind. Like the
+ * other predicates it reads the degrees as they are: resolve @self
+ * first, as a #HpParallelDims:dp-shard of -1 counts as not enabled.
+ *
+ * Returns: %TRUE if #HpParallelDims:dp-replicate or
+ *   #HpParallelDims:dp-shard is above 1
+ */
+gboolean
+hp_parallel_dims_get_dp_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_DP_REPLICATE] > 1 || self->degrees[DIM_DP_SHARD] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_dp_replicate_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Returns: %TRUE if #HpParallelDims:dp-replicate is above 1
+ */
+gboolean
+hp_parallel_dims_get_dp_replicate_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_DP_REPLICATE] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_dp_shard_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Returns: %TRUE if #HpParallelDims:dp-shard is above 1 (not when it
+ *   is -1: resolve first)
+ */
+gboolean
+hp_parallel_dims_get_dp_shard_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_DP_SHARD] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_fsdp_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Tells whether parameters are sharded over data-parallel ranks: over
+ * dp_shard, or over cp, whose ranks also shard the parameters FSDP-style
+ * as in torchtitan.
+ *
+ * Returns: %TRUE if #HpParallelDims:dp-shard or #HpParallelDims:cp is
+ *   above 1
+ */
+gboolean
+hp_parallel_dims_get_fsdp_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_DP_SHARD] > 1 || self->degrees[DIM_CP] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_cp_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Returns: %TRUE if #HpParallelDims:cp is above 1
+ */
+gboolean
+hp_parallel_dims_get_cp_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_CP] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_dp_cp_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Tells whether a batch is split over ranks, by data or by context
+ * parallelism.
+ *
+ * Returns: %TRUE if #HpParallelDims:dp-replicate,
+ *   #HpParallelDims:dp-shard or #HpParallelDims:cp is above 1
+ */
+gboolean
+hp_parallel_dims_get_dp_cp_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return hp_parallel_dims_get_dp_enabled (self) || self->degrees[DIM_CP] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_tp_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Returns: %TRUE if #HpParallelDims:tp is above 1
+ */
+gboolean
+hp_parallel_dims_get_tp_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_TP] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_pp_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Returns: %TRUE if #HpParallelDims:pp is above 1
+ */
+gboolean
+hp_parallel_dims_get_pp_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_PP] > 1;
+}
+
+/**
+ * hp_parallel_dims_get_ep_enabled:
+ * @self: a #HpParallelDims
+ *
+ * Returns: %TRUE if #HpParallelDims:ep is above 1
+ */
+gboolean
+hp_parallel_dims_get_ep_enabled (HpParallelDims *self)
+{
+  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
+
+  return self->degrees[DIM_EP] > 1;
+}
