@@ -278,6 +278,8 @@ hp_model_spec_new (const gchar *name)
  * hp_model_spec_get_name:
  * @self: a #HpModelSpec
  *
+ * Gets the name the spec is registered under.
+ *
  * Returns: (nullable): the #HpModelSpec:name, %NULL only for a spec
  *   made without one
  */
@@ -292,6 +294,8 @@ hp_model_spec_get_name (HpModelSpec *self)
 /**
  * hp_model_spec_get_flavor:
  * @self: a #HpModelSpec
+ *
+ * Gets the flavor of the model, such as a size name.
  *
  * Returns: (nullable): the #HpModelSpec:flavor
  */
@@ -327,6 +331,8 @@ hp_model_spec_set_flavor (HpModelSpec *self,
  * hp_model_spec_get_model:
  * @self: a #HpModelSpec
  *
+ * Gets the model configuration the spec builds from.
+ *
  * Returns: (transfer none) (nullable): the #HpModelSpec:model
  */
 HpBaseModelConfig *
@@ -359,6 +365,8 @@ hp_model_spec_set_model (HpModelSpec       *self,
 /**
  * hp_model_spec_get_state_dict_adapter_type:
  * @self: a #HpModelSpec
+ *
+ * Gets the type of the adapter to Hugging Face checkpoints.
  *
  * Returns: the #HpModelSpec:state-dict-adapter-type, %G_TYPE_NONE for
  *   none
@@ -422,6 +430,8 @@ hp_model_spec_set_build_model_func (HpModelSpec      *self,
  * hp_model_spec_has_build_model_func:
  * @self: a #HpModelSpec
  *
+ * Whether a build-model function is set.
+ *
  * Returns: %TRUE if @self has a build function
  */
 gboolean
@@ -457,6 +467,8 @@ hp_model_spec_set_parallelize_func (HpModelSpec       *self,
 /**
  * hp_model_spec_has_parallelize_func:
  * @self: a #HpModelSpec
+ *
+ * Whether a parallelize function is set.
  *
  * Returns: %TRUE if @self has a parallelize function
  */
@@ -494,6 +506,8 @@ hp_model_spec_set_pipelining_func (HpModelSpec      *self,
  * hp_model_spec_has_pipelining_func:
  * @self: a #HpModelSpec
  *
+ * Whether a pipelining function is set.
+ *
  * Returns: %TRUE if @self has a pipelining function, that is, if the
  *   model supports pipeline parallelism
  */
@@ -530,6 +544,8 @@ hp_model_spec_set_post_optimizer_build_func (HpModelSpec              *self,
 /**
  * hp_model_spec_has_post_optimizer_build_func:
  * @self: a #HpModelSpec
+ *
+ * Whether a post-optimizer-build function is set.
  *
  * Returns: %TRUE if @self has a post-optimizer-build function
  */

@@ -499,6 +499,8 @@ hp_parallel_dims_build_expert_mesh (HpParallelDims  *self,
  * hp_parallel_dims_get_dp_replicate:
  * @self: a #HpParallelDims
  *
+ * Gets the dp_replicate degree.
+ *
  * Returns: the #HpParallelDims:dp-replicate degree
  */
 gint
@@ -512,6 +514,8 @@ hp_parallel_dims_get_dp_replicate (HpParallelDims *self)
 /**
  * hp_parallel_dims_get_dp_shard:
  * @self: a #HpParallelDims
+ *
+ * Gets the dp_shard degree.
  *
  * Returns: the #HpParallelDims:dp-shard degree; -1 (fill) until
  *   resolved with hp_parallel_dims_resolve()
@@ -528,6 +532,8 @@ hp_parallel_dims_get_dp_shard (HpParallelDims *self)
  * hp_parallel_dims_get_cp:
  * @self: a #HpParallelDims
  *
+ * Gets the cp degree.
+ *
  * Returns: the #HpParallelDims:cp degree
  */
 gint
@@ -541,6 +547,8 @@ hp_parallel_dims_get_cp (HpParallelDims *self)
 /**
  * hp_parallel_dims_get_tp:
  * @self: a #HpParallelDims
+ *
+ * Gets the tp degree.
  *
  * Returns: the #HpParallelDims:tp degree
  */
@@ -556,6 +564,8 @@ hp_parallel_dims_get_tp (HpParallelDims *self)
  * hp_parallel_dims_get_pp:
  * @self: a #HpParallelDims
  *
+ * Gets the pp degree.
+ *
  * Returns: the #HpParallelDims:pp degree
  */
 gint
@@ -569,6 +579,8 @@ hp_parallel_dims_get_pp (HpParallelDims *self)
 /**
  * hp_parallel_dims_get_ep:
  * @self: a #HpParallelDims
+ *
+ * Gets the ep degree.
  *
  * Returns: the #HpParallelDims:ep degree
  */
@@ -641,6 +653,8 @@ hp_parallel_dims_get_dp_enabled (HpParallelDims *self)
  * hp_parallel_dims_get_dp_replicate_enabled:
  * @self: a #HpParallelDims
  *
+ * Whether dp_replicate is used, that is, its degree is above 1.
+ *
  * Returns: %TRUE if #HpParallelDims:dp-replicate is above 1
  */
 gboolean
@@ -654,6 +668,8 @@ hp_parallel_dims_get_dp_replicate_enabled (HpParallelDims *self)
 /**
  * hp_parallel_dims_get_dp_shard_enabled:
  * @self: a #HpParallelDims
+ *
+ * Whether dp_shard is used, that is, its degree is above 1.
  *
  * Returns: %TRUE if #HpParallelDims:dp-shard is above 1 (not when it
  *   is -1: resolve first)
@@ -689,6 +705,8 @@ hp_parallel_dims_get_fsdp_enabled (HpParallelDims *self)
  * hp_parallel_dims_get_cp_enabled:
  * @self: a #HpParallelDims
  *
+ * Whether cp is used, that is, its degree is above 1.
+ *
  * Returns: %TRUE if #HpParallelDims:cp is above 1
  */
 gboolean
@@ -721,6 +739,8 @@ hp_parallel_dims_get_dp_cp_enabled (HpParallelDims *self)
  * hp_parallel_dims_get_tp_enabled:
  * @self: a #HpParallelDims
  *
+ * Whether tp is used, that is, its degree is above 1.
+ *
  * Returns: %TRUE if #HpParallelDims:tp is above 1
  */
 gboolean
@@ -735,6 +755,8 @@ hp_parallel_dims_get_tp_enabled (HpParallelDims *self)
  * hp_parallel_dims_get_pp_enabled:
  * @self: a #HpParallelDims
  *
+ * Whether pp is used, that is, its degree is above 1.
+ *
  * Returns: %TRUE if #HpParallelDims:pp is above 1
  */
 gboolean
@@ -748,6 +770,8 @@ hp_parallel_dims_get_pp_enabled (HpParallelDims *self)
 /**
  * hp_parallel_dims_get_ep_enabled:
  * @self: a #HpParallelDims
+ *
+ * Whether ep is used, that is, its degree is above 1.
  *
  * Returns: %TRUE if #HpParallelDims:ep is above 1
  */
