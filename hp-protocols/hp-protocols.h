@@ -52,4 +52,12 @@
 #include "hp-parallel-dims.h"
 #include "hp-model-spec.h"
 
+/* nn: basic layers and tensor-parallel styles */
+
+/* nn: attention */
+
+/* nn: decoder */
+
+/* nn: optimizers */
+
 #undef HP_PROTOCOLS_INSIDE
