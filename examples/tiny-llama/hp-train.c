@@ -1,0 +1,493 @@
+/* hp-train.c: trains a tiny Llama-style decoder with tensor and data
+ * parallelism over MPI
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The task is learnable and fully determined by the seed: token
+ * sequences follow a fixed random bigram table in which every token has
+ * a few likely successors, so the loss falls from log(vocab) toward the
+ * entropy of the table, which the summary prints. The same seed gives
+ * the same loss curve on any number of ranks: the global batch is made
+ * the same on every rank and each data-parallel replica takes its
+ * share of the rows.
+ *
+ *   mpirun -np 2 hp-train --tp 2 --steps 200
+ *   mpirun -np 4 hp-train --dp 2 --tp 2 --set layers.0.attention.n-heads=4
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <hp-protocols/hp-protocols.h>
+
+/* The model when --config is not given: about 100k parameters */
+static const gchar default_config[] =
+  "{\n"
+  "  \"@type\": \"HpDecoderConfig\",\n"
+  "  \"dim\": 64,\n"
+  "  \"n-layers\": 2,\n"
+  "  \"n-heads\": 4,\n"
+  "  \"n-kv-heads\": 2,\n"
+  "  \"vocab-size\": 64,\n"
+  "  \"ffn-hidden\": 128,\n"
+  "  \"max-seq-len\": 64\n"
+  "}\n";
+
+/* Successors per token in the bigram table and their probabilities */
+#define N_SUCCESSORS 4
+static const gdouble successor_probability[N_SUCCESSORS] = { 0.4, 0.3, 0.2, 0.1 };
+
+typedef struct
+{
+  gchar *config_file;
+  gchar **sets;
+  gint tp;
+  gint dp;
+  gint steps;
+  gint64 seed;
+  gdouble lr;
+  gint log_every;
+  gint batch;
+  gint seq_len;
+  gboolean print_config;
+} Options;
+
+typedef struct
+{
+  gint vocab;
+  gint *successors;             /* [vocab][N_SUCCESSORS] */
+} Task;
+
+static void
+options_clear (Options *options)
+{
+  g_free (options->config_file);
+  g_strfreev (options->sets);
+}
+
+static gboolean
+parse_options (Options   *options,
+               int       *argc,
+               char    ***argv,
+               GError   **error)
+{
+  GOptionEntry entries[] = {
+    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &options->config_file,
+      "Model configuration (HpDecoderConfig JSON; default: a tiny model)", "FILE" },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &options->sets,
+      "Set a configuration field, e.g. layers.0.attention.n-heads=4 (repeatable)", "PATH=VALUE" },
+    { "tp", 0, 0, G_OPTION_ARG_INT, &options->tp, "Tensor-parallel degree (default 1)", "N" },
+    { "dp", 0, 0, G_OPTION_ARG_INT, &options->dp,
+      "Data-parallel degree (default: ranks / tp)", "N" },
+    { "steps", 0, 0, G_OPTION_ARG_INT, &options->steps, "Training steps (default 200)", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &options->seed, "Seed of the task and the weights", "N" },
+    { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &options->lr, "AdamW learning rate (default 3e-3)", "X" },
+    { "log-every", 0, 0, G_OPTION_ARG_INT, &options->log_every,
+      "Print a progress line every N steps (default 10)", "N" },
+    { "batch", 0, 0, G_OPTION_ARG_INT, &options->batch,
+      "Global batch size in sequences (default 16)", "N" },
+    { "seq-len", 0, 0, G_OPTION_ARG_INT, &options->seq_len,
+      "Tokens per sequence (default 32)", "N" },
+    { "print-config", 0, 0, G_OPTION_ARG_NONE, &options->print_config,
+      "Print the full configuration as JSON and exit", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new ("- train a tiny Llama under MPI");
+
+  options->tp = 1;
+  options->steps = 200;
+  options->seed = 0;
+  options->lr = 3e-3;
+  options->log_every = 10;
+  options->batch = 16;
+  options->seq_len = 32;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_summary (context,
+    "Trains a Llama-style decoder on sequences drawn from a random bigram table\n"
+    "given by --seed. Run it under mpirun: ranks = tp * dp.");
+  if (!g_option_context_parse (context, argc, argv, error))
+    return FALSE;
+
+  if (options->tp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
+      options->batch < 1 || options->seq_len < 1 || options->lr < 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--tp, --batch, --seq-len and --log-every must be at least 1, "
+                   "--dp, --steps and --lr not negative");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static HpDecoderConfig *
+load_config (Options  *options,
+             GError  **error)
+{
+  g_autofree gchar *text = NULL;
+  g_autoptr(HpConfig) config = NULL;
+
+  if (options->config_file != NULL)
+    {
+      if (!g_file_get_contents (options->config_file, &text, NULL, error))
+        return NULL;
+    }
+  config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
+                                    text != NULL ? text : default_config, error);
+  if (config == NULL)
+    {
+      g_prefix_error (error, "%s: ", options->config_file != NULL ? options->config_file
+                                                                  : "default configuration");
+      return NULL;
+    }
+  /* the per-layer configurations exist from here on, so that --set can
+   * reach paths such as layers.0.attention.n-heads */
+  if (!hp_decoder_config_expand (HP_DECODER_CONFIG (config), error))
+    return NULL;
+
+  for (guint i = 0; options->sets != NULL && options->sets[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (options->sets[i], "=", 2);
+
+      if (parts[0] == NULL || parts[1] == NULL)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "--set %s: expected PATH=VALUE", options->sets[i]);
+          return NULL;
+        }
+      if (!hp_config_set_path_from_string (config, parts[0], parts[1], error))
+        {
+          g_prefix_error (error, "--set ");
+          return NULL;
+        }
+    }
+  return HP_DECODER_CONFIG (g_steal_pointer (&config));
+}
+
+/* The bigram table: each token's successors are distinct random tokens */
+static void
+task_init (Task    *task,
+           gint     vocab,
+           guint64  seed)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed ((guint32) (seed ^ (seed >> 32) ^ 0x5eed));
+
+  task->vocab = vocab;
+  task->successors = g_new (gint, (gsize) vocab * N_SUCCESSORS);
+  for (gint t = 0; t < vocab; t++)
+    for (gint k = 0; k < N_SUCCESSORS; k++)
+      {
+        gint candidate;
+        gboolean taken;
+
+        do
+          {
+            candidate = g_rand_int_range (rand, 0, vocab);
+            taken = FALSE;
+            for (gint j = 0; j < k; j++)
+              taken |= task->successors[t * N_SUCCESSORS + j] == candidate;
+          }
+        while (taken && vocab >= N_SUCCESSORS);
+        task->successors[t * N_SUCCESSORS + k] = candidate;
+      }
+}
+
+/* The mean loss of a perfect model: the entropy of the successors */
+static gdouble
+task_entropy (void)
+{
+  gdouble entropy = 0;
+
+  for (guint k = 0; k < N_SUCCESSORS; k++)
+    entropy -= successor_probability[k] * log (successor_probability[k]);
+  return entropy;
+}
+
+/* Rows [first, first + n) of the global batch of @step: [batch, len + 1]
+ * tokens, the same on every rank */
+static void
+task_batch (Task    *task,
+            guint64  seed,
+            gint     step,
+            gint     batch,
+            gint     len,
+            gint64  *tokens)
+{
+  g_autoptr(GRand) rand = g_rand_new ();
+  guint32 words[3] = { (guint32) seed, (guint32) (seed >> 32), (guint32) step };
+
+  g_rand_set_seed_array (rand, words, G_N_ELEMENTS (words));
+  for (gint b = 0; b < batch; b++)
+    {
+      gint64 *row = tokens + (gsize) b * (len + 1);
+
+      row[0] = g_rand_int_range (rand, 0, task->vocab);
+      for (gint s = 1; s <= len; s++)
+        {
+          gdouble u = g_rand_double (rand);
+          gint k = 0;
+
+          while (k < N_SUCCESSORS - 1 && u >= successor_probability[k])
+            u -= successor_probability[k++];
+          row[s] = task->successors[row[s - 1] * N_SUCCESSORS + k];
+        }
+    }
+}
+
+static gdouble
+scalar_value (HpTensor  *tensor,
+              GError   **error)
+{
+  g_autoptr(HpTensor) full = NULL;
+
+  if (!HP_IS_DTENSOR (tensor))
+    return hp_tensor_item (tensor, error);
+  full = hp_dtensor_full_tensor (HP_DTENSOR (tensor), error);
+  return full != NULL ? hp_tensor_item (full, error) : NAN;
+}
+
+static gchar *
+format_seconds (gdouble seconds)
+{
+  if (seconds < 60)
+    return g_strdup_printf ("%.1fs", seconds);
+  return g_strdup_printf ("%dm%02ds", (gint) seconds / 60, (gint) seconds % 60);
+}
+
+typedef struct
+{
+  Options *options;
+  HpDecoder *model;
+  HpOptimizer *optimizer;
+  GPtrArray *params;
+  HpDeviceMesh *tp_mesh;        /* NULL when not tensor-parallel */
+  HpDeviceMesh *dp_mesh;
+  Task task;
+  gint local_batch;
+  gint64 *tokens;
+} Trainer;
+
+/* One optimizer step on this replica's rows; returns the loss averaged
+ * over the replicas */
+static gboolean
+train_step (Trainer  *trainer,
+            gint      step,
+            gdouble  *loss_value,
+            GError  **error)
+{
+  Options *options = trainer->options;
+  gint len = options->seq_len;
+  gint first = hp_device_mesh_get_local_rank (trainer->dp_mesh, 0) * trainer->local_batch;
+  g_autofree gint64 *ids_data = g_new (gint64, (gsize) trainer->local_batch * len);
+  g_autofree gint64 *target_data = g_new (gint64, (gsize) trainer->local_batch * len);
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  gint64 shape[] = { trainer->local_batch, len };
+
+  task_batch (&trainer->task, options->seed, step, options->batch, len, trainer->tokens);
+  for (gint b = 0; b < trainer->local_batch; b++)
+    for (gint s = 0; s < len; s++)
+      {
+        const gint64 *row = trainer->tokens + (gsize) (first + b) * (len + 1);
+
+        ids_data[b * len + s] = row[s];
+        target_data[b * len + s] = row[s + 1];
+      }
+  ids = hp_tensor_new_from_int64_data (ids_data, (gsize) trainer->local_batch * len, shape, 2, error);
+  targets = hp_tensor_new_from_int64_data (target_data, (gsize) trainer->local_batch * len,
+                                           shape, 2, error);
+  if (ids == NULL || targets == NULL)
+    return FALSE;
+
+  if (trainer->tp_mesh != NULL)
+    {
+      g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", error);
+      HpDTensor *laid_out;
+
+      if (replicate == NULL)
+        return FALSE;
+      laid_out = hp_dtensor_new_from_local (targets, trainer->tp_mesh, replicate, NULL, 0, FALSE, error);
+      if (laid_out == NULL)
+        return FALSE;
+      g_set_object (&targets, HP_TENSOR (laid_out));
+      g_object_unref (laid_out);
+    }
+
+  logits = hp_module_forward1 (HP_MODULE (trainer->model), ids, error);
+  if (logits == NULL)
+    return FALSE;
+  loss = hp_tensor_cross_entropy (logits, targets, -100, error);
+  if (loss == NULL || !hp_tensor_backward (loss, NULL, error))
+    return FALSE;
+  if (!hp_data_parallel_average_gradients (trainer->params, trainer->dp_mesh, error) ||
+      !hp_optimizer_step (trainer->optimizer, error))
+    return FALSE;
+  hp_optimizer_zero_grad (trainer->optimizer);
+
+  *loss_value = scalar_value (loss, error);
+  return !isnan (*loss_value) && hp_data_parallel_average_scalar (trainer->dp_mesh, loss_value, error);
+}
+
+static gboolean
+run (Options  *options,
+     GError  **error)
+{
+  gint world = hp_get_world_size ();
+  gboolean chatty = hp_get_world_rank () == 0;
+  g_autoptr(HpDecoderConfig) config = NULL;
+  g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
+  g_autoptr(HpParallelDims) resolved = NULL;
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpDeviceMesh) tp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) dp_mesh = NULL;
+  g_autoptr(GObject) model = NULL;
+  g_autoptr(HpConfig) optimizer_config = NULL;
+  g_autoptr(GObject) optimizer = NULL;
+  g_autoptr(GPtrArray) params = NULL;
+  g_autofree gint64 *tokens = NULL;
+  Trainer trainer = { 0 };
+  gint dp = options->dp > 0 ? options->dp : world / options->tp;
+  gint64 nparams = 0;
+  gint64 flops = 0;
+  gdouble loss = NAN;
+  gdouble first_loss = NAN;
+  gint64 start;
+
+  config = load_config (options, error);
+  if (config == NULL)
+    return FALSE;
+
+  g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", 1, NULL);
+  resolved = hp_parallel_dims_resolve (dims, world, error);
+  if (resolved == NULL ||
+      !hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                HP_CONFIG (resolved), error))
+    return FALSE;
+  if (options->batch % dp != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--batch %d cannot be split over dp = %d", options->batch, dp);
+      return FALSE;
+    }
+
+  if (options->print_config)
+    {
+      g_autofree gchar *json = hp_config_to_json (HP_CONFIG (config), TRUE);
+
+      if (chatty)
+        g_print ("%s\n", json);
+      return TRUE;
+    }
+
+  model = hp_config_build (HP_CONFIG (config), error);
+  if (model == NULL)
+    return FALSE;
+
+  /* a 2-D (dp_replicate, tp) mesh, or 1-D when one degree is 1 */
+  {
+    const gchar *names[] = { "dp_replicate", "tp", NULL };
+    gint shape[] = { dp, options->tp };
+
+    mesh = hp_device_mesh_new (shape, 2, names, error);
+    if (mesh == NULL)
+      return FALSE;
+    tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, error);
+    dp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, error);
+    if (tp_mesh == NULL || dp_mesh == NULL)
+      return FALSE;
+  }
+  if (options->tp > 1 && !hp_module_parallelize (HP_MODULE (model), tp_mesh, error))
+    return FALSE;
+  if (!hp_base_model_verify_module_protocol (HP_BASE_MODEL (model), error) ||
+      !hp_base_model_init_weights (HP_BASE_MODEL (model), (guint64) options->seed, error))
+    return FALSE;
+
+  params = hp_module_parameters (HP_MODULE (model));
+  optimizer_config = g_object_new (HP_TYPE_ADAMW_CONFIG, "lr", options->lr, "weight-decay", 0.0, NULL);
+  optimizer = hp_config_build (optimizer_config, error);
+  if (optimizer == NULL)
+    return FALSE;
+  hp_optimizer_add_parameters (HP_OPTIMIZER (optimizer), params);
+
+  task_init (&trainer.task, hp_decoder_config_get_vocab_size (config), (guint64) options->seed);
+  tokens = g_new (gint64, (gsize) options->batch * (options->seq_len + 1));
+  trainer.options = options;
+  trainer.model = HP_DECODER (model);
+  trainer.optimizer = HP_OPTIMIZER (optimizer);
+  trainer.params = params;
+  trainer.tp_mesh = options->tp > 1 ? tp_mesh : NULL;
+  trainer.dp_mesh = dp_mesh;
+  trainer.local_batch = options->batch / dp;
+  trainer.tokens = tokens;
+
+  hp_base_model_config_get_nparams_and_flops (HP_BASE_MODEL_CONFIG (config), HP_BASE_MODEL (model),
+                                              options->seq_len, &nparams, &flops);
+  if (chatty)
+    g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (dp %d x tp %d), "
+             "%d steps of %d x %d tokens\n",
+             nparams, world, dp, options->tp, options->steps, options->batch, options->seq_len);
+
+  start = g_get_monotonic_time ();
+  for (gint step = 1; step <= options->steps; step++)
+    {
+      gint64 step_start = g_get_monotonic_time ();
+
+      if (!train_step (&trainer, step, &loss, error))
+        {
+          g_free (trainer.task.successors);
+          return FALSE;
+        }
+      if (step == 1)
+        first_loss = loss;
+      if (chatty && (step % options->log_every == 0 || step == options->steps))
+        {
+          gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
+          gdouble step_time = (g_get_monotonic_time () - step_start) / 1e6;
+          g_autofree gchar *elapsed_text = format_seconds (elapsed);
+          g_autofree gchar *eta_text = format_seconds (elapsed / step * (options->steps - step));
+
+          g_print ("step %5d/%d  loss %.6f  tokens/s %8.0f  elapsed %s  eta %s\n",
+                   step, options->steps, loss,
+                   options->batch * options->seq_len / MAX (step_time, 1e-9),
+                   elapsed_text, eta_text);
+        }
+    }
+
+  if (chatty)
+    {
+      gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
+      g_autofree gchar *elapsed_text = format_seconds (elapsed);
+
+      g_print ("done: %d steps in %s, %.0f tokens/s; loss %.4f -> %.4f "
+               "(the task's entropy is %.4f, log(vocab) %.4f)\n",
+               options->steps, elapsed_text,
+               options->steps * (gdouble) options->batch * options->seq_len / MAX (elapsed, 1e-9),
+               first_loss, loss, task_entropy (), log (hp_decoder_config_get_vocab_size (config)));
+    }
+  g_free (trainer.task.successors);
+  return TRUE;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  Options options = { 0 };
+  gboolean ok;
+
+  if (!hp_init (&error))
+    {
+      g_printerr ("hp-train: %s\n", error->message);
+      return EXIT_FAILURE;
+    }
+
+  ok = parse_options (&options, &argc, &argv, &error) && run (&options, &error);
+  if (!ok && hp_get_world_rank () == 0)
+    g_printerr ("hp-train: %s\n", error->message);
+  options_clear (&options);
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}

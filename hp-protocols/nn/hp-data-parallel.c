@@ -1,0 +1,133 @@
+/* hp-data-parallel.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "hp-data-parallel.h"
+#include "hp-dtensor-private.h"
+#include "hp-dtensor.h"
+#include "hp-error.h"
+#include "hp-mpi-private.h"
+#include "hp-mpi.h"
+#include "hp-tensor-private.h"
+
+/* The tensor that holds this rank's values of @grad */
+static HpTensor *
+local_values (HpTensor *grad)
+{
+  return HP_IS_DTENSOR (grad) ? _hp_dtensor_peek_local (HP_DTENSOR (grad)) : grad;
+}
+
+static gboolean
+check_dp_mesh (HpDeviceMesh  *dp_mesh,
+               GError       **error)
+{
+  if (hp_device_mesh_get_ndim (dp_mesh) != 1)
+    {
+      g_autofree gchar *text = hp_device_mesh_to_string (dp_mesh);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_MESH,
+                   "data parallelism needs a 1-D mesh, got %s", text);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * hp_data_parallel_average_gradients:
+ * @params: (element-type HpTensor): the parameters, as
+ *   hp_module_parameters() gives them
+ * @dp_mesh: the 1-D mesh of the ranks that hold replicas of the model
+ *   and train on different data
+ * @error: return location for a #GError
+ *
+ * Replicated data parallelism (PyTorch's DDP): replaces each
+ * parameter's gradient, in place, by its mean over the ranks of
+ * @dp_mesh, so that every replica takes the same optimizer step — the
+ * step of the whole batch when each rank's loss is the mean over its
+ * equal share of it. For a DTensor parameter (tensor parallelism on
+ * another mesh dim) the local gradient is averaged: replicas hold the
+ * same shards. Parameters without a gradient are skipped, which every
+ * rank must agree on. One `MPI_Allreduce` per gradient; collective
+ * over @dp_mesh.
+ *
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_MESH for a mesh that is not
+ *   1-D or %HP_ERROR_MPI when the reduction fails
+ */
+gboolean
+hp_data_parallel_average_gradients (GPtrArray     *params,
+                                    HpDeviceMesh  *dp_mesh,
+                                    GError       **error)
+{
+  MPI_Comm comm;
+  gdouble scale;
+
+  g_return_val_if_fail (params != NULL, FALSE);
+  g_return_val_if_fail (HP_IS_DEVICE_MESH (dp_mesh), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_dp_mesh (dp_mesh, error))
+    return FALSE;
+  if (hp_device_mesh_get_size (dp_mesh) == 1)
+    return TRUE;
+
+  comm = hp_device_mesh_get_dim_comm (dp_mesh, 0);
+  scale = 1.0 / hp_device_mesh_get_size (dp_mesh);
+  for (guint i = 0; i < params->len; i++)
+    {
+      HpTensor *grad = hp_tensor_get_grad (g_ptr_array_index (params, i));
+      HpTensor *local;
+      gint64 numel;
+      gpointer data;
+
+      if (grad == NULL)
+        continue;
+      local = local_values (grad);
+      numel = hp_tensor_get_numel (local);
+      data = _hp_tensor_data (local);
+      if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, data, (int) numel,
+                                         _hp_mpi_datatype (hp_tensor_get_dtype (local)),
+                                         MPI_SUM, comm),
+                          "hp_data_parallel_average_gradients: MPI_Allreduce", error))
+        return FALSE;
+      if (hp_tensor_get_dtype (local) == HP_DTYPE_FLOAT32)
+        for (gint64 j = 0; j < numel; j++)
+          ((gfloat *) data)[j] *= (gfloat) scale;
+      else
+        for (gint64 j = 0; j < numel; j++)
+          ((gdouble *) data)[j] *= scale;
+    }
+  return TRUE;
+}
+
+/**
+ * hp_data_parallel_average_scalar:
+ * @dp_mesh: the 1-D data-parallel mesh
+ * @value: (inout): this rank's value, replaced by the mean over the ranks
+ * @error: return location for a #GError
+ *
+ * Averages a number, such as a loss to print, over the replicas.
+ * Collective over @dp_mesh.
+ *
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_MESH or %HP_ERROR_MPI
+ */
+gboolean
+hp_data_parallel_average_scalar (HpDeviceMesh  *dp_mesh,
+                                 gdouble       *value,
+                                 GError       **error)
+{
+  g_return_val_if_fail (HP_IS_DEVICE_MESH (dp_mesh), FALSE);
+  g_return_val_if_fail (value != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_dp_mesh (dp_mesh, error))
+    return FALSE;
+  if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM,
+                                     hp_device_mesh_get_dim_comm (dp_mesh, 0)),
+                      "hp_data_parallel_average_scalar: MPI_Allreduce", error))
+    return FALSE;
+  *value /= hp_device_mesh_get_size (dp_mesh);
+  return TRUE;
+}

@@ -1,0 +1,42 @@
+/* hp-decoder.h: a Llama-style decoder-only transformer
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (HP_PROTOCOLS_INSIDE) && !defined (HP_PROTOCOLS_COMPILATION)
+# error "Only <hp-protocols/hp-protocols.h> can be included directly."
+#endif
+
+#include "hp-base-model.h"
+#include "hp-config-list.h"
+#include "hp-dtype.h"
+#include "hp-embedding.h"
+#include "hp-linear.h"
+#include "hp-rms-norm.h"
+#include "hp-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define HP_TYPE_DECODER_CONFIG (hp_decoder_config_get_type ())
+
+HP_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP, DECODER_CONFIG, HpBaseModelConfig)
+
+HP_AVAILABLE_IN_ALL
+HpDecoderConfig *hp_decoder_config_new            (void);
+HP_AVAILABLE_IN_ALL
+gboolean         hp_decoder_config_expand         (HpDecoderConfig  *self,
+                                                   GError          **error);
+HP_AVAILABLE_IN_ALL
+gint             hp_decoder_config_get_ffn_hidden_size (HpDecoderConfig *self);
+HP_AVAILABLE_IN_ALL
+gint             hp_decoder_config_get_vocab_size (HpDecoderConfig  *self);
+
+#define HP_TYPE_DECODER (hp_decoder_get_type ())
+
+HP_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (HpDecoder, hp_decoder, HP, DECODER, HpBaseModel)
+
+G_END_DECLS
