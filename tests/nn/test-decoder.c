@@ -1,0 +1,319 @@
+/* test-decoder.c: the whole decoder, forward and backward, on meshes of
+ * the world size against the same model on one rank
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Runs alone and under mpirun (suite mpi). Every rank builds the
+ * reference model too and computes it unsharded, so the comparison
+ * needs no communication of its own. float64 throughout.
+ */
+
+#include <string.h>
+
+#include "hp-test-utils.h"
+
+static gint world_size;
+
+/* A small float64 decoder whose heads split over @tp ranks */
+static HpDecoderConfig *
+decoder_config (gint     tp,
+                gboolean loss_parallel,
+                gboolean sequence_parallel)
+{
+  return g_object_new (HP_TYPE_DECODER_CONFIG,
+                       "dim", 8 * tp,
+                       "n-layers", 2,
+                       "n-heads", 2 * tp,
+                       "n-kv-heads", tp,
+                       "vocab-size", 11,
+                       "ffn-hidden", 12,
+                       "max-seq-len", 16,
+                       "dtype", HP_DTYPE_FLOAT64,
+                       "loss-parallel", loss_parallel,
+                       "sequence-parallel", sequence_parallel,
+                       NULL);
+}
+
+static HpModule *
+build (HpDecoderConfig *config,
+       HpParallelDims  *dims)
+{
+  g_autoptr(GError) error = NULL;
+  GObject *model;
+
+  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                          HP_CONFIG (dims), &error));
+  g_assert_no_error (error);
+  model = hp_config_build (HP_CONFIG (config), &error);
+  g_assert_no_error (error);
+  return HP_MODULE (model);
+}
+
+static HpParallelDims *
+dims_for (gint dp,
+          gint tp)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
+  HpParallelDims *resolved;
+
+  g_object_set (dims, "dp-replicate", dp, "dp-shard", 1, "tp", tp, NULL);
+  resolved = hp_parallel_dims_resolve (dims, dp * tp, &error);
+  g_assert_no_error (error);
+  return resolved;
+}
+
+/* Token ids [rows, 6] and their next tokens, from a fixed formula */
+static void
+make_batch (gint       first_row,
+            gint       rows,
+            HpTensor **ids,
+            HpTensor **targets)
+{
+  g_autofree gint64 *a = g_new (gint64, rows * 6);
+  g_autofree gint64 *b = g_new (gint64, rows * 6);
+
+  for (gint r = 0; r < rows; r++)
+    for (gint s = 0; s < 6; s++)
+      {
+        a[r * 6 + s] = ((first_row + r) * 7 + s * 3) % 11;
+        b[r * 6 + s] = ((first_row + r) * 5 + s * 4 + 1) % 11;
+      }
+  *ids = hp_test_tensor_ids (a, rows * 6, HP_TEST_SHAPE (rows, 6));
+  *targets = hp_test_tensor_ids (b, rows * 6, HP_TEST_SHAPE (rows, 6));
+}
+
+static HpTensor *
+whole (HpTensor *tensor)
+{
+  g_autoptr(GError) error = NULL;
+  HpTensor *full;
+
+  if (!HP_IS_DTENSOR (tensor))
+    return g_object_ref (tensor);
+  full = hp_dtensor_full_tensor (HP_DTENSOR (tensor), &error);
+  g_assert_no_error (error);
+  return full;
+}
+
+/* Forward, loss and backward of @model on rows [first, first + rows) */
+static HpTensor *
+run (HpModule     *model,
+     HpDeviceMesh *tp_mesh,
+     gint          first,
+     gint          rows,
+     HpTensor    **logits_out)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  HpTensor *loss;
+
+  make_batch (first, rows, &ids, &targets);
+  if (tp_mesh != NULL)
+    {
+      g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", &error);
+      HpDTensor *laid_out = hp_dtensor_new_from_local (targets, tp_mesh, replicate,
+                                                       NULL, 0, FALSE, &error);
+
+      g_assert_no_error (error);
+      g_set_object (&targets, HP_TENSOR (laid_out));
+      g_object_unref (laid_out);
+    }
+  logits = hp_module_forward1 (model, ids, &error);
+  g_assert_no_error (error);
+  loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_backward (loss, NULL, &error));
+  g_assert_no_error (error);
+  *logits_out = g_steal_pointer (&logits);
+  return loss;
+}
+
+static void
+assert_grads_equal (HpModule *model,
+                    HpModule *reference)
+{
+  g_autoptr(HpStateDict) params = hp_module_named_parameters (model);
+  g_autoptr(HpStateDict) expected = hp_module_named_parameters (reference);
+
+  g_assert_cmpuint (hp_state_dict_get_size (params), ==, hp_state_dict_get_size (expected));
+  for (guint i = 0; i < hp_state_dict_get_size (params); i++)
+    {
+      g_autoptr(HpTensor) grad = NULL;
+      HpTensor *expected_grad = hp_tensor_get_grad (hp_state_dict_get_tensor (expected, i));
+
+      g_assert_cmpstr (hp_state_dict_get_name (params, i), ==, hp_state_dict_get_name (expected, i));
+      g_assert_nonnull (hp_tensor_get_grad (hp_state_dict_get_tensor (params, i)));
+      grad = whole (hp_tensor_get_grad (hp_state_dict_get_tensor (params, i)));
+      if (g_test_verbose ())
+        g_test_message ("%s", hp_state_dict_get_name (params, i));
+      hp_test_assert_close (grad, expected_grad, 1e-9, 1e-11);
+    }
+}
+
+typedef struct
+{
+  gboolean loss_parallel;
+  gboolean sequence_parallel;
+  gboolean local_map;
+} Variant;
+
+static void
+remove_local_maps (HpModule *model)
+{
+  HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (model, "layers"));
+
+  for (guint i = 0; i < hp_module_list_get_length (layers); i++)
+    {
+      HpModule *inner = hp_module_get_child (hp_module_list_get (layers, i),
+                                             "attention.inner_attention");
+
+      hp_module_set_sharding_config (inner, NULL);
+    }
+}
+
+/* tp = world size on a 1-D mesh */
+static void
+test_tensor_parallel (gconstpointer data)
+{
+  const Variant *variant = data;
+  g_autoptr(GError) error = NULL;
+  gint tp = world_size;
+  g_autoptr(HpParallelDims) one = dims_for (1, 1);
+  g_autoptr(HpParallelDims) dims = dims_for (1, tp);
+  g_autoptr(HpDecoderConfig) reference_config =
+    decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
+  g_autoptr(HpDecoderConfig) config =
+    decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
+  g_autoptr(HpModule) reference = build (reference_config, one);
+  g_autoptr(HpModule) model = build (config, dims);
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) reference_loss = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) reference_logits = NULL;
+  g_autoptr(HpTensor) full_loss = NULL;
+  g_autoptr(HpTensor) full_logits = NULL;
+  gint shape[] = { tp };
+
+  mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "tp", NULL }, &error);
+  g_assert_no_error (error);
+  if (!variant->local_map)
+    remove_local_maps (model);
+  g_assert_true (hp_module_parallelize (model, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_base_model_verify_module_protocol (HP_BASE_MODEL (model), &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_module_init_states (reference, 5, &error));
+  g_assert_true (hp_module_init_states (model, 5, &error));
+  g_assert_no_error (error);
+  g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.attention.wq.weight")));
+
+  reference_loss = run (reference, NULL, 0, 3, &reference_logits);
+  loss = run (model, mesh, 0, 3, &logits);
+  full_loss = whole (loss);
+  full_logits = whole (logits);
+  hp_test_assert_close (full_logits, reference_logits, 1e-10, 1e-12);
+  hp_test_assert_close (full_loss, reference_loss, 1e-12, 0);
+  assert_grads_equal (model, reference);
+}
+
+/* dp 2 x tp world/2 (dp = world on an odd number of ranks): each
+ * replica trains on its rows of the batch; averaged gradients equal the
+ * whole batch's */
+static void
+test_data_and_tensor_parallel (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint dp = world_size % 2 == 0 ? 2 : world_size;
+  gint tp = world_size / dp;
+  gint rows = 2;
+  g_autoptr(HpParallelDims) one = dims_for (1, 1);
+  g_autoptr(HpParallelDims) dims = dims_for (dp, tp);
+  g_autoptr(HpDecoderConfig) reference_config = decoder_config (tp, TRUE, TRUE);
+  g_autoptr(HpDecoderConfig) config = decoder_config (tp, TRUE, TRUE);
+  g_autoptr(HpModule) reference = build (reference_config, one);
+  g_autoptr(HpModule) model = build (config, dims);
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpDeviceMesh) tp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) dp_mesh = NULL;
+  g_autoptr(GPtrArray) params = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) reference_loss = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) reference_logits = NULL;
+  g_autoptr(HpTensor) full_loss = NULL;
+  gdouble loss_value;
+  gint shape[] = { dp, tp };
+
+  mesh = hp_device_mesh_new (shape, 2, (const gchar *[]) { "dp_replicate", "tp", NULL }, &error);
+  g_assert_no_error (error);
+  tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, &error);
+  dp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, &error);
+  g_assert_no_error (error);
+  if (tp > 1)
+    g_assert_true (hp_module_parallelize (model, tp_mesh, &error));
+  g_assert_true (hp_module_init_states (reference, 9, &error));
+  g_assert_true (hp_module_init_states (model, 9, &error));
+  g_assert_no_error (error);
+
+  reference_loss = run (reference, NULL, 0, dp * rows, &reference_logits);
+  loss = run (model, tp > 1 ? tp_mesh : NULL, rows * hp_device_mesh_get_local_rank (dp_mesh, 0),
+              rows, &logits);
+  params = hp_module_parameters (model);
+  g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
+  full_loss = whole (loss);
+  loss_value = hp_tensor_item (full_loss, &error);
+  g_assert_true (hp_data_parallel_average_scalar (dp_mesh, &loss_value, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (loss_value, hp_tensor_item (reference_loss, NULL), 1e-12);
+  assert_grads_equal (model, reference);
+}
+
+static void
+test_heads_not_divisible (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParallelDims) dims = dims_for (1, 3);
+  g_autoptr(HpDecoderConfig) config = decoder_config (2, TRUE, FALSE);
+
+  g_assert_false (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                           HP_CONFIG (dims), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "layers.0.attention.n-heads: 4 heads cannot be split over tp = 3");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  static const Variant variants[] = {
+    { TRUE, FALSE, TRUE },
+    { FALSE, FALSE, TRUE },
+    { TRUE, TRUE, TRUE },
+    { FALSE, TRUE, TRUE },
+    { TRUE, FALSE, FALSE },
+  };
+  static const gchar *names[] = {
+    "/decoder/tp/loss-parallel",
+    "/decoder/tp/plain",
+    "/decoder/tp/loss-parallel+sequence-parallel",
+    "/decoder/tp/sequence-parallel",
+    "/decoder/tp/without-local-map",
+  };
+
+  hp_test_init (&argc, &argv);
+  g_assert_true (hp_init (&error));
+  world_size = hp_get_world_size ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
+    g_test_add_data_func (names[i], &variants[i], test_tensor_parallel);
+  g_test_add_func ("/decoder/dp-tp", test_data_and_tensor_parallel);
+  g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
+
+  return g_test_run ();
+}
