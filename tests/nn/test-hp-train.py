@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+# test-hp-train.py: the main job's loss curve is the same on 1 rank,
+# on 2 ranks (tp 2) and on 4 ranks (dp 2 x tp 2); bad input gives one
+# line on rank 0 and a non-zero exit on every rank.
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Usage: test-hp-train.py HP_TRAIN (TAP on stdout)
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HP_TRAIN = sys.argv[1]
+STEPS = 20
+results = []
+
+
+def mpirun(np, *args):
+    command = ["mpirun", "--oversubscribe", "-np", str(np), HP_TRAIN, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def losses(run):
+    return [float(m.group(1)) for m in re.finditer(r"^step +\d+/\d+ +loss ([0-9.]+)",
+                                                    run.stdout, re.M)]
+
+
+def check(name, ok, detail=""):
+    results.append((name, ok, detail))
+
+
+common = ["--steps", str(STEPS), "--log-every", "1", "--seed", "7"]
+one = mpirun(1, *common)
+check("1 rank runs", one.returncode == 0, one.stderr)
+reference = losses(one)
+check("1 rank logs every step", len(reference) == STEPS, one.stdout)
+check("the loss falls", len(reference) == STEPS and reference[-1] < reference[0] - 0.2,
+      str(reference))
+
+for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--dp", "2"])):
+    run = mpirun(np, *common, *extra)
+    curve = losses(run)
+    same = (run.returncode == 0 and len(curve) == STEPS and
+            all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference)))
+    check(f"{np} ranks {' '.join(extra)} give the same losses", same,
+          run.stderr + "\n" + str(curve) + "\n" + str(reference))
+    check(f"{np} ranks {' '.join(extra)}: one line per step, from rank 0 only",
+          run.stdout.count("step    1/") == 1, run.stdout)
+
+
+def expect_error(name, np, args, message):
+    run = mpirun(np, *args)
+    lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
+    ok = run.returncode != 0 and len(lines) == 1 and message in lines[0]
+    check(name, ok, f"exit {run.returncode}\n{run.stderr}")
+
+
+expect_error("heads not divisible by tp", 2,
+             ["--tp", "2", "--set", "layers.0.attention.n-heads=3", "--set",
+              "layers.0.attention.n-kv-heads=3"],
+             "layers.0.attention.n-heads")
+expect_error("--set path that does not exist", 2, ["--tp", "2", "--set", "layers.5.dim=3"],
+             "layers.5")
+expect_error("--set value of the wrong type", 2, ["--set", "dim=wide"], "dim")
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as bad:
+    bad.write('{"@type": "HpDecoderConfig", "dim": 64, "heads": 4}')
+try:
+    expect_error("--config with an unknown member", 2, ["--config", bad.name], "heads")
+finally:
+    os.unlink(bad.name)
+expect_error("ranks that do not fit tp x dp", 2, ["--tp", "4"], "world size")
+
+printed = mpirun(1, "--print-config", "--set", "layers.1.attention.n-heads=2",
+                 "--set", "layers.1.attention.n-kv-heads=2")
+try:
+    config = json.loads(printed.stdout)
+    heads = [layer["attention"]["n-heads"] for layer in config["layers"]]
+except (ValueError, KeyError, TypeError):
+    heads = None
+check("--print-config prints the configuration with the --set fields",
+      printed.returncode == 0 and heads == [4, 2], printed.stdout + printed.stderr)
+
+print(f"1..{len(results)}")
+for i, (name, ok, detail) in enumerate(results, 1):
+    print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+    if not ok:
+        for line in detail.splitlines()[-20:]:
+            print(f"# {line}")
+sys.exit(0 if all(ok for _, ok, _ in results) else 1)
