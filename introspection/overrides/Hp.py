@@ -30,6 +30,7 @@ uses GObject machinery only: importing it initialises no MPI.
 import json
 import re
 
+# what PyGObject's class set-up calls for each do_* method
 from gi._gi import hook_up_vfunc_implementation
 from gi.module import get_introspection_module
 from gi.overrides import override
@@ -54,7 +55,7 @@ def _is_user_class(cls):
     return not _is_binding_module(cls.__module__)
 
 
-def _unique_type_name(namespace):
+def _unique_type_name(name, namespace):
     """The GType name of a Python class: its module and qualified name
     (``models+Linear+Config`` for ``Linear.Config`` in ``models``), made
     unique with ``-v2``, ``-v3``... as PyGObject does.
@@ -65,15 +66,15 @@ def _unique_type_name(namespace):
     of a configuration in JSON would depend on that order.
     """
     base = re.sub(r"[^A-Za-z0-9_+-]", "+",
-                  "%s.%s" % (namespace["__module__"], namespace["__qualname__"]))
-    name, serial = base, 1
+                  "%s.%s" % (namespace["__module__"], namespace.get("__qualname__", name)))
+    unique, serial = base, 1
     while True:
         try:
-            GObject.type_from_name(name)
+            GObject.type_from_name(unique)
         except RuntimeError:
-            return name
+            return unique
         serial += 1
-        name = "%s-v%d" % (base, serial)
+        unique = "%s-v%d" % (base, serial)
 
 
 class _NamedMeta(type(GObject.Object)):
@@ -82,7 +83,7 @@ class _NamedMeta(type(GObject.Object)):
     def __new__(mcls, name, bases, namespace, **kwargs):
         if not _is_binding_module(namespace.get("__module__", "")) \
                 and "__gtype_name__" not in namespace:
-            namespace = dict(namespace, __gtype_name__=_unique_type_name(namespace))
+            namespace = dict(namespace, __gtype_name__=_unique_type_name(name, namespace))
         return super().__new__(mcls, name, bases, namespace, **kwargs)
 
 
@@ -144,6 +145,10 @@ class Config(Hp.Config, metaclass=_NamedMeta):
     assignments check the values as :meth:`replace` does and raise
     ``GLib.Error`` (``Hp.Error.CONFIG``) for an unknown field, a value out
     of range or of a wrong type, where GObject alone would only warn.
+
+    Fields declared in Python come, within their class, in name order in
+    ``list_fields()``, JSON and ``traverse()``: PyGObject installs every
+    Python property with the same id, and the library orders fields by id.
     """
 
     def __init__(self, **fields):
@@ -295,7 +300,9 @@ class Configurable(Hp.Configurable, metaclass=_ConfigurableMeta):
     to the C classes (which keep the configuration's param_init and
     sharding_config, or make a default configuration), then calls
     ``setup()``. Subclasses extend ``setup()`` with ``super().setup()``;
-    an ``__init__`` must accept being called without arguments.
+    an ``__init__`` must accept being called without arguments. (Making
+    ``Config.build()`` call the Python class instead would leave out every
+    build that C starts.)
 
     ``constructed`` cannot fail, so what ``setup()`` raises is kept and
     raised as soon as it can be: by ``__init__`` when Python makes the

@@ -142,6 +142,33 @@ class ConfigTest(unittest.TestCase):
                          "Hp.ModuleConfig(param_init=None, sharding_config=None)")
         self.assertIn("layers=[Linear.Config(", repr(block_config()))
 
+    def test_field_attributes(self):
+        config = Linear.Config(in_features=3)
+        self.assertIsNone(config.param_init)
+        param_init = Hp.ParamInit.new_from_string("weight=zeros")
+        config.param_init = param_init
+        self.assertIs(config.props.param_init, param_init)
+        config.out_features = 9
+        self.assertEqual(config.props.out_features, 9)
+        assert_error(self, Hp.Error.CONFIG,
+                     MODULE + "+Linear+Config.out-features: value 0 out of range [1, 1048576]",
+                     setattr, config, "out_features", 0)
+        self.assertEqual(config.out_features, 9)
+        config.note = "not a field"
+        self.assertEqual(config.note, "not a field")
+        self.assertNotIn("note", config.to_dict())
+        with self.assertRaises(AttributeError):
+            config.no_such_field  # noqa: B018
+
+    def test_type_names(self):
+        first = type("Local", (Hp.ModuleConfig,), {"__module__": "models"})
+        second = type("Local", (Hp.ModuleConfig,), {"__module__": "models"})
+        named = type("Local", (Hp.ModuleConfig,), {"__module__": "models",
+                                                     "__gtype_name__": "ModelsLocalConfig"})
+        self.assertEqual(first.__gtype__.name, "models+Local")
+        self.assertEqual(second.__gtype__.name, "models+Local-v2")
+        self.assertEqual(named.__gtype__.name, "ModelsLocalConfig")
+
     def test_field_errors(self):
         assert_error(self, Hp.Error.CONFIG,
                      MODULE + "+Linear+Config.in-features: value 0 out of range [1, 1048576]",
