@@ -255,6 +255,15 @@ class _ConfigurableMeta(_NamedMeta):
     registers a nested ``Config`` class as built by its enclosing class."""
 
     def __new__(mcls, name, bases, namespace, **kwargs):
+        # a module's forward is the C virtual function "compute" (a vfunc
+        # called "forward" would take the annotations of hp_module_forward(),
+        # whose array must not be freed twice); Python writes do_forward
+        if "do_forward" in namespace and "do_compute" not in namespace:
+            namespace = dict(namespace, do_compute=namespace["do_forward"])
+        # likewise "forward_arg_names", which would otherwise take the
+        # transfer of hp_module_get_forward_arg_names()
+        if "do_get_forward_arg_names" in namespace and "do_forward_arg_names" not in namespace:
+            namespace = dict(namespace, do_forward_arg_names=namespace["do_get_forward_arg_names"])
         if _starts_line(bases, namespace.get("__module__", "")) \
                 and not any(issubclass(base, Gio.Initable) for base in bases):
             bases += (Gio.Initable,)

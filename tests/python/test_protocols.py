@@ -434,7 +434,7 @@ class ModuleTest(unittest.TestCase):
     def test_forward_errors(self):
         failing = Failing()
         assert_error(self, Hp.Error.STATE, "Failing cannot run", failing.forward, [from_numpy([1.0])])
-        assert_error(self, Hp.Error.NOT_SUPPORTED, "HpModule does not implement forward",
+        assert_error(self, Hp.Error.NOT_SUPPORTED, "HpModule does not implement compute (its forward)",
                      Hp.Module.new().forward, [from_numpy([1.0])])
 
 
