@@ -53,6 +53,7 @@
 #include "hp-model-spec.h"
 
 /* nn: basic layers and tensor-parallel styles */
+#include "hp-linear.h"
 
 /* nn: attention */
 
