@@ -784,6 +784,8 @@ test_styles (void)
   g_autoptr(HpShardingConfig) rowwise_bias = hp_sharding_rowwise_with_bias (FALSE);
   g_autoptr(HpShardingConfig) norm = hp_sharding_norm (FALSE);
   g_autoptr(HpShardingConfig) norm_sp = hp_sharding_norm (TRUE);
+  g_autoptr(HpShardingConfig) embedding = hp_sharding_embedding (FALSE);
+  g_autoptr(HpShardingConfig) embedding_sp = hp_sharding_embedding (TRUE);
 
   assert_sharding (colwise, "ShardingConfig(state={weight: tp:S(0)}, in_src={input: tp:R}, "
                    "in_dst={input: tp:R}, out_src=[], out_dst=[tp:S(-1)], local_map=None)");
@@ -800,6 +802,10 @@ test_styles (void)
                    "in_dst={input: tp:R}, out_src=[], out_dst=[], local_map=None)");
   assert_sharding (norm_sp, "ShardingConfig(state={weight: tp:R}, in_src={input: tp:S(1)}, "
                    "in_dst={input: tp:S(1)}, out_src=[], out_dst=[tp:S(1)], local_map=None)");
+  assert_sharding (embedding, "ShardingConfig(state={weight: tp:S(0)}, in_src={ids: tp:R}, "
+                   "in_dst={ids: tp:R}, out_src=[], out_dst=[tp:R], local_map=None)");
+  assert_sharding (embedding_sp, "ShardingConfig(state={weight: tp:S(0)}, in_src={ids: tp:R}, "
+                   "in_dst={ids: tp:R}, out_src=[], out_dst=[tp:S(1)], local_map=None)");
 }
 
 static void

@@ -416,6 +416,71 @@ test_norm_wrong_input (void)
                         "but in_src_shardings expects (S(1)).");
 }
 
+/* HpEmbedding */
+
+static HpConfig *
+embedding_config (HpShardingConfig *sharding)
+{
+  return g_object_new (HP_TYPE_EMBEDDING_CONFIG,
+                       "num-embeddings", 7,
+                       "embedding-dim", 4,
+                       "dtype", HP_DTYPE_FLOAT64,
+                       "sharding-config", sharding,
+                       NULL);
+}
+
+static void
+check_embedding (gboolean two_dims,
+                 gboolean output_sp)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = new_mesh (two_dims);
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_embedding (output_sp);
+  g_autoptr(HpConfig) parallel_config = embedding_config (sharding);
+  g_autoptr(HpConfig) reference_config = embedding_config (NULL);
+  g_autoptr(HpModule) parallel = build_module (parallel_config);
+  g_autoptr(HpModule) reference = build_module (reference_config);
+  g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { 6, 0, 3, 3, 1, 2, 5, 6, 4, 0 }, 10,
+                                                HP_TEST_SHAPE (2, 5));
+  g_autoptr(HpTensor) y_ref = NULL;
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) y_full = NULL;
+  g_autoptr(HpTensor) loss_ref = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+
+  /* 7 rows: uneven on every tp size but 1 and 7, empty shards on 8 */
+  g_assert_true (hp_module_parallelize (parallel, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_module_init_states (parallel, 7, &error));
+  g_assert_true (hp_module_init_states (reference, 7, &error));
+  g_assert_no_error (error);
+  assert_same_parameters (parallel, reference, FALSE);
+  assert_parameter_placements (parallel, mesh, "weight", "S(0)");
+
+  y_ref = hp_module_forward1 (reference, ids, &error);
+  y = hp_module_forward1 (parallel, ids, &error);
+  g_assert_no_error (error);
+  assert_placements (y, mesh, output_sp ? "S(1)" : "R");
+  y_full = whole (y);
+  hp_test_assert_close (y_full, y_ref, 0, 0);
+
+  loss_ref = weighted_loss (y_ref);
+  loss = weighted_loss (y);
+  g_assert_true (hp_tensor_backward (loss_ref, NULL, &error));
+  g_assert_true (hp_tensor_backward (loss, NULL, &error));
+  g_assert_no_error (error);
+  assert_same_parameters (parallel, reference, TRUE);
+}
+
+static void
+test_embedding (void)
+{
+  check_embedding (FALSE, FALSE);
+  check_embedding (FALSE, TRUE);
+  check_embedding (TRUE, FALSE);
+  check_embedding (TRUE, TRUE);
+}
+
 /* HpFeedForward */
 
 static HpFeedForwardConfig *
@@ -582,6 +647,7 @@ main (int    argc,
   g_test_add_func ("/nn-tp/linear/rowwise-replicated-input", test_rowwise_replicated_input);
   g_test_add_func ("/nn-tp/rms-norm/styles", test_norm);
   g_test_add_func ("/nn-tp/rms-norm/wrong-input", test_norm_wrong_input);
+  g_test_add_func ("/nn-tp/embedding/vocab-parallel", test_embedding);
   g_test_add_func ("/nn-tp/feed-forward/dense", test_ffn);
   g_test_add_func ("/nn-tp/feed-forward/plain-input", test_ffn_plain_input);
   g_test_add_func ("/nn-tp/feed-forward/data-parallel", test_ffn_data_parallel);
