@@ -53,6 +53,11 @@
 #include "hp-model-spec.h"
 
 /* nn: basic layers and tensor-parallel styles */
+#include "hp-linear.h"
+#include "hp-embedding.h"
+#include "hp-rms-norm.h"
+#include "hp-feed-forward.h"
+#include "hp-decoder-sharding.h"
 
 /* nn: attention */
 
