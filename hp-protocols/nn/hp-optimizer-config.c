@@ -18,7 +18,8 @@
  * (#HpOptimizerConfig:weight-decay). The class is abstract; the
  * configurations of concrete optimizers, such as #HpSGDConfig and
  * #HpAdamWConfig, derive from it, add their own fields and build their
- * optimizer with hp_config_build() or hp_optimizer_new().
+ * optimizer with hp_config_build() or
+ * hp_optimizer_config_build_optimizer().
  *
  * Like every configuration it copies, compares and reads from and
  * writes to JSON field by field, so a job configuration can hold the

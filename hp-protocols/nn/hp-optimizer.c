@@ -20,13 +20,13 @@
  * #HpConfigurable: a concrete optimizer such as #HpSGD or #HpAdamW is
  * built from its configuration (#HpOptimizerConfig and subclasses),
  * with hp_config_build() followed by hp_optimizer_add_parameters(), or
- * in one call with hp_optimizer_new().
+ * in one call with hp_optimizer_config_build_optimizer().
  *
  * |[<!-- language="C" -->
  * g_autoptr(HpAdamWConfig) config = hp_adamw_config_new ();
  * g_autoptr(GPtrArray) params = hp_module_parameters (model);
  * g_autoptr(HpOptimizer) optimizer =
- *   hp_optimizer_new (HP_OPTIMIZER_CONFIG (config), params, &error);
+ *   hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (config), params, &error);
  *
  * for (guint i = 0; i < n_steps; i++)
  *   {
@@ -66,8 +66,8 @@
  * A parameter without a gradient is skipped: neither it nor its states
  * change in that step. hp_optimizer_zero_grad() drops the gradients of
  * all parameters. #HpOptimizer:lr is the learning rate of the next step;
- * a schedule sets it between steps. #HpOptimizer:step counts the steps
- * taken.
+ * a schedule sets it between steps. #HpOptimizer:step-count counts the
+ * steps taken.
  */
 
 /* A parameter and the states the optimizer keeps for it, by name in
@@ -91,7 +91,7 @@ G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (HpOptimizer, hp_optimizer, HP_TYPE_CONFIGUR
 enum {
   PROP_0,
   PROP_LR,
-  PROP_STEP,
+  PROP_STEP_COUNT,
   N_PROPS
 };
 
@@ -151,8 +151,8 @@ hp_optimizer_get_property (GObject    *object,
     case PROP_LR:
       g_value_set_double (value, hp_optimizer_get_lr (self));
       break;
-    case PROP_STEP:
-      g_value_set_uint64 (value, hp_optimizer_get_step (self));
+    case PROP_STEP_COUNT:
+      g_value_set_uint64 (value, hp_optimizer_get_step_count (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -203,13 +203,14 @@ hp_optimizer_class_init (HpOptimizerClass *klass)
                           G_PARAM_STATIC_STRINGS));
 
   /**
-   * HpOptimizer:step:
+   * HpOptimizer:step-count:
    *
    * The number of steps taken: hp_optimizer_step() calls that
-   * succeeded.
+   * succeeded. (It is not named `step`, which would clash with
+   * hp_optimizer_step() in some languages.)
    */
-  properties[PROP_STEP] =
-    g_param_spec_uint64 ("step", NULL, NULL,
+  properties[PROP_STEP_COUNT] =
+    g_param_spec_uint64 ("step-count", NULL, NULL,
                          0, G_MAXUINT64, 0,
                          (G_PARAM_READABLE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -230,15 +231,15 @@ hp_optimizer_init (HpOptimizer *self)
 }
 
 /**
- * hp_optimizer_new:
- * @config: the configuration of a concrete optimizer, such as an
+ * hp_optimizer_config_build_optimizer:
+ * @self: the configuration of a concrete optimizer, such as an
  *   #HpSGDConfig or an #HpAdamWConfig
  * @parameters: (element-type HpTensor) (nullable): the parameters to
  *   optimise, as hp_module_parameters() gives them, or %NULL to add them
  *   later
  * @error: return location for a #GError
  *
- * Builds the optimizer @config names (hp_config_build()) and adds
+ * Builds the optimizer @self names (hp_config_build()) and adds
  * @parameters to it (hp_optimizer_add_parameters()), the equivalent of
  * `torch.optim.AdamW(model.parameters(), lr=...)`.
  *
@@ -246,23 +247,23 @@ hp_optimizer_init (HpOptimizer *self)
  *   of hp_config_build() or hp_optimizer_add_parameters()
  */
 HpOptimizer *
-hp_optimizer_new (HpOptimizerConfig  *config,
-                  GPtrArray          *parameters,
-                  GError            **error)
+hp_optimizer_config_build_optimizer (HpOptimizerConfig  *self,
+                                     GPtrArray          *parameters,
+                                     GError            **error)
 {
   g_autoptr(GObject) built = NULL;
 
-  g_return_val_if_fail (HP_IS_OPTIMIZER_CONFIG (config), NULL);
+  g_return_val_if_fail (HP_IS_OPTIMIZER_CONFIG (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  built = hp_config_build (HP_CONFIG (config), error);
+  built = hp_config_build (HP_CONFIG (self), error);
   if (built == NULL)
     return NULL;
   if (!HP_IS_OPTIMIZER (built))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
                    "%s builds %s, which is not an HpOptimizer",
-                   G_OBJECT_TYPE_NAME (config), G_OBJECT_TYPE_NAME (built));
+                   G_OBJECT_TYPE_NAME (self), G_OBJECT_TYPE_NAME (built));
       return NULL;
     }
   if (parameters != NULL &&
@@ -582,7 +583,7 @@ _hp_optimizer_add_state (HpOptimizer *self,
  *
  * Updates every parameter that has a gradient, in place, with
  * #HpOptimizerClass.step, with gradient recording off, then advances
- * #HpOptimizer:step. It needs no communication between ranks.
+ * #HpOptimizer:step-count. It needs no communication between ranks.
  *
  * Returns: %TRUE on success; %FALSE with %HP_ERROR_PLACEMENT or
  *   %HP_ERROR_MESH if the gradient of a parameter does not have the
@@ -620,7 +621,7 @@ hp_optimizer_step (HpOptimizer  *self,
     return FALSE;
 
   priv->step++;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STEP]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STEP_COUNT]);
   return TRUE;
 }
 
@@ -648,15 +649,15 @@ hp_optimizer_zero_grad (HpOptimizer *self)
 }
 
 /**
- * hp_optimizer_get_step:
+ * hp_optimizer_get_step_count:
  * @self: a #HpOptimizer
  *
  * Gets the number of steps taken.
  *
- * Returns: the #HpOptimizer:step
+ * Returns: the #HpOptimizer:step-count
  */
 guint64
-hp_optimizer_get_step (HpOptimizer *self)
+hp_optimizer_get_step_count (HpOptimizer *self)
 {
   HpOptimizerPrivate *priv;
 

@@ -44,9 +44,10 @@ struct _HpOptimizerClass
 };
 
 HP_AVAILABLE_IN_ALL
-HpOptimizer *hp_optimizer_new                (HpOptimizerConfig  *config,
-                                              GPtrArray          *parameters,
-                                              GError            **error);
+HpOptimizer *hp_optimizer_config_build_optimizer (HpOptimizerConfig  *self,
+                                                  GPtrArray          *parameters,
+                                                  GError            **error);
+
 HP_AVAILABLE_IN_ALL
 gboolean     hp_optimizer_add_parameters     (HpOptimizer        *self,
                                               GPtrArray          *parameters,
@@ -63,7 +64,7 @@ HP_AVAILABLE_IN_ALL
 void         hp_optimizer_zero_grad          (HpOptimizer        *self);
 
 HP_AVAILABLE_IN_ALL
-guint64      hp_optimizer_get_step           (HpOptimizer        *self);
+guint64      hp_optimizer_get_step_count     (HpOptimizer        *self);
 HP_AVAILABLE_IN_ALL
 gdouble      hp_optimizer_get_lr             (HpOptimizer        *self);
 HP_AVAILABLE_IN_ALL

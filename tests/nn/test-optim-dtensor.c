@@ -274,9 +274,9 @@ check_training (const Layout      *layout,
                     clip ? ", clipped" : "");
 
   twins_init (&twins, layout, mesh);
-  plain_opt = hp_optimizer_new (config, twins.plain, &error);
+  plain_opt = hp_optimizer_config_build_optimizer (config, twins.plain, &error);
   g_assert_no_error (error);
-  dist_opt = hp_optimizer_new (config, twins.dist, &error);
+  dist_opt = hp_optimizer_config_build_optimizer (config, twins.dist, &error);
   g_assert_no_error (error);
 
   for (guint step = 0; step < 4; step++)
