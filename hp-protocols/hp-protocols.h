@@ -64,5 +64,12 @@
 /* nn: decoder */
 
 /* nn: optimizers */
+#include "hp-optimizer-config.h"
+#include "hp-optimizer.h"
+#include "hp-sgd-config.h"
+#include "hp-sgd.h"
+#include "hp-adamw-config.h"
+#include "hp-adamw.h"
+#include "hp-clip-grad.h"
 
 #undef HP_PROTOCOLS_INSIDE
