@@ -321,7 +321,7 @@ hp_embedding_class_init (HpEmbeddingClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->constructed = hp_embedding_constructed;
-  module_class->forward = hp_embedding_forward;
+  module_class->compute = hp_embedding_forward;
   module_class->reset_parameters = hp_embedding_reset_parameters;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "ids", NULL });
   hp_module_class_set_embedding (module_class, TRUE);

@@ -580,7 +580,7 @@ hp_feed_forward_class_init (HpFeedForwardClass *klass)
 
   object_class->constructed = hp_feed_forward_constructed;
   object_class->finalize = hp_feed_forward_finalize;
-  module_class->forward = hp_feed_forward_forward;
+  module_class->compute = hp_feed_forward_forward;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "input", NULL });
 }
 

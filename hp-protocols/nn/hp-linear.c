@@ -388,7 +388,7 @@ hp_linear_class_init (HpLinearClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->constructed = hp_linear_constructed;
-  module_class->forward = hp_linear_forward;
+  module_class->compute = hp_linear_forward;
   module_class->reset_parameters = hp_linear_reset_parameters;
   hp_module_class_set_forward_arg_names (module_class,
                                          (const gchar * const[]) { "input", NULL });

@@ -313,7 +313,7 @@ hp_rms_norm_class_init (HpRMSNormClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->constructed = hp_rms_norm_constructed;
-  module_class->forward = hp_rms_norm_forward;
+  module_class->compute = hp_rms_norm_forward;
   module_class->reset_parameters = hp_rms_norm_reset_parameters;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "input", NULL });
 }
