@@ -56,6 +56,9 @@
 #include "hp-linear.h"
 
 /* nn: attention */
+#include "hp-rotary-embedding.h"
+#include "hp-sdpa.h"
+#include "hp-gq-attention.h"
 
 /* nn: decoder */
 
