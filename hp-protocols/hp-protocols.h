@@ -54,6 +54,10 @@
 
 /* nn: basic layers and tensor-parallel styles */
 #include "hp-linear.h"
+#include "hp-embedding.h"
+#include "hp-rms-norm.h"
+#include "hp-feed-forward.h"
+#include "hp-decoder-sharding.h"
 
 /* nn: attention */
 #include "hp-rotary-embedding.h"
