@@ -63,6 +63,7 @@
 #include "hp-rotary-embedding.h"
 #include "hp-sdpa.h"
 #include "hp-gq-attention.h"
+#include "hp-attention-sharding.h"
 
 /* nn: decoder */
 

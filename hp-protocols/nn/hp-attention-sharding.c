@@ -45,12 +45,13 @@ tp_replicate (void)
  * mesh dim `tp`, as torchtitan's Llama plan does. First
  * hp_gq_attention_config_fill_children() writes out the children; then
  *
- * - `wq`, `wk` and `wv` get hp_sharding_colwise(): their outputs, and
- *   so q, k and v, are sharded on the heads (`tp:S(2)` once reshaped to
- *   [B, S, H, Dh]; the reshape keeps the shard when every rank holds
- *   whole heads);
- * - `wo` gets hp_sharding_rowwise (@enable_sp): its output is all-reduced
- *   to `tp:R`, or reduce-scattered to `tp:S(1)` on the sequence;
+ * - `wq`, `wk` and `wv` get hp_sharding_colwise() (with a bias,
+ *   hp_sharding_colwise_with_bias()): their outputs, and so q, k and v,
+ *   are sharded on the heads (`tp:S(2)` once reshaped to [B, S, H, Dh];
+ *   the reshape keeps the shard when every rank holds whole heads);
+ * - `wo` gets hp_sharding_rowwise (@enable_sp) (with a bias,
+ *   hp_sharding_rowwise_with_bias()): its output is all-reduced to
+ *   `tp:R`, or reduce-scattered to `tp:S(1)` on the sequence;
  * - `rope` lays its `cos` and `sin` tables out as `tp:R`;
  * - the attention itself takes `x` as `tp:R`, or with @enable_sp as
  *   `tp:S(1)` (the sequence shard a sequence-parallel norm leaves),
@@ -73,7 +74,9 @@ hp_set_gqa_attention_sharding (HpGQAttentionConfig  *cfg,
   g_autoptr(HpShardingConfig) rope = hp_sharding_config_new ();
   g_autoptr(HpNamedPlacement) replicate = tp_replicate ();
   g_autoptr(HpNamedPlacement) input = enable_sp ? tp_shard (1) : tp_replicate ();
+  g_autoptr(HpShardingConfig) rowwise = NULL;
   HpLinearConfig *projections[3];
+  HpLinearConfig *wo;
 
   g_return_val_if_fail (HP_IS_GQ_ATTENTION_CONFIG (cfg), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -86,16 +89,16 @@ hp_set_gqa_attention_sharding (HpGQAttentionConfig  *cfg,
   projections[2] = hp_gq_attention_config_get_wv (cfg);
   for (guint i = 0; i < G_N_ELEMENTS (projections); i++)
     {
-      g_autoptr(HpShardingConfig) colwise = hp_sharding_colwise ();
+      g_autoptr(HpShardingConfig) colwise = hp_linear_config_get_bias (projections[i])
+                                              ? hp_sharding_colwise_with_bias ()
+                                              : hp_sharding_colwise ();
 
       hp_module_config_set_sharding_config (HP_MODULE_CONFIG (projections[i]), colwise);
     }
-  {
-    g_autoptr(HpShardingConfig) rowwise = hp_sharding_rowwise (enable_sp);
-
-    hp_module_config_set_sharding_config (HP_MODULE_CONFIG (hp_gq_attention_config_get_wo (cfg)),
-                                          rowwise);
-  }
+  wo = hp_gq_attention_config_get_wo (cfg);
+  rowwise = hp_linear_config_get_bias (wo) ? hp_sharding_rowwise_with_bias (enable_sp)
+                                           : hp_sharding_rowwise (enable_sp);
+  hp_module_config_set_sharding_config (HP_MODULE_CONFIG (wo), rowwise);
 
   hp_sharding_config_set_state_sharding (rope, "cos", replicate);
   hp_sharding_config_set_state_sharding (rope, "sin", replicate);
