@@ -96,10 +96,10 @@ weighted_loss (GPtrArray    *outputs,
 
       if (HP_IS_DTENSOR (out))
         {
-          g_autofree gchar *text = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (out)));
-          g_autofree gchar *inner = g_strndup (text + 1, strlen (text) - 2);
-
-          w_laid = distributed (w, mesh, inner, FALSE);
+          w_laid = HP_TENSOR (hp_dtensor_distribute (w, mesh,
+                                                     hp_dtensor_get_placements (HP_DTENSOR (out)),
+                                                     -1, &error));
+          g_assert_no_error (error);
         }
       else
         w_laid = g_object_ref (w);
