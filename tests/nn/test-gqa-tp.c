@@ -206,6 +206,28 @@ typedef struct
   gboolean local_map;
 } Variant;
 
+/* forward-pre of the inner attention: q, k and v arrive sharded on the
+ * heads, straight from the column-wise projections */
+static void
+inner_forward_pre (HpModule  *inner,
+                   GPtrArray *args,
+                   gpointer   user_data)
+{
+  guint *calls = user_data;
+
+  g_assert_cmpuint (args->len, ==, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      HpTensor *arg = g_ptr_array_index (args, i);
+      g_autofree gchar *text = NULL;
+
+      g_assert_true (HP_IS_DTENSOR (arg));
+      text = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (arg)));
+      g_assert_cmpstr (text, ==, "(S(2))");
+    }
+  (*calls)++;
+}
+
 /* Forward and backward of the sharded module equal those of the
  * module on one rank */
 static void
@@ -228,7 +250,10 @@ test_matches_one_rank (gconstpointer data)
   g_autoptr(HpStateDict) params_ref = hp_module_named_parameters (HP_MODULE (reference));
   g_autoptr(HpStateDict) params = hp_module_named_parameters (HP_MODULE (sharded));
   g_autofree gchar *placements = NULL;
+  guint inner_calls = 0;
 
+  g_signal_connect (hp_module_get_child (HP_MODULE (sharded), "inner_attention"), "forward-pre",
+                    G_CALLBACK (inner_forward_pre), &inner_calls);
   g_assert_cmpint (hp_module_callable_is_local_mapped (HP_MODULE (sharded),
                                                        "inner_attention.inner_sdpa"),
                    ==, variant->local_map);
@@ -252,6 +277,7 @@ test_matches_one_rank (gconstpointer data)
   g_assert_true (HP_IS_DTENSOR (y));
   placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (y)));
   g_assert_cmpstr (placements, ==, variant->sp ? "(S(1))" : "(R)");
+  g_assert_cmpuint (inner_calls, ==, 1);
   hp_test_assert_shape (y, HP_TEST_SHAPE (2, SEQ_LEN, sizes.dim));
   assert_matches (y, y_ref, bitwise);
 
