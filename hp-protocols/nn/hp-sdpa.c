@@ -431,7 +431,7 @@ inner_sdpa (GPtrArray  *args,
             GError    **error)
 {
   HpSDPA *self = user_data;
-  HpSDPAConfig *config = sdpa_config (self);
+  HpSDPAConfig *config;
   g_autoptr(GPtrArray) outputs = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(HpTensor) qt = NULL;
   g_autoptr(HpTensor) kt = NULL;
@@ -439,8 +439,10 @@ inner_sdpa (GPtrArray  *args,
   g_autoptr(HpTensor) attended = NULL;
   HpTensor *out;
 
-  if (!_hp_attention_check_args (self, args, 3, error))
+  if (!_hp_attention_check_ready (self, self->initialized, error) ||
+      !_hp_attention_check_args (self, args, 3, error))
     return NULL;
+  config = sdpa_config (self);
   if (!check_shapes (g_ptr_array_index (args, 0), g_ptr_array_index (args, 1),
                      g_ptr_array_index (args, 2), error))
     return NULL;

@@ -655,6 +655,8 @@ test_sdpa_errors (void)
   g_clear_error (&error);
   hp_test_assert_error (hp_module_forward (HP_MODULE (bare), args, &error), &error,
                         HP_ERROR_STATE, "HpSDPA is not initialized");
+  hp_test_assert_error (hp_module_call (HP_MODULE (bare), "inner_sdpa", args, &error), &error,
+                        HP_ERROR_STATE, "HpSDPA is not initialized");
 }
 
 /* HpGQAttention */
@@ -791,11 +793,11 @@ test_gqa_shapes (void)
   g_assert_no_error (error);
   for (guint i = 0; expected_params[i] != NULL; i++)
     {
-      HpTensor *grad = hp_tensor_get_grad (hp_module_get_parameter (HP_MODULE (attention),
-                                                                    expected_params[i]));
+      HpTensor *param = hp_module_get_parameter (HP_MODULE (attention), expected_params[i]);
+      HpTensor *grad = hp_tensor_get_grad (param);
 
       g_assert_nonnull (grad);
-      hp_test_assert_shape (grad, hp_tensor_get_shape (hp_module_get_parameter (HP_MODULE (attention), expected_params[i]), NULL), 2);
+      hp_test_assert_shape (grad, hp_tensor_get_shape (param, NULL), 2);
     }
 }
 
@@ -962,7 +964,9 @@ test_gqa_given_children (void)
   hp_test_assert_shape (hp_module_get_buffer (HP_MODULE (attention), "rope.sin"),
                         HP_TEST_SHAPE (32, 2));
   inner_module = hp_module_get_child (HP_MODULE (attention), "inner_attention");
-  g_assert_false (hp_sdpa_config_get_causal (HP_SDPA_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (inner_module)))));
+  g_assert_true (hp_configurable_get_config (HP_CONFIGURABLE (inner_module)) != HP_CONFIG (inner));
+  g_assert_true (hp_config_equal (hp_configurable_get_config (HP_CONFIGURABLE (inner_module)),
+                                  HP_CONFIG (inner)));
   g_assert_true (hp_module_init_states (HP_MODULE (attention), 1, &error));
   /* a sequence longer than max-seq-len fits the longer tables; the
    * log-sum-exp of the inner attention is dropped */

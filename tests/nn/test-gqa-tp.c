@@ -288,14 +288,15 @@ test_matches_one_rank (gconstpointer data)
   for (guint i = 0; i < hp_state_dict_get_size (params); i++)
     {
       const gchar *name = hp_state_dict_get_name (params, i);
-      HpTensor *grad = hp_tensor_get_grad (hp_state_dict_lookup (params, name));
+      HpTensor *param = hp_state_dict_lookup (params, name);
+      HpTensor *grad = hp_tensor_get_grad (param);
       HpTensor *grad_ref = hp_tensor_get_grad (hp_state_dict_lookup (params_ref, name));
       g_autofree gchar *have = NULL;
       g_autofree gchar *want = NULL;
 
       g_assert_true (HP_IS_DTENSOR (grad));
       have = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (grad)));
-      want = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (hp_state_dict_lookup (params, name))));
+      want = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (param)));
       g_assert_cmpstr (have, ==, want);
       assert_matches (grad, grad_ref, bitwise);
     }
@@ -384,6 +385,13 @@ test_unsharded_is_unchanged (void)
   assert_bitwise_equal (hp_tensor_get_grad (x), hp_tensor_get_grad (x_ref));
 }
 
+/* The sharding configuration of the configuration @config */
+static HpShardingConfig *
+sharding_of (gpointer config)
+{
+  return hp_module_config_get_sharding_config (HP_MODULE_CONFIG (config));
+}
+
 /* The layouts the helpers write */
 static void
 test_sharding_configs (void)
@@ -408,31 +416,30 @@ test_sharding_configs (void)
   hp_gq_attention_config_set_wq (config, wq);
   g_assert_true (hp_set_gqa_attention_sharding (config, TRUE, &error));
   g_assert_no_error (error);
-  g_assert_true (hp_sharding_config_equal (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (wq)),
-                                           colwise_bias));
-  g_assert_true (hp_sharding_config_equal (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (hp_gq_attention_config_get_wk (config))),
+  g_assert_true (hp_sharding_config_equal (sharding_of (wq), colwise_bias));
+  g_assert_true (hp_sharding_config_equal (sharding_of (hp_gq_attention_config_get_wk (config)),
                                            colwise));
-  g_assert_true (hp_sharding_config_equal (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (hp_gq_attention_config_get_wv (config))),
+  g_assert_true (hp_sharding_config_equal (sharding_of (hp_gq_attention_config_get_wv (config)),
                                            colwise));
-  g_assert_true (hp_sharding_config_equal (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (hp_gq_attention_config_get_wo (config))),
+  g_assert_true (hp_sharding_config_equal (sharding_of (hp_gq_attention_config_get_wo (config)),
                                            rowwise_sp));
-  own = hp_module_config_get_sharding_config (HP_MODULE_CONFIG (config));
+  own = sharding_of (config);
   in_src = hp_named_placement_to_string (hp_sharding_config_get_in_src_sharding (own, "x"));
   in_dst = hp_named_placement_to_string (hp_sharding_config_get_in_dst_sharding (own, "x"));
   g_assert_cmpstr (in_src, ==, "tp:S(1)");
   g_assert_cmpstr (in_dst, ==, "tp:R");
-  rope = hp_module_config_get_sharding_config (HP_MODULE_CONFIG (hp_gq_attention_config_get_rope (config)));
+  rope = sharding_of (hp_gq_attention_config_get_rope (config));
   states = hp_sharding_config_list_state_shardings (rope);
   g_assert_cmpuint (g_strv_length (states), ==, 2);
   cos = hp_named_placement_to_string (hp_sharding_config_get_state_sharding (rope, "cos"));
   g_assert_cmpstr (cos, ==, "tp:R");
   inner = hp_gq_attention_config_get_inner_attention (config);
-  g_assert_null (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (inner)));
+  g_assert_null (sharding_of (inner));
 
   /* without sequence parallelism the input is replicated */
   g_assert_true (hp_set_gqa_attention_sharding (config, FALSE, &error));
   g_clear_pointer (&in_src, g_free);
-  own = hp_module_config_get_sharding_config (HP_MODULE_CONFIG (config));
+  own = sharding_of (config);
   in_src = hp_named_placement_to_string (hp_sharding_config_get_in_src_sharding (own, "x"));
   g_assert_cmpstr (in_src, ==, "tp:R");
 
@@ -443,7 +450,7 @@ test_sharding_configs (void)
       GPtrArray *in, *out;
 
       hp_set_gqa_inner_attention_local_map (inner, lse);
-      local_map = hp_sharding_config_get_local_map (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (inner)));
+      local_map = hp_sharding_config_get_local_map (sharding_of (inner));
       g_assert_cmpstr (hp_local_map_config_get_callable_path (local_map), ==, "inner_sdpa");
       in = hp_local_map_config_get_in_placements (local_map);
       out = hp_local_map_config_get_out_placements (local_map);
@@ -472,7 +479,7 @@ test_sharding_configs (void)
 
   g_assert_false (hp_set_gqa_attention_sharding (odd, TRUE, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_null (hp_module_config_get_sharding_config (HP_MODULE_CONFIG (odd)));
+  g_assert_null (sharding_of (odd));
   g_assert_null (hp_gq_attention_config_get_wq (odd));
 }
 
