@@ -240,6 +240,44 @@ hp_sharding_norm (gboolean enable_sp)
   return config;
 }
 
+/**
+ * hp_sharding_embedding:
+ * @output_sp: whether the output is sharded on the sequence dim
+ *   (sequence parallelism) instead of replicated
+ *
+ * The vocabulary-parallel layout of a #HpEmbedding (what torchtitan's
+ * `RowwiseParallel` does to an `nn.Embedding`): each rank of the `tp`
+ * axis holds a slice of the rows of the table.
+ *
+ * | entry | placement |
+ * |---|---|
+ * | state `weight` [num-embeddings, dim] | `tp:S(0)` |
+ * | in_src / in_dst `ids` | `tp:R` / `tp:R` |
+ * | out_dst 0 | `tp:R`, or `tp:S(1)` with @output_sp |
+ *
+ * Each rank looks up the ids that fall in its rows and gives zeros for
+ * the others, so the natural output is `tp:P(sum)`; the output layout
+ * turns it into the whole tensor with an all-reduce, or with
+ * @output_sp into each rank's part of the sequence (dim 1 of [batch,
+ * seq]) with a reduce-scatter, the layout a sequence-parallel decoder
+ * carries between its blocks. A vocabulary that does not divide by the
+ * `tp` size gives uneven shards, which is exact.
+ *
+ * Returns: (transfer full): a new #HpShardingConfig
+ */
+HpShardingConfig *
+hp_sharding_embedding (gboolean output_sp)
+{
+  HpShardingConfig *config = hp_sharding_config_new ();
+  g_autoptr(HpNamedPlacement) ids = on_tp (REPLICATE);
+
+  set_state (config, "weight", 0);
+  hp_sharding_config_set_in_src_sharding (config, "ids", ids);
+  hp_sharding_config_set_in_dst_sharding (config, "ids", ids);
+  set_output (config, output_sp ? 1 : REPLICATE);
+  return config;
+}
+
 /* Field @layer of @cfg replaced by a copy of @current with @sharding */
 static void
 set_layer_sharding (HpFeedForwardConfig *cfg,

@@ -26,6 +26,8 @@ HpShardingConfig *hp_sharding_rowwise_with_bias (gboolean              output_sp
 HP_AVAILABLE_IN_ALL
 HpShardingConfig *hp_sharding_norm              (gboolean              enable_sp);
 HP_AVAILABLE_IN_ALL
+HpShardingConfig *hp_sharding_embedding         (gboolean              output_sp);
+HP_AVAILABLE_IN_ALL
 void              hp_set_dense_ffn_sharding     (HpFeedForwardConfig  *cfg,
                                                  gboolean              enable_sp);
 

@@ -156,16 +156,15 @@ static void
 test_linear_values (void)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) config = NULL;
   g_autoptr(HpLinear) linear = NULL;
   g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, -1, 2, 0.5),
                                           HP_TEST_SHAPE (2, 2));
   g_autoptr(HpTensor) y = NULL;
 
-  linear = hp_linear_new (HP_LINEAR_CONFIG (g_object_new (HP_TYPE_LINEAR_CONFIG,
-                                                          "in-features", 2, "out-features", 3,
-                                                          "bias", TRUE, "dtype", HP_DTYPE_FLOAT64,
-                                                          NULL)),
-                          &error);
+  config = g_object_new (HP_TYPE_LINEAR_CONFIG, "in-features", 2, "out-features", 3, "bias", TRUE,
+                         "dtype", HP_DTYPE_FLOAT64, NULL);
+  linear = hp_linear_new (HP_LINEAR_CONFIG (config), &error);
   g_assert_no_error (error);
   set_parameter (HP_MODULE (linear), "weight", HP_TEST_DATA (1, 2, 3, 4, 5, 6), HP_TEST_SHAPE (3, 2));
   set_parameter (HP_MODULE (linear), "bias", HP_TEST_DATA (0.5, -1, 2), HP_TEST_SHAPE (3));
@@ -311,6 +310,7 @@ test_embedding_shapes_and_values (void)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(HpEmbeddingConfig) config = hp_embedding_config_new (3, 2);
+  g_autoptr(HpConfig) f64 = NULL;
   g_autoptr(HpEmbedding) embedding = NULL;
   g_autoptr(HpEmbedding) single = build (config, HP_TYPE_EMBEDDING);
   g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { 2, 0, 1, 2 }, 4,
@@ -328,10 +328,8 @@ test_embedding_shapes_and_values (void)
   g_assert_cmpstrv ((GStrv) hp_module_get_forward_arg_names (HP_MODULE (single)),
                     ((const gchar *[]) { "ids", NULL }));
 
-  embedding = hp_embedding_new (HP_EMBEDDING_CONFIG (hp_config_replace (HP_CONFIG (config),
-                                                                        "dtype", HP_DTYPE_FLOAT64,
-                                                                        NULL)),
-                                &error);
+  f64 = hp_config_replace (HP_CONFIG (config), "dtype", HP_DTYPE_FLOAT64, NULL);
+  embedding = hp_embedding_new (HP_EMBEDDING_CONFIG (f64), &error);
   g_assert_no_error (error);
   set_parameter (HP_MODULE (embedding), "weight", HP_TEST_DATA (1, 2, 3, 4, 5, 6), HP_TEST_SHAPE (3, 2));
   out = forward1 (embedding, ids);
@@ -421,6 +419,8 @@ test_rms_norm_values (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(HpRMSNormConfig) config = hp_rms_norm_config_new (2);
   g_autoptr(HpRMSNorm) single = build (config, HP_TYPE_RMS_NORM);
+  g_autoptr(HpConfig) exact_config = NULL;
+  g_autoptr(HpConfig) eps_config = NULL;
   g_autoptr(HpRMSNorm) exact = NULL;
   g_autoptr(HpRMSNorm) with_eps = NULL;
   g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (3, 4, 1, -1), HP_TEST_SHAPE (2, 2));
@@ -439,17 +439,15 @@ test_rms_norm_values (void)
                     ((const gchar *[]) { "input", NULL }));
 
   /* y = x / sqrt (mean (x^2) + eps) * w */
-  exact = hp_rms_norm_new (HP_RMS_NORM_CONFIG (g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", 2, "eps", 0.0,
-                                                             "dtype", HP_DTYPE_FLOAT64, NULL)),
-                           &error);
+  exact_config = g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", 2, "eps", 0.0, "dtype", HP_DTYPE_FLOAT64, NULL);
+  exact = hp_rms_norm_new (HP_RMS_NORM_CONFIG (exact_config), &error);
   g_assert_no_error (error);
   set_parameter (HP_MODULE (exact), "weight", HP_TEST_DATA (2, 0.5), HP_TEST_SHAPE (2));
   y = forward1 (exact, x);
   hp_test_assert_values (y, HP_TEST_DATA (6 / r1, 2 / r1, 2, -0.5), HP_TEST_SHAPE (2, 2), 1e-14, 0);
 
-  with_eps = hp_rms_norm_new (HP_RMS_NORM_CONFIG (g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", 2, "eps", 0.25,
-                                                                "dtype", HP_DTYPE_FLOAT64, NULL)),
-                              &error);
+  eps_config = g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", 2, "eps", 0.25, "dtype", HP_DTYPE_FLOAT64, NULL);
+  with_eps = hp_rms_norm_new (HP_RMS_NORM_CONFIG (eps_config), &error);
   g_assert_no_error (error);
   y_eps = forward1 (with_eps, x);
   hp_test_assert_values (y_eps, HP_TEST_DATA (3 / r1_eps, 4 / r1_eps, 1 / r2_eps, -1 / r2_eps),
@@ -786,6 +784,8 @@ test_styles (void)
   g_autoptr(HpShardingConfig) rowwise_bias = hp_sharding_rowwise_with_bias (FALSE);
   g_autoptr(HpShardingConfig) norm = hp_sharding_norm (FALSE);
   g_autoptr(HpShardingConfig) norm_sp = hp_sharding_norm (TRUE);
+  g_autoptr(HpShardingConfig) embedding = hp_sharding_embedding (FALSE);
+  g_autoptr(HpShardingConfig) embedding_sp = hp_sharding_embedding (TRUE);
 
   assert_sharding (colwise, "ShardingConfig(state={weight: tp:S(0)}, in_src={input: tp:R}, "
                    "in_dst={input: tp:R}, out_src=[], out_dst=[tp:S(-1)], local_map=None)");
@@ -802,6 +802,10 @@ test_styles (void)
                    "in_dst={input: tp:R}, out_src=[], out_dst=[], local_map=None)");
   assert_sharding (norm_sp, "ShardingConfig(state={weight: tp:R}, in_src={input: tp:S(1)}, "
                    "in_dst={input: tp:S(1)}, out_src=[], out_dst=[tp:S(1)], local_map=None)");
+  assert_sharding (embedding, "ShardingConfig(state={weight: tp:S(0)}, in_src={ids: tp:R}, "
+                   "in_dst={ids: tp:R}, out_src=[], out_dst=[tp:R], local_map=None)");
+  assert_sharding (embedding_sp, "ShardingConfig(state={weight: tp:S(0)}, in_src={ids: tp:R}, "
+                   "in_dst={ids: tp:R}, out_src=[], out_dst=[tp:S(1)], local_map=None)");
 }
 
 static void
