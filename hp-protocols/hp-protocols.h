@@ -60,6 +60,10 @@
 #include "hp-decoder-sharding.h"
 
 /* nn: attention */
+#include "hp-rotary-embedding.h"
+#include "hp-sdpa.h"
+#include "hp-gq-attention.h"
+#include "hp-attention-sharding.h"
 
 /* nn: decoder */
 
