@@ -1058,7 +1058,7 @@ hp_gq_attention_class_init (HpGQAttentionClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_gq_attention_forward;
+  module_class->compute = hp_gq_attention_forward;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
 }
 

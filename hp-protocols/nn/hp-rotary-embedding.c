@@ -477,7 +477,7 @@ hp_rotary_embedding_class_init (HpRotaryEmbeddingClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_rotary_embedding_forward;
+  module_class->compute = hp_rotary_embedding_forward;
   module_class->init_self_buffers = hp_rotary_embedding_init_self_buffers;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
 }

@@ -591,7 +591,7 @@ hp_sdpa_class_init (HpSDPAClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_sdpa_forward;
+  module_class->compute = hp_sdpa_forward;
   hp_module_class_set_forward_arg_names (module_class,
                                          (const gchar * const[]) { "q", "k", "v", NULL });
 }
