@@ -53,11 +53,27 @@
 #include "hp-model-spec.h"
 
 /* nn: basic layers and tensor-parallel styles */
+#include "hp-linear.h"
+#include "hp-embedding.h"
+#include "hp-rms-norm.h"
+#include "hp-feed-forward.h"
+#include "hp-decoder-sharding.h"
 
 /* nn: attention */
+#include "hp-rotary-embedding.h"
+#include "hp-sdpa.h"
+#include "hp-gq-attention.h"
+#include "hp-attention-sharding.h"
 
 /* nn: decoder */
 
 /* nn: optimizers */
+#include "hp-optimizer-config.h"
+#include "hp-optimizer.h"
+#include "hp-sgd-config.h"
+#include "hp-sgd.h"
+#include "hp-adamw-config.h"
+#include "hp-adamw.h"
+#include "hp-clip-grad.h"
 
 #undef HP_PROTOCOLS_INSIDE

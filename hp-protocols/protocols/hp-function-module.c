@@ -55,7 +55,7 @@ hp_function_module_forward (HpModule   *module,
 }
 
 static GStrv
-hp_function_module_get_forward_arg_names (HpModule *module)
+hp_function_module_forward_arg_names (HpModule *module)
 {
   return g_strdupv (HP_FUNCTION_MODULE (module)->arg_names);
 }
@@ -67,8 +67,8 @@ hp_function_module_class_init (HpFunctionModuleClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->finalize = hp_function_module_finalize;
-  module_class->forward = hp_function_module_forward;
-  module_class->get_forward_arg_names = hp_function_module_get_forward_arg_names;
+  module_class->compute = hp_function_module_forward;
+  module_class->forward_arg_names = hp_function_module_forward_arg_names;
 }
 
 static void

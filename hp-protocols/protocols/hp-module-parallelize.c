@@ -25,6 +25,24 @@ wrap_local (HpModule   *self,
                                                NULL, 0, FALSE, error));
 }
 
+/* @placements with negative shard dims counted from the end of
+ * @tensor's dims, as a DTensor stores them */
+static GPtrArray *
+normalized (HpModule     *self,
+            GPtrArray    *placements,
+            HpTensor     *tensor,
+            const gchar  *what,
+            GError      **error)
+{
+  GPtrArray *out = _hp_placements_normalize (_hp_module_type_name (self), placements,
+                                             _hp_module_get_private (self)->mesh,
+                                             hp_tensor_get_ndim (tensor), error);
+
+  if (out == NULL)
+    g_prefix_error (error, "%s.%s: ", _hp_module_type_name (self), what);
+  return out;
+}
+
 /* @value laid out as @src expects (checked, or given to a plain
  * tensor) and then as @dst asks; @what names it in errors */
 static HpTensor *
@@ -54,8 +72,11 @@ convert (HpModule     *self,
   else
     {
       GPtrArray *have = hp_dtensor_get_placements (HP_DTENSOR (value));
+      g_autoptr(GPtrArray) expected = NULL;
 
-      if (src != NULL && !_hp_placements_equal (have, src))
+      if (src != NULL && !(expected = normalized (self, src, value, what, error)))
+        return NULL;
+      if (expected != NULL && !_hp_placements_equal (have, expected))
         {
           g_autofree gchar *have_text = hp_placements_to_string (have);
           g_autofree gchar *src_text = hp_placements_to_string (src);
@@ -69,9 +90,16 @@ convert (HpModule     *self,
       current = g_object_ref (value);
     }
 
-  if (dst != NULL && !_hp_placements_equal (hp_dtensor_get_placements (HP_DTENSOR (current)), dst))
+  if (dst != NULL)
     {
-      HpDTensor *moved = hp_dtensor_redistribute (HP_DTENSOR (current), dst, error);
+      g_autoptr(GPtrArray) wanted = normalized (self, dst, current, what, error);
+      HpDTensor *moved;
+
+      if (wanted == NULL)
+        return NULL;
+      if (_hp_placements_equal (hp_dtensor_get_placements (HP_DTENSOR (current)), wanted))
+        return g_steal_pointer (&current);
+      moved = hp_dtensor_redistribute (HP_DTENSOR (current), wanted, error);
 
       if (moved == NULL)
         {
@@ -85,8 +113,8 @@ convert (HpModule     *self,
 
 GPtrArray *
 _hp_module_shard_inputs (HpModule   *self,
-              GPtrArray  *args,
-              GError    **error)
+                         GPtrArray  *args,
+                         GError    **error)
 {
   HpModulePrivate *priv = _hp_module_get_private (self);
   const gchar * const *names = hp_module_get_forward_arg_names (self);
@@ -117,8 +145,8 @@ _hp_module_shard_inputs (HpModule   *self,
 
 GPtrArray *
 _hp_module_shard_outputs (HpModule   *self,
-               GPtrArray  *outputs,
-               GError    **error)
+                          GPtrArray  *outputs,
+                          GError    **error)
 {
   HpModulePrivate *priv = _hp_module_get_private (self);
   g_autoptr(GPtrArray) out = g_ptr_array_new_full (outputs->len, _hp_object_unref_nullable);

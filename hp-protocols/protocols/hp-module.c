@@ -49,7 +49,7 @@
  * that is the `do_forward` virtual method. The names of the forward
  * arguments, which the input shardings refer to, come from
  * hp_module_class_set_forward_arg_names() or
- * #HpModuleClass.get_forward_arg_names and are read once per instance.
+ * #HpModuleClass.forward_arg_names and are read once per instance.
  */
 
 G_DEFINE_TYPE_WITH_PRIVATE (HpModule, hp_module, HP_TYPE_CONFIGURABLE)
@@ -236,14 +236,39 @@ hp_module_set_property (GObject      *object,
 }
 
 static GPtrArray *
-hp_module_real_forward (HpModule   *self,
+hp_module_real_compute (HpModule   *self,
                         GPtrArray  *args,
                         GError    **error)
 {
   g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
-               "%s does not implement forward", _hp_module_type_name (self));
+               "%s does not implement compute (its forward)", _hp_module_type_name (self));
   return NULL;
 }
+
+/**
+ * HpModuleClass::compute:
+ * @self: the module
+ * @args: (element-type HpTensor): the arguments, already laid out as the
+ *   input shardings say; entries may be %NULL
+ * @error: return location for a #GError
+ *
+ * Computes the module's outputs: the `forward` of a PyTorch module.
+ * hp_module_forward() calls it.
+ *
+ * Returns: (transfer full) (element-type HpTensor) (nullable): the
+ *   outputs, or %NULL with @error set
+ */
+
+/**
+ * HpModuleClass::forward_arg_names:
+ * @self: the module
+ *
+ * Names the forward arguments; read once per instance by
+ * hp_module_get_forward_arg_names().
+ *
+ * Returns: (transfer full) (array zero-terminated=1) (nullable): the
+ *   names, or %NULL to use those of hp_module_class_set_forward_arg_names()
+ */
 
 static void
 hp_module_class_init (HpModuleClass *klass)
@@ -256,7 +281,7 @@ hp_module_class_init (HpModuleClass *klass)
   object_class->get_property = hp_module_get_property;
   object_class->set_property = hp_module_set_property;
 
-  klass->forward = hp_module_real_forward;
+  klass->compute = hp_module_real_compute;
 
   /**
    * HpModule:param-init:
@@ -1358,7 +1383,7 @@ hp_module_init_states (HpModule  *self,
  * @self: a #HpModule
  *
  * The names of the forward arguments, in order: from
- * #HpModuleClass.get_forward_arg_names when the class implements it,
+ * #HpModuleClass.forward_arg_names when the class implements it,
  * else from the nearest class that called
  * hp_module_class_set_forward_arg_names(), else the single name
  * `input`. They are read once and kept for the module's life.
@@ -1378,8 +1403,8 @@ hp_module_get_forward_arg_names (HpModule *self)
     return (const gchar * const *) priv->forward_arg_names;
 
   klass = HP_MODULE_GET_CLASS (self);
-  if (klass->get_forward_arg_names != NULL)
-    priv->forward_arg_names = klass->get_forward_arg_names (self);
+  if (klass->forward_arg_names != NULL)
+    priv->forward_arg_names = klass->forward_arg_names (self);
 
   for (GType type = G_OBJECT_TYPE (self);
        priv->forward_arg_names == NULL && type != G_TYPE_INVALID;
@@ -1499,7 +1524,7 @@ hp_module_callable_is_local_mapped (HpModule    *self,
  * hp_module_parallelize() wrapped it, through its #HpLocalMap on the
  * local shards of DTensor arguments.
  *
- * Returns: (transfer full) (element-type HpTensor): the outputs, or
+ * Returns: (transfer container) (element-type HpTensor): the outputs, or
  *   %NULL with @error set (%HP_ERROR_INVALID_ARGUMENT for an unknown
  *   @path)
  */
@@ -1554,11 +1579,13 @@ hp_module_call (HpModule     *self,
  * argument as `in_src_shardings` and `in_dst_shardings` say (a plain
  * tensor becomes a DTensor with its `in_src` placements, or else its
  * `in_dst` ones; a DTensor must have its `in_src` placements; then it is
- * redistributed to `in_dst`); calls #HpModuleClass.forward; converts the
+ * redistributed to `in_dst`); calls #HpModuleClass.compute; converts the
  * outputs by index with `out_src_shardings` and `out_dst_shardings` in
  * the same way; emits #HpModule::forward-post.
  *
- * Returns: (transfer full) (element-type HpTensor): the outputs, or
+ * The computation itself is the #HpModuleClass.compute virtual function.
+ *
+ * Returns: (transfer container) (element-type HpTensor): the outputs, or
  *   %NULL with @error set (%HP_ERROR_PLACEMENT when a DTensor does not
  *   have the placements its `src` sharding expects:
  *   "HpFoo.input: input DTensor has placements (S(0)), but
@@ -1589,7 +1616,7 @@ hp_module_forward (HpModule     *self,
   if (inputs == NULL)
     return NULL;
 
-  returned = HP_MODULE_GET_CLASS (self)->forward (self, inputs, &local_error);
+  returned = HP_MODULE_GET_CLASS (self)->compute (self, inputs, &local_error);
   if (returned == NULL)
     {
       if (local_error == NULL)

@@ -27,18 +27,25 @@ G_DECLARE_DERIVABLE_TYPE (HpModule, hp_module, HP, MODULE, HpConfigurable)
 /**
  * HpModuleClass:
  * @parent_class: the parent class
- * @forward: computes the outputs from the arguments; called by
- *   hp_module_forward() between the redistributions a sharding
- *   configuration asks for
+ * @compute: computes the outputs from the arguments: the `forward` of a
+ *   PyTorch module, called by hp_module_forward() between the
+ *   redistributions a sharding configuration asks for. It returns
+ *   (transfer full) an array of new references (element-type HpTensor);
+ *   the array may have a free function or not. Python subclasses may
+ *   implement it as `do_forward` (the override maps the name). It is
+ *   not called `forward` because bindings would then pair it with
+ *   hp_module_forward(), whose array they must not free twice
  * @reset_parameters: gives the module's own parameters their first
  *   values when the module has no #HpParamInit; @seed is different for
  *   every module of a tree and the same on every rank (derive one per
  *   parameter with hp_module_derive_seed())
  * @init_self_buffers: computes the module's own buffers
- * @get_forward_arg_names: the names of the forward arguments, in order,
- *   for classes that do not call hp_module_class_set_forward_arg_names()
+ * @forward_arg_names: the names of the forward arguments, in order
+ *   (transfer full), for classes that do not call
+ *   hp_module_class_set_forward_arg_names(); Python may implement it as
+ *   `do_get_forward_arg_names`
  *
- * The class of modules. A subclass implements @forward and, when it has
+ * The class of modules. A subclass implements @compute and, when it has
  * parameters, @reset_parameters or an initialiser per parameter in its
  * configuration's #HpParamInit.
  */
@@ -46,7 +53,7 @@ struct _HpModuleClass
 {
   HpConfigurableClass parent_class;
 
-  GPtrArray *(*forward)               (HpModule   *self,
+  GPtrArray *(*compute)               (HpModule   *self,
                                        GPtrArray  *args,
                                        GError    **error);
   gboolean   (*reset_parameters)      (HpModule   *self,
@@ -54,7 +61,7 @@ struct _HpModuleClass
                                        GError    **error);
   gboolean   (*init_self_buffers)     (HpModule   *self,
                                        GError    **error);
-  GStrv      (*get_forward_arg_names) (HpModule   *self);
+  GStrv      (*forward_arg_names)     (HpModule   *self);
 
   /*< private >*/
   gpointer padding[12];

@@ -56,7 +56,7 @@ hp_sequential_class_init (HpSequentialClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_sequential_forward;
+  module_class->compute = hp_sequential_forward;
 }
 
 static void

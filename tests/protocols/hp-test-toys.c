@@ -183,7 +183,7 @@ hp_toy_linear_class_init (HpToyLinearClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->constructed = hp_toy_linear_constructed;
-  module_class->forward = hp_toy_linear_forward;
+  module_class->compute = hp_toy_linear_forward;
   module_class->reset_parameters = hp_toy_linear_reset_parameters;
   hp_module_class_set_forward_arg_names (module_class,
                                          (const gchar * const[]) { "input", NULL });
@@ -230,7 +230,7 @@ hp_toy_embedding_class_init (HpToyEmbeddingClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_toy_embedding_forward;
+  module_class->compute = hp_toy_embedding_forward;
   hp_module_class_set_embedding (module_class, TRUE);
   hp_module_class_set_forward_arg_names (module_class,
                                          (const gchar * const[]) { "ids", NULL });
@@ -398,8 +398,8 @@ hp_toy_inner_class_init (HpToyInnerClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_toy_inner_forward;
-  module_class->get_forward_arg_names = hp_toy_inner_get_forward_arg_names;
+  module_class->compute = hp_toy_inner_forward;
+  module_class->forward_arg_names = hp_toy_inner_get_forward_arg_names;
 }
 
 static void
@@ -600,7 +600,7 @@ static void
 hp_toy_model_class_init (HpToyModelClass *klass)
 {
   G_OBJECT_CLASS (klass)->constructed = hp_toy_model_constructed;
-  HP_MODULE_CLASS (klass)->forward = hp_toy_model_forward;
+  HP_MODULE_CLASS (klass)->compute = hp_toy_model_forward;
   hp_module_class_set_forward_arg_names (HP_MODULE_CLASS (klass),
                                          (const gchar * const[]) { "ids", NULL });
 }

@@ -271,6 +271,43 @@ test_input_placement_mismatch (void)
   g_assert_true (HP_IS_DTENSOR (y));
 }
 
+/* in_src S(-1) names the last dim, which a DTensor stores as S(1) */
+static void
+test_negative_shard_dim (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  g_autoptr(HpNamedPlacement) columns = hp_test_named ("tp:S(-1)");
+  g_autoptr(HpModule) linear = NULL;
+  g_autoptr(HpModule) reference = build_linear (4, 3, FALSE, NULL);
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 4), 2, FALSE);
+  g_autoptr(GPtrArray) shard1 = NULL;
+  g_autoptr(HpDTensor) x_columns = NULL;
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) y_full = NULL;
+  g_autoptr(HpTensor) y_ref = NULL;
+
+  hp_sharding_config_set_state_sharding (sharding, "weight", columns);
+  hp_sharding_config_set_in_src_sharding (sharding, "input", columns);
+  hp_sharding_config_set_in_dst_sharding (sharding, "input", columns);
+  linear = build_linear (4, 3, FALSE, sharding);
+  g_assert_true (hp_module_init_states (linear, 1, &error));
+  g_assert_true (hp_module_init_states (reference, 1, &error));
+  g_assert_true (hp_module_parallelize (linear, mesh, &error));
+  g_assert_no_error (error);
+
+  shard1 = hp_placements_new_from_string ("S(1)", &error);
+  x_columns = hp_dtensor_distribute (x, mesh, shard1, -1, &error);
+  g_assert_no_error (error);
+  y = hp_module_forward1 (linear, HP_TENSOR (x_columns), &error);
+  g_assert_no_error (error);
+  y_full = hp_dtensor_full_tensor (HP_DTENSOR (y), &error);
+  y_ref = hp_module_forward1 (reference, x, &error);
+  g_assert_no_error (error);
+  hp_test_assert_close (y_full, y_ref, 1e-12, 1e-12);
+}
+
 /* No sharding configuration anywhere: parallelize changes no tensor and
  * forward is the plain path */
 static void
@@ -410,6 +447,7 @@ main (int   argc,
                    test_errors_leave_module_unchanged);
   g_test_add_func ("/module-parallelize/input-placement-mismatch", test_input_placement_mismatch);
   g_test_add_func ("/module-parallelize/no-sharding-config", test_no_sharding_config);
+  g_test_add_func ("/module-parallelize/negative-shard-dim", test_negative_shard_dim);
   g_test_add_func ("/module-parallelize/layout-conflicts", test_layout_conflicts);
   g_test_add_func ("/module-parallelize/buffer-keeps-layout", test_buffer_keeps_layout);
 

@@ -439,7 +439,7 @@ test_forward_errors (void)
   g_autoptr(GPtrArray) no_args = g_ptr_array_new ();
 
   hp_test_assert_error (hp_module_forward1 (plain, x, &error), &error,
-                        HP_ERROR_NOT_SUPPORTED, "HpModule does not implement forward");
+                        HP_ERROR_NOT_SUPPORTED, "HpModule does not implement compute (its forward)");
   hp_test_assert_error (hp_module_forward1 (HP_MODULE (linear), x, &error), &error,
                         HP_ERROR_SHAPE, "linear");
   hp_test_assert_error (hp_module_call (plain, "inner", no_args, &error), &error,

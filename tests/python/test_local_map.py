@@ -7,11 +7,9 @@
 
 import unittest
 
-import gi
 import numpy as np
 
-gi.require_version("Hp", "1.0")
-from gi.repository import GLib, Hp  # noqa: E402
+from hptest import GLib, Hp
 
 
 def from_numpy(array):

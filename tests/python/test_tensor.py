@@ -4,11 +4,9 @@
 
 import unittest
 
-import gi
 import numpy as np
 
-gi.require_version("Hp", "1.0")
-from gi.repository import GLib, Hp  # noqa: E402
+from hptest import GLib, Hp
 
 DTYPES = {np.float32: Hp.DType.FLOAT32, np.float64: Hp.DType.FLOAT64, np.int64: Hp.DType.INT64}
 NP_DTYPES = {v: k for k, v in DTYPES.items()}

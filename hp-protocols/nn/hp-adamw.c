@@ -1,0 +1,202 @@
+/* hp-adamw.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <gio/gio.h>
+#include <math.h>
+
+#include "hp-adamw-config.h"
+#include "hp-adamw.h"
+#include "hp-error.h"
+#include "hp-optimizer-private.h"
+#include "hp-tensor-private.h"
+
+/**
+ * HpAdamW:
+ *
+ * Adam with decoupled weight decay, the update of `torch.optim.AdamW`
+ * (without amsgrad), built from an #HpAdamWConfig. For each parameter
+ * `p` with gradient `g`, at the parameter's step `t` (1 at its first
+ * update), with learning rate `lr`, weight decay `wd`, betas `b1`, `b2`
+ * and `eps`:
+ *
+ * |[
+ * p = p * (1 - lr * wd)
+ * m = m + (1 - b1) * (g - m)
+ * v = b2 * v + (1 - b2) * g * g
+ * p = p - (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+ * ]|
+ *
+ * The moments `m` and `v` start at zero. They are the states
+ * `exp_avg` and `exp_avg_sq` of the parameter, with its layout, and
+ * `t` is its state `step`, a float64 scalar (see
+ * hp_optimizer_get_state()). A parameter's step advances only when it
+ * has a gradient, so the bias corrections of a parameter that skipped
+ * steps are those of its own updates, as in PyTorch. Arithmetic is in
+ * double precision; float32 parameters and moments are rounded when
+ * they are stored.
+ */
+
+struct _HpAdamW
+{
+  HpOptimizer parent_instance;
+
+  gdouble weight_decay;
+  gdouble beta1;
+  gdouble beta2;
+  gdouble eps;
+};
+
+static void hp_adamw_initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (HpAdamW, hp_adamw, HP_TYPE_OPTIMIZER,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
+                                                      hp_adamw_initable_iface_init))
+
+static void
+hp_adamw_constructed (GObject *object)
+{
+  HpAdamW *self = HP_ADAMW (object);
+  HpConfig *config;
+  HpAdamWConfig *adamw;
+
+  G_OBJECT_CLASS (hp_adamw_parent_class)->constructed (object);
+
+  config = hp_configurable_get_config (HP_CONFIGURABLE (self));
+  if (!HP_IS_ADAMW_CONFIG (config))
+    {
+      g_critical ("HpAdamW: the configuration must be an HpAdamWConfig, not %s",
+                  config != NULL ? G_OBJECT_TYPE_NAME (config) : "NULL");
+      return;
+    }
+
+  adamw = HP_ADAMW_CONFIG (config);
+  self->weight_decay = hp_optimizer_config_get_weight_decay (HP_OPTIMIZER_CONFIG (adamw));
+  self->beta1 = hp_adamw_config_get_beta1 (adamw);
+  self->beta2 = hp_adamw_config_get_beta2 (adamw);
+  self->eps = hp_adamw_config_get_eps (adamw);
+}
+
+static gboolean
+hp_adamw_initable_init (GInitable     *initable,
+                        GCancellable  *cancellable,
+                        GError       **error)
+{
+  HpAdamW *self = HP_ADAMW (initable);
+
+  if (self->beta1 >= 1.0 || self->beta2 >= 1.0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpAdamW: beta1 and beta2 must be below 1, not %g and %g",
+                   self->beta1, self->beta2);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+hp_adamw_initable_iface_init (GInitableIface *iface)
+{
+  iface->init = hp_adamw_initable_init;
+}
+
+/* torch.lerp: @start + @weight * (@end - @start), computed from the
+ * nearer end */
+static inline gdouble
+lerp (gdouble start,
+      gdouble end,
+      gdouble weight)
+{
+  return weight < 0.5 ? start + weight * (end - start)
+                      : end - (end - start) * (1.0 - weight);
+}
+
+static void
+update (HpAdamW               *self,
+        gdouble                lr,
+        gdouble                t,
+        const HpOptimizerItem *item,
+        HpTensor              *exp_avg,
+        HpTensor              *exp_avg_sq)
+{
+  HpDType dtype = hp_tensor_get_dtype (item->value);
+  gint64 n = hp_tensor_get_numel (item->value);
+  gpointer p = _hp_tensor_data (item->value);
+  gconstpointer grad = _hp_tensor_data (item->grad);
+  gpointer m = _hp_tensor_data (exp_avg);
+  gpointer v = _hp_tensor_data (exp_avg_sq);
+  gdouble decay = 1.0 - lr * self->weight_decay;
+  gdouble step_size = lr / (1.0 - pow (self->beta1, t));
+  gdouble correction2_sqrt = sqrt (1.0 - pow (self->beta2, t));
+
+  for (gint64 i = 0; i < n; i++)
+    {
+      gdouble g = _hp_load_f64 (grad, dtype, i);
+      gdouble value = _hp_load_f64 (p, dtype, i) * decay;
+      gdouble mean, square, denom;
+
+      _hp_store_f64 (m, dtype, i, lerp (_hp_load_f64 (m, dtype, i), g, 1.0 - self->beta1));
+      _hp_store_f64 (v, dtype, i, _hp_load_f64 (v, dtype, i) * self->beta2 + (1.0 - self->beta2) * g * g);
+      mean = _hp_load_f64 (m, dtype, i);
+      square = _hp_load_f64 (v, dtype, i);
+      denom = sqrt (square) / correction2_sqrt + self->eps;
+      _hp_store_f64 (p, dtype, i, value + (-step_size) * mean / denom);
+    }
+}
+
+static gboolean
+hp_adamw_step (HpOptimizer  *optimizer,
+               GError      **error)
+{
+  HpAdamW *self = HP_ADAMW (optimizer);
+  gdouble lr = hp_optimizer_get_lr (optimizer);
+  g_autoptr(GArray) items = _hp_optimizer_collect (optimizer, error);
+
+  if (items == NULL)
+    return FALSE;
+
+  for (guint k = 0; k < items->len; k++)
+    {
+      const HpOptimizerItem *item = &g_array_index (items, HpOptimizerItem, k);
+      HpTensor *step = _hp_optimizer_lookup_state (optimizer, item->index, "step");
+      HpTensor *exp_avg, *exp_avg_sq;
+      gdouble *t;
+
+      if (step == NULL)
+        {
+          step = _hp_optimizer_add_state (optimizer, item->index, "step",
+                                          hp_tensor_new_zeros (HP_DTYPE_FLOAT64, NULL, 0), FALSE);
+          _hp_optimizer_add_state (optimizer, item->index, "exp_avg",
+                                   _hp_tensor_new_zeros_like (item->value), TRUE);
+          _hp_optimizer_add_state (optimizer, item->index, "exp_avg_sq",
+                                   _hp_tensor_new_zeros_like (item->value), TRUE);
+        }
+      exp_avg = _hp_optimizer_lookup_state (optimizer, item->index, "exp_avg");
+      exp_avg_sq = _hp_optimizer_lookup_state (optimizer, item->index, "exp_avg_sq");
+
+      t = _hp_tensor_data (step);
+      *t += 1.0;
+      update (self, lr, *t, item, exp_avg, exp_avg_sq);
+    }
+  return TRUE;
+}
+
+static void
+hp_adamw_class_init (HpAdamWClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  HpOptimizerClass *optimizer_class = HP_OPTIMIZER_CLASS (klass);
+
+  object_class->constructed = hp_adamw_constructed;
+  optimizer_class->step = hp_adamw_step;
+
+  g_type_ensure (HP_TYPE_ADAMW_CONFIG);
+}
+
+static void
+hp_adamw_init (HpAdamW *self)
+{
+}

@@ -1,0 +1,509 @@
+/* hp-rotary-embedding.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <math.h>
+
+#include <gio/gio.h>
+
+#include "hp-dtensor-private.h"
+#include "hp-enum-types.h"
+#include "hp-error.h"
+#include "hp-attention-private.h"
+#include "hp-rotary-embedding.h"
+#include "hp-tensor-ops.h"
+
+/**
+ * HpRotaryEmbeddingConfig:
+ *
+ * The configuration of a #HpRotaryEmbedding: the head dim it rotates,
+ * the longest sequence its tables cover, the base of its frequencies
+ * and the dtype of its tables (that of the tensors it rotates).
+ */
+
+struct _HpRotaryEmbeddingConfig
+{
+  HpModuleConfig parent_instance;
+
+  gint head_dim;
+  gint max_seq_len;
+  gdouble theta;
+  HpDType dtype;
+};
+
+G_DEFINE_FINAL_TYPE (HpRotaryEmbeddingConfig, hp_rotary_embedding_config, HP_TYPE_MODULE_CONFIG)
+
+enum {
+  CONFIG_PROP_0,
+  CONFIG_PROP_HEAD_DIM,
+  CONFIG_PROP_MAX_SEQ_LEN,
+  CONFIG_PROP_THETA,
+  CONFIG_PROP_DTYPE,
+  CONFIG_N_PROPS
+};
+
+static GParamSpec *config_properties[CONFIG_N_PROPS];
+
+static void
+hp_rotary_embedding_config_get_property (GObject    *object,
+                                         guint       prop_id,
+                                         GValue     *value,
+                                         GParamSpec *pspec)
+{
+  HpRotaryEmbeddingConfig *self = HP_ROTARY_EMBEDDING_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case CONFIG_PROP_HEAD_DIM:
+      g_value_set_int (value, self->head_dim);
+      break;
+    case CONFIG_PROP_MAX_SEQ_LEN:
+      g_value_set_int (value, self->max_seq_len);
+      break;
+    case CONFIG_PROP_THETA:
+      g_value_set_double (value, self->theta);
+      break;
+    case CONFIG_PROP_DTYPE:
+      g_value_set_enum (value, self->dtype);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_rotary_embedding_config_set_property (GObject      *object,
+                                         guint         prop_id,
+                                         const GValue *value,
+                                         GParamSpec   *pspec)
+{
+  HpRotaryEmbeddingConfig *self = HP_ROTARY_EMBEDDING_CONFIG (object);
+
+  switch (prop_id)
+    {
+    case CONFIG_PROP_HEAD_DIM:
+      if (self->head_dim == g_value_get_int (value))
+        return;
+      self->head_dim = g_value_get_int (value);
+      break;
+    case CONFIG_PROP_MAX_SEQ_LEN:
+      if (self->max_seq_len == g_value_get_int (value))
+        return;
+      self->max_seq_len = g_value_get_int (value);
+      break;
+    case CONFIG_PROP_THETA:
+      if (self->theta == g_value_get_double (value))
+        return;
+      self->theta = g_value_get_double (value);
+      break;
+    case CONFIG_PROP_DTYPE:
+      if (self->dtype == (HpDType) g_value_get_enum (value))
+        return;
+      self->dtype = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  g_object_notify_by_pspec (object, pspec);
+}
+
+static void
+hp_rotary_embedding_config_class_init (HpRotaryEmbeddingConfigClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = hp_rotary_embedding_config_get_property;
+  object_class->set_property = hp_rotary_embedding_config_set_property;
+
+  /**
+   * HpRotaryEmbeddingConfig:head-dim:
+   *
+   * The size D of the last dim of the tensors rotated, an even number:
+   * the tables hold D/2 frequencies.
+   */
+  config_properties[CONFIG_PROP_HEAD_DIM] =
+    g_param_spec_int ("head-dim", NULL, NULL,
+                      2, G_MAXINT, 64,
+                      (G_PARAM_READWRITE |
+                       G_PARAM_EXPLICIT_NOTIFY |
+                       G_PARAM_STATIC_STRINGS));
+
+  /**
+   * HpRotaryEmbeddingConfig:max-seq-len:
+   *
+   * The number of positions the tables cover; a forward argument may
+   * be at most this long.
+   */
+  config_properties[CONFIG_PROP_MAX_SEQ_LEN] =
+    g_param_spec_int ("max-seq-len", NULL, NULL,
+                      1, G_MAXINT, 2048,
+                      (G_PARAM_READWRITE |
+                       G_PARAM_EXPLICIT_NOTIFY |
+                       G_PARAM_STATIC_STRINGS));
+
+  /**
+   * HpRotaryEmbeddingConfig:theta:
+   *
+   * The base of the frequencies: pair i of the head dim turns by
+   * `position * theta^(-2i/D)` radians.
+   */
+  config_properties[CONFIG_PROP_THETA] =
+    g_param_spec_double ("theta", NULL, NULL,
+                         G_MINDOUBLE, G_MAXDOUBLE, 10000.0,
+                         (G_PARAM_READWRITE |
+                          G_PARAM_EXPLICIT_NOTIFY |
+                          G_PARAM_STATIC_STRINGS));
+
+  /**
+   * HpRotaryEmbeddingConfig:dtype:
+   *
+   * The dtype of the tables, which must be that of the tensors rotated.
+   */
+  config_properties[CONFIG_PROP_DTYPE] =
+    g_param_spec_enum ("dtype", NULL, NULL,
+                       HP_TYPE_DTYPE, HP_DTYPE_FLOAT32,
+                       (G_PARAM_READWRITE |
+                        G_PARAM_EXPLICIT_NOTIFY |
+                        G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
+
+  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_ROTARY_EMBEDDING);
+}
+
+static void
+hp_rotary_embedding_config_init (HpRotaryEmbeddingConfig *self)
+{
+  self->head_dim = 64;
+  self->max_seq_len = 2048;
+  self->theta = 10000.0;
+  self->dtype = HP_DTYPE_FLOAT32;
+}
+
+/**
+ * hp_rotary_embedding_config_new:
+ *
+ * Creates a rotary embedding configuration with the default fields:
+ * head dim 64, 2048 positions, theta 10000, float32 tables.
+ *
+ * Returns: (transfer full): a new #HpRotaryEmbeddingConfig
+ */
+HpRotaryEmbeddingConfig *
+hp_rotary_embedding_config_new (void)
+{
+  return g_object_new (HP_TYPE_ROTARY_EMBEDDING_CONFIG, NULL);
+}
+
+/**
+ * hp_rotary_embedding_config_get_head_dim:
+ * @self: a #HpRotaryEmbeddingConfig
+ *
+ * Gets the head dim the tables are made for.
+ *
+ * Returns: the #HpRotaryEmbeddingConfig:head-dim
+ */
+gint
+hp_rotary_embedding_config_get_head_dim (HpRotaryEmbeddingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), 0);
+
+  return self->head_dim;
+}
+
+/**
+ * hp_rotary_embedding_config_get_max_seq_len:
+ * @self: a #HpRotaryEmbeddingConfig
+ *
+ * Gets the number of positions the tables cover.
+ *
+ * Returns: the #HpRotaryEmbeddingConfig:max-seq-len
+ */
+gint
+hp_rotary_embedding_config_get_max_seq_len (HpRotaryEmbeddingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), 0);
+
+  return self->max_seq_len;
+}
+
+/**
+ * hp_rotary_embedding_config_get_theta:
+ * @self: a #HpRotaryEmbeddingConfig
+ *
+ * Gets the base of the rotation frequencies.
+ *
+ * Returns: the #HpRotaryEmbeddingConfig:theta
+ */
+gdouble
+hp_rotary_embedding_config_get_theta (HpRotaryEmbeddingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), 0.0);
+
+  return self->theta;
+}
+
+/**
+ * hp_rotary_embedding_config_get_dtype:
+ * @self: a #HpRotaryEmbeddingConfig
+ *
+ * Gets the dtype of the tables.
+ *
+ * Returns: the #HpRotaryEmbeddingConfig:dtype
+ */
+HpDType
+hp_rotary_embedding_config_get_dtype (HpRotaryEmbeddingConfig *self)
+{
+  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), HP_DTYPE_FLOAT32);
+
+  return self->dtype;
+}
+
+/**
+ * HpRotaryEmbedding:
+ *
+ * Rotary position embedding (RoPE) as Meta Llama and torchtitan apply
+ * it to queries and keys, in the interleaved-pairs convention of
+ * hp_tensor_apply_rotary().
+ *
+ * The module keeps two non-persistent buffers, `cos` and `sin`, of
+ * shape [max-seq-len, head-dim / 2]: entry [s, i] is the cosine and
+ * sine of `s * theta^(-2i / head-dim)`, computed in double precision
+ * and stored in #HpRotaryEmbeddingConfig:dtype. They are computed when
+ * the module is built and again by hp_module_init_states().
+ *
+ * Its forward takes one argument `x` of shape [B, S, H, D] (any number
+ * of leading dims before S works) with D = head-dim and S at most
+ * max-seq-len, and returns x rotated with the first S rows of the
+ * tables. `x` may be a DTensor sharded on any dim but the last, such
+ * as the heads (dim 2) after a column-wise projection or the sequence
+ * (dim 1): the tables are used as Replicate DTensors then (a plain
+ * table is wrapped without communication; laying the buffers out as
+ * `tp:R` in the module's sharding configuration does the same once).
+ *
+ * Build it with hp_config_build(): the module implements #GInitable
+ * and checks its configuration there (%HP_ERROR_CONFIG for an odd
+ * head-dim or an integer dtype).
+ */
+
+struct _HpRotaryEmbedding
+{
+  HpModule parent_instance;
+
+  gboolean initialized;
+};
+
+static void hp_rotary_embedding_initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (HpRotaryEmbedding, hp_rotary_embedding, HP_TYPE_MODULE,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
+                                                      hp_rotary_embedding_initable_iface_init))
+
+static HpRotaryEmbeddingConfig *
+rotary_config (HpRotaryEmbedding *self)
+{
+  return HP_ROTARY_EMBEDDING_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)));
+}
+
+/* Computes the tables and registers them as the buffers cos and sin */
+static gboolean
+compute_tables (HpRotaryEmbedding  *self,
+                GError            **error)
+{
+  HpRotaryEmbeddingConfig *config = rotary_config (self);
+  gint64 half = config->head_dim / 2;
+  gint64 shape[2] = { config->max_seq_len, half };
+  gsize n = (gsize) (config->max_seq_len * half);
+  g_autofree gdouble *cos_data = g_new (gdouble, n);
+  g_autofree gdouble *sin_data = g_new (gdouble, n);
+  g_autofree gdouble *frequency = g_new (gdouble, half);
+  g_autoptr(HpTensor) cos_table = NULL;
+  g_autoptr(HpTensor) sin_table = NULL;
+
+  for (gint64 i = 0; i < half; i++)
+    frequency[i] = pow (config->theta, -2.0 * (gdouble) i / (gdouble) config->head_dim);
+  for (gint64 s = 0; s < config->max_seq_len; s++)
+    for (gint64 i = 0; i < half; i++)
+      {
+        gdouble angle = (gdouble) s * frequency[i];
+
+        cos_data[s * half + i] = cos (angle);
+        sin_data[s * half + i] = sin (angle);
+      }
+
+  cos_table = hp_tensor_new_from_data (config->dtype, cos_data, n, shape, 2, error);
+  if (cos_table == NULL)
+    return FALSE;
+  sin_table = hp_tensor_new_from_data (config->dtype, sin_data, n, shape, 2, error);
+  if (sin_table == NULL)
+    return FALSE;
+  return hp_module_register_buffer (HP_MODULE (self), "cos", cos_table, FALSE, error) &&
+         hp_module_register_buffer (HP_MODULE (self), "sin", sin_table, FALSE, error);
+}
+
+static gboolean
+hp_rotary_embedding_initable_init (GInitable     *initable,
+                                   GCancellable  *cancellable,
+                                   GError       **error)
+{
+  HpRotaryEmbedding *self = HP_ROTARY_EMBEDDING (initable);
+  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (self));
+  HpRotaryEmbeddingConfig *rotary;
+
+  if (self->initialized)
+    return TRUE;
+  if (!_hp_attention_check_config (self, config, HP_TYPE_ROTARY_EMBEDDING_CONFIG, error))
+    return FALSE;
+
+  rotary = HP_ROTARY_EMBEDDING_CONFIG (config);
+  if (rotary->head_dim % 2 != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpRotaryEmbedding: head-dim %d must be even (the rotation turns pairs)",
+                   rotary->head_dim);
+      return FALSE;
+    }
+  if (!hp_dtype_is_floating (rotary->dtype))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpRotaryEmbedding: dtype %s is not a floating-point type",
+                   hp_dtype_to_string (rotary->dtype));
+      return FALSE;
+    }
+
+  if (!compute_tables (self, error))
+    return FALSE;
+  self->initialized = TRUE;
+  return TRUE;
+}
+
+static void
+hp_rotary_embedding_initable_iface_init (GInitableIface *iface)
+{
+  iface->init = hp_rotary_embedding_initable_init;
+}
+
+/* The first @length rows of the buffer @name, laid out to go with @x */
+static HpTensor *
+table_for (HpRotaryEmbedding  *self,
+           const gchar        *name,
+           HpTensor           *x,
+           gint64              length,
+           GError            **error)
+{
+  g_autoptr(HpTensor) rows =
+    hp_tensor_narrow (hp_module_get_buffer (HP_MODULE (self), name), 0, 0, length, error);
+
+  if (rows == NULL)
+    return NULL;
+  if (HP_IS_DTENSOR (x) && !HP_IS_DTENSOR (rows))
+    return _hp_attention_replicate_like (rows, x, error);
+  if (!HP_IS_DTENSOR (x) && HP_IS_DTENSOR (rows))
+    return hp_dtensor_full_tensor (HP_DTENSOR (rows), error);
+  return g_steal_pointer (&rows);
+}
+
+static GPtrArray *
+hp_rotary_embedding_forward (HpModule   *module,
+                             GPtrArray  *args,
+                             GError    **error)
+{
+  HpRotaryEmbedding *self = HP_ROTARY_EMBEDDING (module);
+  HpRotaryEmbeddingConfig *config;
+  g_autoptr(HpTensor) cos_table = NULL;
+  g_autoptr(HpTensor) sin_table = NULL;
+  HpTensor *x;
+  HpTensor *out;
+  GPtrArray *outputs;
+  const gint64 *shape;
+  guint ndim;
+
+  if (!_hp_attention_check_ready (self, self->initialized, error) ||
+      !_hp_attention_check_args (self, args, 1, error))
+    return NULL;
+
+  config = rotary_config (self);
+  x = g_ptr_array_index (args, 0);
+  shape = hp_tensor_get_shape (x, &ndim);
+  if (ndim < 3 || shape[ndim - 1] != config->head_dim)
+    {
+      g_autofree gchar *text = _hp_tensor_shape_to_string (x);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "HpRotaryEmbedding: x has shape %s, but needs [..., S, H, %d] "
+                   "(head-dim %d)", text, config->head_dim, config->head_dim);
+      return NULL;
+    }
+  if (shape[ndim - 3] > config->max_seq_len)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "HpRotaryEmbedding: sequence length %" G_GINT64_FORMAT
+                   " exceeds max-seq-len %d", shape[ndim - 3], config->max_seq_len);
+      return NULL;
+    }
+
+  cos_table = table_for (self, "cos", x, shape[ndim - 3], error);
+  if (cos_table == NULL)
+    return NULL;
+  sin_table = table_for (self, "sin", x, shape[ndim - 3], error);
+  if (sin_table == NULL)
+    return NULL;
+  out = hp_tensor_apply_rotary (x, cos_table, sin_table, error);
+  if (out == NULL)
+    {
+      g_prefix_error (error, "HpRotaryEmbedding: ");
+      return NULL;
+    }
+  outputs = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (outputs, out);
+  return outputs;
+}
+
+static gboolean
+hp_rotary_embedding_init_self_buffers (HpModule  *module,
+                                       GError   **error)
+{
+  HpRotaryEmbedding *self = HP_ROTARY_EMBEDDING (module);
+
+  return _hp_attention_check_ready (self, self->initialized, error) &&
+         compute_tables (self, error);
+}
+
+static void
+hp_rotary_embedding_class_init (HpRotaryEmbeddingClass *klass)
+{
+  HpModuleClass *module_class = HP_MODULE_CLASS (klass);
+
+  module_class->compute = hp_rotary_embedding_forward;
+  module_class->init_self_buffers = hp_rotary_embedding_init_self_buffers;
+  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
+}
+
+static void
+hp_rotary_embedding_init (HpRotaryEmbedding *self)
+{
+}
+
+/**
+ * hp_rotary_embedding_new:
+ * @config: a #HpRotaryEmbeddingConfig
+ * @error: return location for a #GError
+ *
+ * Builds a rotary embedding from @config, as hp_config_build() does.
+ *
+ * Returns: (transfer full): the new #HpRotaryEmbedding, or %NULL with
+ *   %HP_ERROR_CONFIG for an odd #HpRotaryEmbeddingConfig:head-dim or an
+ *   integer #HpRotaryEmbeddingConfig:dtype
+ */
+HpRotaryEmbedding *
+hp_rotary_embedding_new (HpRotaryEmbeddingConfig  *config,
+                         GError                  **error)
+{
+  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (config), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return HP_ROTARY_EMBEDDING (hp_config_build (HP_CONFIG (config), error));
+}

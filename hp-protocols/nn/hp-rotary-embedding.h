@@ -1,0 +1,44 @@
+/* hp-rotary-embedding.h: rotary position embedding with cached tables
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (HP_PROTOCOLS_INSIDE) && !defined (HP_PROTOCOLS_COMPILATION)
+# error "Only <hp-protocols/hp-protocols.h> can be included directly."
+#endif
+
+#include "hp-dtype.h"
+#include "hp-module.h"
+#include "hp-module-config.h"
+#include "hp-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define HP_TYPE_ROTARY_EMBEDDING_CONFIG (hp_rotary_embedding_config_get_type ())
+
+HP_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (HpRotaryEmbeddingConfig, hp_rotary_embedding_config, HP, ROTARY_EMBEDDING_CONFIG, HpModuleConfig)
+
+#define HP_TYPE_ROTARY_EMBEDDING (hp_rotary_embedding_get_type ())
+
+HP_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (HpRotaryEmbedding, hp_rotary_embedding, HP, ROTARY_EMBEDDING, HpModule)
+
+HP_AVAILABLE_IN_ALL
+HpRotaryEmbeddingConfig *hp_rotary_embedding_config_new             (void);
+HP_AVAILABLE_IN_ALL
+gint                     hp_rotary_embedding_config_get_head_dim    (HpRotaryEmbeddingConfig *self);
+HP_AVAILABLE_IN_ALL
+gint                     hp_rotary_embedding_config_get_max_seq_len (HpRotaryEmbeddingConfig *self);
+HP_AVAILABLE_IN_ALL
+gdouble                  hp_rotary_embedding_config_get_theta       (HpRotaryEmbeddingConfig *self);
+HP_AVAILABLE_IN_ALL
+HpDType                  hp_rotary_embedding_config_get_dtype       (HpRotaryEmbeddingConfig *self);
+
+HP_AVAILABLE_IN_ALL
+HpRotaryEmbedding       *hp_rotary_embedding_new                    (HpRotaryEmbeddingConfig *config,
+                                                                     GError                 **error);
+
+G_END_DECLS

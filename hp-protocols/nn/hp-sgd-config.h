@@ -1,0 +1,40 @@
+/* hp-sgd-config.h: the configuration of stochastic gradient descent
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined (HP_PROTOCOLS_INSIDE) && !defined (HP_PROTOCOLS_COMPILATION)
+# error "Only <hp-protocols/hp-protocols.h> can be included directly."
+#endif
+
+#include "hp-optimizer-config.h"
+#include "hp-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define HP_TYPE_SGD_CONFIG (hp_sgd_config_get_type ())
+
+HP_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (HpSGDConfig, hp_sgd_config, HP, SGD_CONFIG, HpOptimizerConfig)
+
+HP_AVAILABLE_IN_ALL
+HpSGDConfig *hp_sgd_config_new           (void);
+HP_AVAILABLE_IN_ALL
+gdouble      hp_sgd_config_get_momentum  (HpSGDConfig *self);
+HP_AVAILABLE_IN_ALL
+void         hp_sgd_config_set_momentum  (HpSGDConfig *self,
+                                          gdouble      momentum);
+HP_AVAILABLE_IN_ALL
+gdouble      hp_sgd_config_get_dampening (HpSGDConfig *self);
+HP_AVAILABLE_IN_ALL
+void         hp_sgd_config_set_dampening (HpSGDConfig *self,
+                                          gdouble      dampening);
+HP_AVAILABLE_IN_ALL
+gboolean     hp_sgd_config_get_nesterov  (HpSGDConfig *self);
+HP_AVAILABLE_IN_ALL
+void         hp_sgd_config_set_nesterov  (HpSGDConfig *self,
+                                          gboolean     nesterov);
+
+G_END_DECLS

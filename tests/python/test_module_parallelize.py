@@ -1,0 +1,134 @@
+# test_module_parallelize.py: a module written in Python, laid out over a
+# tensor-parallel mesh by its sharding config, against the same module on
+# one rank (the seed's test_module_parallelize group), under mpirun
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Every rank builds the reference and the parallel module from the same
+# configuration and initialises both with the same seed, so the values
+# and gradients must agree to rounding.
+
+import unittest
+
+import numpy as np
+
+from hptest import GObject, Hp, assert_error, from_numpy, to_numpy
+
+
+class Linear(Hp.Module):
+    """y = x W^T, with W of shape [out_features, in_features]"""
+
+    class Config(Hp.ModuleConfig):
+        in_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
+        out_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
+
+    def setup(self):
+        config = self.config
+        self.register_parameter("weight", Hp.Tensor.new_zeros(
+            Hp.DType.FLOAT64, [config.out_features, config.in_features]))
+
+    def do_forward(self, args):
+        return [args[0].linear(self.get_parameter("weight"), None)]
+
+
+def named(text):
+    return Hp.NamedPlacement.new_from_string(text)
+
+
+def placements(tensor):
+    return [p.to_string() for p in tensor.get_placements()]
+
+
+def chunk(size, n, index):
+    """The slice of torch.chunk piece index of size in n"""
+    piece = -(-size // n)
+    start = min(piece * index, size)
+    return slice(start, min(start + piece, size))
+
+
+def linear_sharding():
+    sharding = Hp.ShardingConfig.new()
+    sharding.set_state_sharding("weight", named("tp:S(0)"))
+    sharding.set_in_dst_sharding("input", named("tp:R"))
+    sharding.set_out_dst_sharding(0, named("tp:S(-1)"))
+    return sharding
+
+
+class ModuleParallelizeTest(unittest.TestCase):
+    def setUp(self):
+        Hp.init()
+        self.mesh = Hp.DeviceMesh.new([Hp.get_world_size()], ["tp"])
+        self.config = Linear.Config(in_features=6, out_features=5,
+                                    param_init=Hp.ParamInit.new_from_string(
+                                        "weight=normal(std=0.5)"))
+        self.x = (np.arange(18.0).reshape(3, 6) * 7 % 11 - 5) / 4
+
+    def test_linear_equals_one_rank(self):
+        reference = self.config.build()
+        parallel = self.config.replace(sharding_config=linear_sharding()).build()
+        self.assertIsInstance(parallel, Linear)
+        meshes = []
+        parallel.connect("parallelized", lambda _, mesh: meshes.append(mesh))
+
+        parallel.parallelize(self.mesh)
+        self.assertEqual(meshes, [self.mesh])
+        self.assertIs(parallel.props.mesh, self.mesh)
+        weight = parallel.get_parameter("weight")
+        self.assertIsInstance(weight, Hp.DTensor)
+        self.assertEqual(placements(weight), ["S(0)"])
+        self.assertEqual(weight.get_shape(), [5, 6])
+        self.assertTrue(weight.get_requires_grad())
+        self.assertTrue(weight.is_leaf())
+
+        reference.init_states(42)
+        parallel.init_states(42)
+        self.assertIs(parallel.get_parameter("weight"), weight)
+        whole = to_numpy(reference.get_parameter("weight"))
+        np.testing.assert_array_equal(to_numpy(weight.full_tensor()), whole)
+        rows = chunk(5, Hp.get_world_size(), Hp.get_world_rank())
+        np.testing.assert_array_equal(to_numpy(weight.get_local()), whole[rows])
+
+        x_ref = from_numpy(self.x)
+        x = from_numpy(self.x)
+        x_ref.set_requires_grad(True)
+        x.set_requires_grad(True)
+        y_ref, = reference.forward([x_ref])
+        y, = parallel.forward([x])
+        self.assertIsInstance(y, Hp.DTensor)
+        self.assertEqual(placements(y), ["S(1)"])
+        self.assertEqual(y.get_shape(), [3, 5])
+        np.testing.assert_allclose(to_numpy(y.full_tensor()), to_numpy(y_ref), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(to_numpy(y.get_local()), to_numpy(y_ref)[:, rows],
+                                   rtol=1e-12, atol=1e-12)
+
+        y_ref.sum_all().backward(None)
+        y.sum_all().backward(None)
+        grad = weight.get_grad()
+        self.assertIsInstance(grad, Hp.DTensor)
+        self.assertEqual(placements(grad), ["S(0)"])
+        np.testing.assert_allclose(to_numpy(grad.full_tensor()),
+                                   to_numpy(reference.get_parameter("weight").get_grad()),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(to_numpy(x.get_grad()), to_numpy(x_ref.get_grad()),
+                                   rtol=1e-12, atol=1e-12)
+
+    def test_parallelize_errors(self):
+        parallel = self.config.replace(sharding_config=linear_sharding()).build()
+        parallel.parallelize(self.mesh)
+        assert_error(self, Hp.Error.STATE, "%s has already been parallelized" % Linear.__gtype__.name,
+                     parallel.parallelize, self.mesh)
+
+        dtensor_input = Hp.DTensor.distribute(from_numpy(self.x), self.mesh,
+                                              [Hp.Placement.new_from_string("S(0)")], -1)
+        strict = Hp.ShardingConfig.new()
+        strict.set_in_src_sharding("input", named("tp:R"))
+        checked = self.config.replace(sharding_config=strict).build()
+        checked.parallelize(self.mesh)
+        assert_error(self, Hp.Error.PLACEMENT,
+                     "%s.input: input DTensor has placements (S(0)), but in_src_shardings "
+                     "expects (R)." % Linear.__gtype__.name,
+                     checked.forward, [dtensor_input])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
