@@ -66,6 +66,9 @@
 #include "hp-attention-sharding.h"
 
 /* nn: decoder */
+#include "hp-transformer-block.h"
+#include "hp-decoder.h"
+#include "hp-data-parallel.h"
 
 /* nn: optimizers */
 #include "hp-optimizer-config.h"

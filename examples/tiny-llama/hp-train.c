@@ -344,8 +344,8 @@ run (Options  *options,
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
   g_autoptr(GObject) model = NULL;
-  g_autoptr(HpConfig) optimizer_config = NULL;
-  g_autoptr(GObject) optimizer = NULL;
+  g_autoptr(HpAdamWConfig) optimizer_config = NULL;
+  g_autoptr(HpOptimizer) optimizer = NULL;
   g_autoptr(GPtrArray) params = NULL;
   g_autofree gint64 *tokens = NULL;
   Trainer trainer = { 0 };
@@ -406,17 +406,19 @@ run (Options  *options,
     return FALSE;
 
   params = hp_module_parameters (HP_MODULE (model));
-  optimizer_config = g_object_new (HP_TYPE_ADAMW_CONFIG, "lr", options->lr, "weight-decay", 0.0, NULL);
-  optimizer = hp_config_build (optimizer_config, error);
+  optimizer_config = hp_adamw_config_new ();
+  hp_optimizer_config_set_lr (HP_OPTIMIZER_CONFIG (optimizer_config), options->lr);
+  hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (optimizer_config), 0.0);
+  optimizer = hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (optimizer_config),
+                                                   params, error);
   if (optimizer == NULL)
     return FALSE;
-  hp_optimizer_add_parameters (HP_OPTIMIZER (optimizer), params);
 
   task_init (&trainer.task, hp_decoder_config_get_vocab_size (config), (guint64) options->seed);
   tokens = g_new (gint64, (gsize) options->batch * (options->seq_len + 1));
   trainer.options = options;
   trainer.model = HP_DECODER (model);
-  trainer.optimizer = HP_OPTIMIZER (optimizer);
+  trainer.optimizer = optimizer;
   trainer.params = params;
   trainer.tp_mesh = options->tp > 1 ? tp_mesh : NULL;
   trainer.dp_mesh = dp_mesh;

@@ -11,6 +11,7 @@
 
 #include "config.h"
 
+#include "hp-attention-sharding.h"
 #include "hp-decoder-sharding.h"
 #include "hp-mesh-axis-name.h"
 #include "hp-replicate.h"
@@ -351,4 +352,100 @@ hp_set_dense_ffn_sharding (HpFeedForwardConfig *cfg,
   set_layer_sharding (cfg, "w3", w3, w3_sharding);
   hp_module_config_set_sharding_config (HP_MODULE_CONFIG (cfg), own);
   g_object_thaw_notify (G_OBJECT (cfg));
+}
+
+static void
+install (gpointer          config,
+         HpShardingConfig *sharding)
+{
+  hp_module_config_set_sharding_config (HP_MODULE_CONFIG (config), sharding);
+  g_object_unref (sharding);
+}
+
+static gpointer
+field (gpointer     config,
+       const gchar *name)
+{
+  gpointer value = NULL;
+
+  g_object_get (config, name, &value, NULL);
+  /* the configuration keeps its own reference */
+  g_object_unref (value);
+  return value;
+}
+
+/**
+ * hp_set_decoder_sharding_config:
+ * @cfg: a #HpDecoderConfig
+ * @loss_parallel: whether the logits stay sharded over the vocabulary
+ *   for the loss
+ * @enable_sp: whether norms and the residual stream are sharded over
+ *   the sequence (sequence parallelism)
+ * @error: return location for a #GError
+ *
+ * Installs the tensor-parallel layout of torchtitan's Llama 3 on every
+ * part of @cfg (expanded first with hp_decoder_config_expand()):
+ *
+ * - `tok-embeddings`: vocabulary-parallel (hp_sharding_embedding()),
+ *   its output replicated, or sharded over the sequence with @enable_sp;
+ * - each layer: the norms with hp_sharding_norm(), the attention with
+ *   hp_set_gqa_attention_sharding() and its inner attention on local
+ *   heads (hp_set_gqa_inner_attention_local_map()), the feed-forward
+ *   network with hp_set_dense_ffn_sharding();
+ * - `norm` with hp_sharding_norm();
+ * - `lm-head` column-wise: its input gathered to tp:R (from tp:S(1)
+ *   with @enable_sp), its output tp:S(-1) with @loss_parallel (the
+ *   cross entropy then runs on vocabulary shards) or tp:R.
+ *
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG when @cfg cannot be
+ *   expanded
+ */
+gboolean
+hp_set_decoder_sharding_config (HpDecoderConfig  *cfg,
+                                gboolean          loss_parallel,
+                                gboolean          enable_sp,
+                                GError          **error)
+{
+  HpConfigList *layers;
+  HpShardingConfig *head;
+  g_autoptr(HpNamedPlacement) head_in = NULL;
+  g_autoptr(HpNamedPlacement) replicate = NULL;
+  g_autoptr(HpNamedPlacement) head_out = NULL;
+
+  g_return_val_if_fail (HP_IS_DECODER_CONFIG (cfg), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!hp_decoder_config_expand (cfg, error))
+    return FALSE;
+
+  install (field (cfg, "tok-embeddings"), hp_sharding_embedding (enable_sp));
+
+  layers = field (cfg, "layers");
+  for (guint i = 0; i < hp_config_list_get_length (layers); i++)
+    {
+      HpConfig *block = hp_config_list_peek (layers, i);
+      HpGQAttentionConfig *attention = field (block, "attention");
+
+      install (field (block, "attention-norm"), hp_sharding_norm (enable_sp));
+      install (field (block, "ffn-norm"), hp_sharding_norm (enable_sp));
+      if (!hp_set_gqa_attention_sharding (attention, enable_sp, error))
+        {
+          g_prefix_error (error, "layers.%u.attention: ", i);
+          return FALSE;
+        }
+      hp_set_gqa_inner_attention_local_map (field (attention, "inner-attention"), FALSE);
+      hp_set_dense_ffn_sharding (field (block, "feed-forward"), enable_sp);
+    }
+
+  install (field (cfg, "norm"), hp_sharding_norm (enable_sp));
+
+  head = hp_sharding_colwise ();
+  head_in = on_tp (enable_sp ? 1 : REPLICATE);
+  replicate = on_tp (REPLICATE);
+  head_out = on_tp (loss_parallel ? -1 : REPLICATE);
+  hp_sharding_config_set_in_src_sharding (head, "input", head_in);
+  hp_sharding_config_set_in_dst_sharding (head, "input", replicate);
+  hp_sharding_config_set_out_dst_sharding (head, 0, head_out);
+  install (field (cfg, "lm-head"), head);
+  return TRUE;
 }

@@ -9,6 +9,7 @@
 # error "Only <hp-protocols/hp-protocols.h> can be included directly."
 #endif
 
+#include "hp-decoder.h"
 #include "hp-feed-forward.h"
 #include "hp-sharding-config.h"
 #include "hp-version-macros.h"
@@ -30,5 +31,10 @@ HpShardingConfig *hp_sharding_embedding         (gboolean              output_sp
 HP_AVAILABLE_IN_ALL
 void              hp_set_dense_ffn_sharding     (HpFeedForwardConfig  *cfg,
                                                  gboolean              enable_sp);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_set_decoder_sharding_config (HpDecoderConfig     *cfg,
+                                                 gboolean              loss_parallel,
+                                                 gboolean              enable_sp,
+                                                 GError              **error);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 
 #include "hp-decoder.h"
 #include "hp-decoder-sharding.h"
+#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-module-list.h"
 #include "hp-parallel-dims.h"
@@ -305,7 +306,7 @@ hp_decoder_config_update_from_config (HpBaseModelConfig  *config,
     }
 
   if (tp > 1)
-    hp_set_decoder_sharding_config (self, self->loss_parallel, self->sequence_parallel);
+    return hp_set_decoder_sharding_config (self, self->loss_parallel, self->sequence_parallel, error);
   return TRUE;
 }
 
@@ -554,8 +555,9 @@ linear_child (HpConfig    *parent,
 }
 
 static HpTransformerBlockConfig *
-new_block (HpDecoderConfig *self,
-           guint            layer)
+new_block (HpDecoderConfig  *self,
+           guint             layer,
+           GError          **error)
 {
   gint n_kv_heads = self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads;
   g_autoptr(HpGQAttentionConfig) attention = NULL;
@@ -574,6 +576,8 @@ new_block (HpDecoderConfig *self,
                             "rope-theta", self->rope_theta,
                             "dtype", self->dtype,
                             NULL);
+  if (!hp_gq_attention_config_fill_children (attention, error))
+    return NULL;
   for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
     init_weight (linear_child (HP_CONFIG (attention), inputs[i]), input_init);
   init_weight (linear_child (HP_CONFIG (attention), "wo"), output_init);
@@ -664,8 +668,13 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
 
       for (gint i = 0; i < self->n_layers; i++)
         {
-          g_autoptr(HpTransformerBlockConfig) block = new_block (self, i);
+          g_autoptr(HpTransformerBlockConfig) block = new_block (self, i, error);
 
+          if (block == NULL)
+            {
+              g_prefix_error (error, "layers.%d: ", i);
+              return FALSE;
+            }
           hp_config_list_append (layers, HP_CONFIG (block));
         }
       g_object_set (self, "layers", layers, NULL);
@@ -822,7 +831,7 @@ hp_decoder_class_init (HpDecoderClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_decoder_forward;
+  module_class->compute = hp_decoder_forward;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "ids", NULL });
 }
 

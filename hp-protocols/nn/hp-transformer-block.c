@@ -396,7 +396,7 @@ hp_transformer_block_class_init (HpTransformerBlockClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->forward = hp_transformer_block_forward;
+  module_class->compute = hp_transformer_block_forward;
   hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
 }
 

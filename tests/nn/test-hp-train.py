@@ -49,7 +49,7 @@ for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--d
     check(f"{np} ranks {' '.join(extra)} give the same losses", same,
           run.stderr + "\n" + str(curve) + "\n" + str(reference))
     check(f"{np} ranks {' '.join(extra)}: one line per step, from rank 0 only",
-          run.stdout.count("step    1/") == 1, run.stdout)
+          len(re.findall(r"^step +1/", run.stdout, re.M)) == 1, run.stdout)
 
 
 def expect_error(name, np, args, message):
