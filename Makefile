@@ -1,5 +1,5 @@
 # Thin wrapper around meson: installs what is missing, builds, runs.
-#   make demo    install dependencies, build, run the demo
+#   make demo    install dependencies, build, train the tiny Llama on 2 ranks
 #   make check   install dependencies, build, run every test suite
 #   make bench   build and run the benchmarks (measurements, not tests):
 #                the tensor-parallel MLP step, bench-matmul, then
@@ -26,8 +26,15 @@ $(BUILDDIR)/build.ninja:
 build: deps $(BUILDDIR)/build.ninja
 	meson compile -C $(BUILDDIR)
 
+# The main job: a tiny Llama trained tensor-parallel on 2 ranks
 demo: build
-	./$(BUILDDIR)/examples/hp-mlp
+	$(MPIRUN) -np 2 ./$(BUILDDIR)/examples/hp-train --tp 2 --steps 300 --log-every 25
+	@echo
+	@echo "Where to go next:"
+	@echo "  $(MPIRUN) -np 4 ./$(BUILDDIR)/examples/hp-train --dp 2 --tp 2   # data x tensor parallel, same losses"
+	@echo "  ./$(BUILDDIR)/examples/hp-train --print-config                       # the whole model configuration"
+	@echo "  ./$(BUILDDIR)/examples/hp-train --set dim=128 --set n-layers=4       # change any field by its path"
+	@echo "  ./$(BUILDDIR)/examples/hp-train --help; make check; README.md and docs/"
 
 check: build
 	meson test -C $(BUILDDIR) --print-errorlogs $(MESON_TEST_ARGS)

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <hp-protocols/hp-protocols.h>
 
@@ -121,6 +122,34 @@ parse_options (Options   *options,
   return TRUE;
 }
 
+/* Applies the --set options whose path is nested (has a dot) or not */
+static gboolean
+apply_sets (HpConfig  *config,
+            gchar    **sets,
+            gboolean   nested,
+            GError   **error)
+{
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_auto(GStrv) parts = g_strsplit (sets[i], "=", 2);
+
+      if (parts[0] == NULL || parts[1] == NULL)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "--set %s: expected PATH=VALUE", sets[i]);
+          return FALSE;
+        }
+      if ((strchr (parts[0], '.') != NULL) != nested)
+        continue;
+      if (!hp_config_set_path_from_string (config, parts[0], parts[1], error))
+        {
+          g_prefix_error (error, "--set ");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static HpDecoderConfig *
 load_config (Options  *options,
              GError  **error)
@@ -141,27 +170,13 @@ load_config (Options  *options,
                                                                   : "default configuration");
       return NULL;
     }
-  /* the per-layer configurations exist from here on, so that --set can
-   * reach paths such as layers.0.attention.n-heads */
-  if (!hp_decoder_config_expand (HP_DECODER_CONFIG (config), error))
+  /* top-level fields (dim, n-layers, ...) first, so that the nested
+   * configurations are made from them; then the nested paths such as
+   * layers.0.attention.n-heads, which exist only once they are made */
+  if (!apply_sets (config, options->sets, FALSE, error) ||
+      !hp_decoder_config_expand (HP_DECODER_CONFIG (config), error) ||
+      !apply_sets (config, options->sets, TRUE, error))
     return NULL;
-
-  for (guint i = 0; options->sets != NULL && options->sets[i] != NULL; i++)
-    {
-      g_auto(GStrv) parts = g_strsplit (options->sets[i], "=", 2);
-
-      if (parts[0] == NULL || parts[1] == NULL)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                       "--set %s: expected PATH=VALUE", options->sets[i]);
-          return NULL;
-        }
-      if (!hp_config_set_path_from_string (config, parts[0], parts[1], error))
-        {
-          g_prefix_error (error, "--set ");
-          return NULL;
-        }
-    }
   return HP_DECODER_CONFIG (g_steal_pointer (&config));
 }
 
