@@ -2,8 +2,8 @@
 #   make demo    install dependencies, build, train the tiny Llama on 2 ranks
 #   make check   install dependencies, build, run every test suite
 #   make bench   build and run the benchmarks (measurements, not tests):
-#                the tensor-parallel MLP step, bench-matmul, then
-#                bench-redistribute on 2 and 4 ranks
+#                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
+#                bench-matmul, then bench-redistribute on 2 and 4 ranks
 
 BUILDDIR ?= build
 MESON_SETUP_ARGS ?=
@@ -40,6 +40,7 @@ check: build
 	meson test -C $(BUILDDIR) --print-errorlogs $(MESON_TEST_ARGS)
 
 bench: build
+	./bench/run-train.sh $(BUILDDIR)
 	./$(BUILDDIR)/bench/bench-matmul
 	$(MPIRUN) -np 2 ./$(BUILDDIR)/bench/bench-redistribute
 	$(MPIRUN) -np 4 ./$(BUILDDIR)/bench/bench-redistribute

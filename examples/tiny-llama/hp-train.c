@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include <hp-protocols/hp-protocols.h>
+#include <hp-protocols/hp-mpi.h>
 
 /* The model when --config is not given: about 100k parameters */
 static const gchar default_config[] =
@@ -262,6 +265,19 @@ scalar_value (HpTensor  *tensor,
   return full != NULL ? hp_tensor_item (full, error) : NAN;
 }
 
+/* The largest peak resident memory of any rank, in MiB */
+static gdouble
+peak_memory_mib (HpDeviceMesh *mesh)
+{
+  struct rusage usage;
+  long peak_kib = 0;
+
+  if (getrusage (RUSAGE_SELF, &usage) == 0)
+    peak_kib = usage.ru_maxrss;
+  MPI_Allreduce (MPI_IN_PLACE, &peak_kib, 1, MPI_LONG, MPI_MAX, hp_device_mesh_get_comm (mesh));
+  return peak_kib / 1024.0;
+}
+
 static gchar *
 format_seconds (gdouble seconds)
 {
@@ -369,6 +385,7 @@ run (Options  *options,
   gint64 flops = 0;
   gdouble loss = NAN;
   gdouble first_loss = NAN;
+  gdouble peak;
   gint64 start;
 
   config = load_config (options, error);
@@ -473,6 +490,7 @@ run (Options  *options,
         }
     }
 
+  peak = peak_memory_mib (mesh);
   if (chatty)
     {
       gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
@@ -483,6 +501,7 @@ run (Options  *options,
                options->steps, elapsed_text,
                options->steps * (gdouble) options->batch * options->seq_len / MAX (elapsed, 1e-9),
                first_loss, loss, task_entropy (), log (hp_decoder_config_get_vocab_size (config)));
+      g_print ("peak memory per rank: %.1f MiB\n", peak);
     }
   g_free (trainer.task.successors);
   return TRUE;
