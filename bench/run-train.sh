@@ -4,7 +4,7 @@
 #
 #   bench/run-train.sh [BUILDDIR]
 #
-# For the tiny default model and for bench/train-25m.json (about 28M
+# For the tiny default model and for bench/train-25m.json (about 26M
 # parameters), runs hp-train on 1 rank and on 2 ranks with --tp 2, one
 # BLAS thread per rank, and prints tokens/s, the scaling efficiency
 # (tokens/s on 2 ranks / twice tokens/s on 1 rank) and the peak resident
