@@ -641,49 +641,80 @@ read_number (GParamSpec   *pspec,
   return FALSE;
 }
 
+typedef gboolean (*MemberFunc) (const gchar  *name,
+                                JsonNode     *member,
+                                const gchar  *member_path,
+                                gpointer      data,
+                                GError      **error);
+
+/* Calls @func on each member of the object @node, in order: the readers
+ * of the maps from a name (an axis, a parameter, an argument) to a
+ * value. A node that is not an object is an error naming the @expected
+ * JSON, an empty name one naming the @kind of name. */
+static gboolean
+foreach_member (JsonNode     *node,
+                const gchar  *path,
+                const gchar  *expected,
+                const gchar  *kind,
+                MemberFunc    func,
+                gpointer      data,
+                GError      **error)
+{
+  g_autoptr(GList) members = NULL;
+  JsonObject *object;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return wrong_type (path, expected, node, error);
+
+  object = json_node_get_object (node);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
+
+      if (*(const gchar *) l->data == '\0')
+        {
+          _hp_config_set_error (error, path, "empty %s", kind);
+          return FALSE;
+        }
+      if (!func (l->data, json_object_get_member (object, l->data), member_path, data, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_axis_placement (const gchar  *axis,
+                     JsonNode     *member,
+                     const gchar  *member_path,
+                     gpointer      named,
+                     GError      **error)
+{
+  g_autoptr(HpPlacement) placement = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!node_holds (member, G_TYPE_STRING))
+    return wrong_type (member_path, "a placement string", member, error);
+  placement = hp_placement_new_from_string (json_node_get_string (member), &local_error);
+  if (placement == NULL)
+    {
+      _hp_config_set_error (error, member_path, "%s", local_error->message);
+      return FALSE;
+    }
+  hp_named_placement_set (named, axis, placement);
+  return TRUE;
+}
+
 static HpNamedPlacement *
 named_placement_from_node (JsonNode     *node,
                            const gchar  *path,
                            GError      **error)
 {
-  g_autoptr(HpNamedPlacement) named = NULL;
-  g_autoptr(GList) members = NULL;
-  JsonObject *object;
+  g_autoptr(HpNamedPlacement) named = hp_named_placement_new ();
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      wrong_type (path, "an object from axis name to placement", node, error);
-      return NULL;
-    }
-
-  named = hp_named_placement_new ();
-  object = json_node_get_object (node);
-  members = json_object_get_members (object);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      JsonNode *member = json_object_get_member (object, l->data);
-      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
-      g_autoptr(HpPlacement) placement = NULL;
-      g_autoptr(GError) local_error = NULL;
-
-      if (*(const gchar *) l->data == '\0')
-        {
-          _hp_config_set_error (error, path, "empty axis name");
-          return NULL;
-        }
-      if (!node_holds (member, G_TYPE_STRING))
-        {
-          wrong_type (member_path, "a placement string", member, error);
-          return NULL;
-        }
-      placement = hp_placement_new_from_string (json_node_get_string (member), &local_error);
-      if (placement == NULL)
-        {
-          _hp_config_set_error (error, member_path, "%s", local_error->message);
-          return NULL;
-        }
-      hp_named_placement_set (named, l->data, placement);
-    }
+  if (!foreach_member (node, path, "an object from axis name to placement", "axis name",
+                       read_axis_placement, named, error))
+    return NULL;
   return g_steal_pointer (&named);
 }
 
@@ -811,6 +842,28 @@ local_map_config_from_node (JsonNode     *node,
   return g_steal_pointer (&local_map);
 }
 
+typedef struct
+{
+  HpShardingConfig *sharding;
+  NamedMapSet set;
+} NamedMapTarget;
+
+static gboolean
+read_named_map_entry (const gchar  *name,
+                      JsonNode     *member,
+                      const gchar  *member_path,
+                      gpointer      data,
+                      GError      **error)
+{
+  NamedMapTarget *target = data;
+  g_autoptr(HpNamedPlacement) named = named_placement_from_node (member, member_path, error);
+
+  if (named == NULL)
+    return FALSE;
+  target->set (target->sharding, name, named);
+  return TRUE;
+}
+
 static gboolean
 named_map_from_node (JsonNode          *node,
                      const gchar       *path,
@@ -818,30 +871,10 @@ named_map_from_node (JsonNode          *node,
                      NamedMapSet        set,
                      GError           **error)
 {
-  g_autoptr(GList) members = NULL;
-  JsonObject *object;
+  NamedMapTarget target = { sharding, set };
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    return wrong_type (path, "an object from name to named placement", node, error);
-
-  object = json_node_get_object (node);
-  members = json_object_get_members (object);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
-      g_autoptr(HpNamedPlacement) named = NULL;
-
-      if (*(const gchar *) l->data == '\0')
-        {
-          _hp_config_set_error (error, path, "empty name");
-          return FALSE;
-        }
-      named = named_placement_from_node (json_object_get_member (object, l->data), member_path, error);
-      if (named == NULL)
-        return FALSE;
-      set (sharding, l->data, named);
-    }
-  return TRUE;
+  return foreach_member (node, path, "an object from name to named placement", "name",
+                         read_named_map_entry, &target, error);
 }
 
 static HpShardingConfig *
@@ -926,39 +959,31 @@ initializer_from_node (JsonNode     *node,
   return initializer;
 }
 
+static gboolean
+read_param_initializer (const gchar  *name,
+                        JsonNode     *member,
+                        const gchar  *member_path,
+                        gpointer      param_init,
+                        GError      **error)
+{
+  g_autoptr(HpInitializer) initializer = initializer_from_node (member, member_path, error);
+
+  if (initializer == NULL)
+    return FALSE;
+  hp_param_init_set (param_init, name, initializer);
+  return TRUE;
+}
+
 static HpParamInit *
 param_init_from_node (JsonNode     *node,
                       const gchar  *path,
                       GError      **error)
 {
-  g_autoptr(HpParamInit) param_init = NULL;
-  g_autoptr(GList) members = NULL;
-  JsonObject *object;
+  g_autoptr(HpParamInit) param_init = hp_param_init_new ();
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      wrong_type (path, "an object from parameter name to initializer", node, error);
-      return NULL;
-    }
-
-  param_init = hp_param_init_new ();
-  object = json_node_get_object (node);
-  members = json_object_get_members (object);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
-      g_autoptr(HpInitializer) initializer = NULL;
-
-      if (*(const gchar *) l->data == '\0')
-        {
-          _hp_config_set_error (error, path, "empty parameter name");
-          return NULL;
-        }
-      initializer = initializer_from_node (json_object_get_member (object, l->data), member_path, error);
-      if (initializer == NULL)
-        return NULL;
-      hp_param_init_set (param_init, l->data, initializer);
-    }
+  if (!foreach_member (node, path, "an object from parameter name to initializer", "parameter name",
+                       read_param_initializer, param_init, error))
+    return NULL;
   return g_steal_pointer (&param_init);
 }
 

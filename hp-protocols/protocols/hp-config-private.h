@@ -36,16 +36,10 @@ typedef enum
   HP_CONFIG_FIELD_INITIALIZER,
 } HpConfigFieldKind;
 
+/* hp-config.c */
 HpConfigFieldKind _hp_config_field_kind          (GParamSpec    *pspec);
-
 /* Strings, string arrays and objects may be NULL */
 gboolean          _hp_config_field_is_nullable   (GParamSpec    *pspec);
-/* Initialises @value (zeroed) to the type of @field and reads it */
-void              _hp_config_get_field           (HpConfig      *self,
-                                                  GParamSpec    *field,
-                                                  GValue        *value);
-/* An array of GValues that unsets them when freed */
-GArray           *_hp_config_value_array_new     (guint          reserved);
 
 /* The fields of @config_type in field order (transfer none, cached for
  * the life of the process) */
@@ -54,7 +48,17 @@ GParamSpec      **_hp_config_type_get_fields     (GType          config_type,
 /* The field named @name ('-' or '_' between words), or NULL */
 GParamSpec       *_hp_config_type_find_field     (GType          config_type,
                                                   const gchar   *name);
+/* Whether @name is the canonical @field_name, '_' standing for '-' */
+gboolean          _hp_config_name_matches        (const gchar   *field_name,
+                                                  const gchar   *name);
+/* Initialises @value (zeroed) to the type of @field and reads it */
+void              _hp_config_get_field           (HpConfig      *self,
+                                                  GParamSpec    *field,
+                                                  GValue        *value);
+/* An array of GValues that unsets them when freed */
+GArray           *_hp_config_value_array_new     (guint          reserved);
 
+/* hp-config-value.c */
 /* Store a number in @value (initialised to the field's type), checking
  * it against the field's range; the error has no path prefix */
 gboolean          _hp_config_value_set_int64     (GParamSpec    *pspec,
@@ -77,7 +81,6 @@ void              _hp_config_set_range_error     (GParamSpec    *pspec,
 gboolean          _hp_config_value_validate      (GParamSpec    *pspec,
                                                   const GValue  *value,
                                                   GError       **error);
-
 /* Stores @source in @dest (zeroed) as a value of @pspec: a number of any
  * numeric type when the field's range holds it exactly, a value of a
  * compatible type as it is, an object of a fitting type whatever the
@@ -120,15 +123,13 @@ gboolean          _hp_config_flags_from_nick     (GFlagsClass   *klass,
                                                   const gchar   *nick,
                                                   guint         *flags);
 
+/* hp-config-path.c */
 /* "path: message" (or the message alone for the empty path) */
 void              _hp_config_set_error           (GError       **error,
                                                   const gchar   *path,
                                                   const gchar   *format,
                                                   ...) G_GNUC_PRINTF (3, 4);
 gchar            *_hp_config_join_path           (const gchar   *path,
-                                                  const gchar   *name);
-/* Whether @name is the canonical @field_name, '_' standing for '-' */
-gboolean          _hp_config_name_matches        (const gchar   *field_name,
                                                   const gchar   *name);
 
 /* hp-config-json.c */

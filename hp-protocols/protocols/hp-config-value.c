@@ -368,6 +368,24 @@ _hp_config_value_set_double (GParamSpec  *pspec,
   return TRUE;
 }
 
+/* An integer for a double field, which takes it only when the double
+ * holds it exactly (@exact) */
+static gboolean
+set_integer_as_double (GParamSpec   *pspec,
+                       GValue       *value,
+                       const gchar  *shown,
+                       gdouble       number,
+                       gboolean      exact,
+                       GError      **error)
+{
+  if (!exact)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "integer %s has no exact double value", shown);
+      return FALSE;
+    }
+  return _hp_config_value_set_double (pspec, value, number, error);
+}
+
 gboolean
 _hp_config_value_set_int64 (GParamSpec  *pspec,
                             GValue      *value,
@@ -387,13 +405,9 @@ _hp_config_value_set_int64 (GParamSpec  *pspec,
     case HP_CONFIG_FIELD_DOUBLE:
       /* 2^63 does not fit an int64: the conversion back is only defined
        * below it */
-      if ((gdouble) number >= 9223372036854775808.0 || (gint64) (gdouble) number != number)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                       "integer %s has no exact double value", shown);
-          return FALSE;
-        }
-      return _hp_config_value_set_double (pspec, value, (gdouble) number, error);
+      return set_integer_as_double (pspec, value, shown, (gdouble) number,
+                                    (gdouble) number < 9223372036854775808.0 &&
+                                    (gint64) (gdouble) number == number, error);
     default:
       g_return_val_if_reached (FALSE);
     }
@@ -421,13 +435,9 @@ _hp_config_value_set_uint64 (GParamSpec  *pspec,
     case HP_CONFIG_FIELD_FLOAT:
       return _hp_config_value_set_double (pspec, value, (gdouble) number, error);
     case HP_CONFIG_FIELD_DOUBLE:
-      if ((gdouble) number >= 18446744073709551616.0 || (guint64) (gdouble) number != number)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                       "integer %s has no exact double value", shown);
-          return FALSE;
-        }
-      return _hp_config_value_set_double (pspec, value, (gdouble) number, error);
+      return set_integer_as_double (pspec, value, shown, (gdouble) number,
+                                    (gdouble) number < 18446744073709551616.0 &&
+                                    (guint64) (gdouble) number == number, error);
     default:
       g_return_val_if_reached (FALSE);
     }
