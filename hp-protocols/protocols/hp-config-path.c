@@ -12,6 +12,7 @@
 #include "hp-config-list.h"
 #include "hp-config-private.h"
 #include "hp-config.h"
+#include "hp-enum-private.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-named-placement.h"
@@ -324,13 +325,10 @@ parse_flags (GParamSpec   *pspec,
 
           if (!_hp_config_flags_from_nick (klass, nick, &flags))
             {
-              GString *nicks = g_string_new (NULL);
+              g_autofree gchar *nicks = _hp_enum_list_nicks (G_PARAM_SPEC_VALUE_TYPE (pspec));
 
-              for (guint j = 0; j < klass->n_values; j++)
-                g_string_append_printf (nicks, "%s%s", j > 0 ? ", " : "", klass->values[j].value_nick);
               g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                           "unknown flag '%s' (flags are %s separated by '|')", nick, nicks->str);
-              g_string_free (nicks, TRUE);
+                           "unknown flag '%s' (flags are %s separated by '|')", nick, nicks);
               return FALSE;
             }
         }

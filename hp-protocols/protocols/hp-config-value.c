@@ -14,6 +14,7 @@
 #include "hp-config-list.h"
 #include "hp-config-private.h"
 #include "hp-config.h"
+#include "hp-enum-private.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-local-map-config.h"
@@ -464,17 +465,6 @@ _hp_config_value_validate (GParamSpec    *pspec,
   return TRUE;
 }
 
-static gchar *
-enum_nicks (GEnumClass *klass)
-{
-  GString *out = g_string_new ("{");
-
-  for (guint i = 0; i < klass->n_values; i++)
-    g_string_append_printf (out, "%s%s", i > 0 ? ", " : "", klass->values[i].value_nick);
-  g_string_append_c (out, '}');
-  return g_string_free (out, FALSE);
-}
-
 gboolean
 _hp_config_value_set_enum_nick (GParamSpec   *pspec,
                                 const gchar  *text,
@@ -489,9 +479,9 @@ _hp_config_value_set_enum_nick (GParamSpec   *pspec,
     member = g_enum_get_value_by_name (klass, text);
   if (member == NULL)
     {
-      g_autofree gchar *nicks = enum_nicks (klass);
+      g_autofree gchar *nicks = _hp_enum_list_nicks (G_PARAM_SPEC_VALUE_TYPE (pspec));
 
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "expected one of %s, got '%s'", nicks, text);
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "expected one of {%s}, got '%s'", nicks, text);
       return FALSE;
     }
   g_value_set_enum (value, member->value);

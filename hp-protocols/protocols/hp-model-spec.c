@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-model-spec.h"
 #include "hp-state-dict-adapter.h"
@@ -602,6 +603,29 @@ hp_model_spec_validate (HpModelSpec  *self,
   return TRUE;
 }
 
+static HpBaseModel *
+build_from_config (HpModelSpec  *self,
+                   GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GObject) model = hp_config_build (HP_CONFIG (self->model), &local_error);
+
+  if (model == NULL)
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
+                                  "ModelSpec '%s': ", self->name);
+      return NULL;
+    }
+  if (!HP_IS_BASE_MODEL (model))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "ModelSpec '%s': model config %s builds a %s, which is not a HpBaseModel",
+                   self->name, G_OBJECT_TYPE_NAME (self->model), G_OBJECT_TYPE_NAME (model));
+      return NULL;
+    }
+  return HP_BASE_MODEL (g_steal_pointer (&model));
+}
+
 /**
  * hp_model_spec_build_model:
  * @self: a #HpModelSpec
@@ -624,8 +648,8 @@ HpBaseModel *
 hp_model_spec_build_model (HpModelSpec  *self,
                            GError      **error)
 {
-  g_autoptr(GError) local_error = NULL;
-  g_autoptr(GObject) model = NULL;
+  GError *local_error = NULL;
+  HpBaseModel *model;
 
   g_return_val_if_fail (HP_IS_MODEL_SPEC (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -634,47 +658,12 @@ hp_model_spec_build_model (HpModelSpec  *self,
     return NULL;
 
   if (self->model != NULL)
-    {
-      model = hp_config_build (HP_CONFIG (self->model), &local_error);
-      if (model == NULL)
-        {
-          g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
-                                      "ModelSpec '%s': ", self->name);
-          return NULL;
-        }
-      if (!HP_IS_BASE_MODEL (model))
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                       "ModelSpec '%s': model config %s builds a %s, which is not a HpBaseModel",
-                       self->name, G_OBJECT_TYPE_NAME (self->model), G_OBJECT_TYPE_NAME (model));
-          return NULL;
-        }
-      return HP_BASE_MODEL (g_steal_pointer (&model));
-    }
+    return build_from_config (self, error);
 
-  model = (GObject *) ((HpBuildModelFunc) self->build_model.func) (self,
-                                                                   self->build_model.user_data,
-                                                                   &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return NULL;
-    }
-  if (model == NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "build_model_fn of ModelSpec '%s' returned no model and no error",
-                   self->name);
-      return NULL;
-    }
-  if (!HP_IS_BASE_MODEL (model))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "build_model_fn of ModelSpec '%s' returned a %s, which is not a HpBaseModel",
-                   self->name, G_OBJECT_TYPE_NAME (model));
-      return NULL;
-    }
-  return HP_BASE_MODEL (g_steal_pointer (&model));
+  model = ((HpBuildModelFunc) self->build_model.func) (self, self->build_model.user_data,
+                                                       &local_error);
+  return _hp_error_check_returned (model, local_error, HP_TYPE_BASE_MODEL, "model", error,
+                                   "build_model_fn of ModelSpec '%s'", self->name);
 }
 
 /* Runs a parallelize or pipelining function */
@@ -698,18 +687,8 @@ run_model_func (HpModelSpec     *self,
     }
 
   ok = ((HpParallelizeFunc) callback->func) (model, dims, callback->user_data, &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
-  if (!ok)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s of ModelSpec '%s' failed without an error", field, self->name);
-      return FALSE;
-    }
-  return TRUE;
+  return _hp_error_check_succeeded (ok, local_error, error,
+                                    "%s of ModelSpec '%s'", field, self->name);
 }
 
 /**
