@@ -85,8 +85,8 @@ convert (HpModule     *self,
 
 GPtrArray *
 _hp_module_shard_inputs (HpModule   *self,
-              GPtrArray  *args,
-              GError    **error)
+                         GPtrArray  *args,
+                         GError    **error)
 {
   HpModulePrivate *priv = _hp_module_get_private (self);
   const gchar * const *names = hp_module_get_forward_arg_names (self);
@@ -117,8 +117,8 @@ _hp_module_shard_inputs (HpModule   *self,
 
 GPtrArray *
 _hp_module_shard_outputs (HpModule   *self,
-               GPtrArray  *outputs,
-               GError    **error)
+                          GPtrArray  *outputs,
+                          GError    **error)
 {
   HpModulePrivate *priv = _hp_module_get_private (self);
   g_autoptr(GPtrArray) out = g_ptr_array_new_full (outputs->len, _hp_object_unref_nullable);

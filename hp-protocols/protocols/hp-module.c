@@ -772,8 +772,8 @@ hp_module_get_child (HpModule    *self,
 
 HpModuleStateEntry *
 _hp_module_lookup_state (HpModule    *self,
-              const gchar *path,
-              gboolean     buffer)
+                         const gchar *path,
+                         gboolean     buffer)
 {
   const gchar *leaf;
   HpModule *owner = resolve_owner (self, path, &leaf);
@@ -1436,7 +1436,7 @@ hp_module_register_callable (HpModule       *self,
 
 HpModuleCallable *
 _hp_module_lookup_callable (HpModule    *self,
-                 const gchar *path)
+                            const gchar *path)
 {
   const gchar *leaf;
   HpModule *owner = resolve_owner (self, path, &leaf);
