@@ -45,14 +45,6 @@ assert_degrees (HpParallelDims *dims,
 }
 
 static void
-count_notify (GObject    *object,
-              GParamSpec *pspec,
-              gpointer    data)
-{
-  (*(guint *) data)++;
-}
-
-static void
 test_defaults (void)
 {
   g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
@@ -76,7 +68,7 @@ test_defaults (void)
   g_assert_false (hp_parallel_dims_get_dp_shard_enabled (dims));
   g_assert_false (hp_parallel_dims_get_dp_enabled (dims));
 
-  g_signal_connect (dims, "notify", G_CALLBACK (count_notify), &n_notify);
+  hp_test_count_signal (dims, "notify", &n_notify);
   g_object_set (dims, "tp", 1, "dp-shard", -1, NULL);
   g_assert_cmpuint (n_notify, ==, 0);
   g_object_set (dims, "tp", 2, "dp-shard", 4, "ep", 2, NULL);
