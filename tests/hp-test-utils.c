@@ -21,6 +21,17 @@ hp_test_init (int    *argc,
     g_error ("cannot silence rank %s", rank);
 }
 
+void
+hp_test_init_world (int    *argc,
+                    char ***argv)
+{
+  g_autoptr(GError) error = NULL;
+
+  hp_test_init (argc, argv);
+  hp_init (&error);
+  g_assert_no_error (error);
+}
+
 HpTensor *
 hp_test_tensor (HpDType        dtype,
                 const gdouble *data,
@@ -106,6 +117,22 @@ hp_test_assert_close (HpTensor *tensor,
 }
 
 void
+hp_test_assert_identical (HpTensor *tensor,
+                          HpTensor *expected)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (expected, &ndim);
+  g_autofree gdouble *a = NULL;
+  g_autofree gdouble *b = NULL;
+  gsize n;
+
+  hp_test_assert_shape (tensor, shape, ndim);
+  a = hp_tensor_to_float64_array (tensor, &n);
+  b = hp_tensor_to_float64_array (expected, &n);
+  g_assert_true (memcmp (a, b, n * sizeof (gdouble)) == 0);
+}
+
+void
 hp_test_chunk (gint64  size,
                gint    n,
                gint    index,
@@ -150,6 +177,204 @@ hp_test_region_values (HpTensor     *t,
     }
   *n_out = count;
   return out;
+}
+
+HpDeviceMesh *
+hp_test_mesh (const gint          *shape,
+              guint                ndim,
+              const gchar * const *names)
+{
+  g_autoptr(GError) error = NULL;
+  HpDeviceMesh *mesh = hp_device_mesh_new (shape, ndim, names, &error);
+
+  g_assert_no_error (error);
+  return mesh;
+}
+
+HpDeviceMesh *
+hp_test_tp_mesh (void)
+{
+  return hp_test_mesh ((gint[]) { hp_get_world_size () }, 1,
+                       (const gchar * const[]) { "tp", NULL });
+}
+
+GPtrArray *
+hp_test_placements (const gchar * const *texts,
+                    guint                n)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      HpPlacement *p = hp_placement_new_from_string (texts[i], &error);
+
+      g_assert_no_error (error);
+      g_ptr_array_add (out, p);
+    }
+  return out;
+}
+
+HpNamedPlacement *
+hp_test_named (const gchar *text)
+{
+  g_autoptr(GError) error = NULL;
+  HpNamedPlacement *named = hp_named_placement_new_from_string (text, &error);
+
+  g_assert_no_error (error);
+  return named;
+}
+
+void
+hp_test_assert_placements (HpTensor    *tensor,
+                           const gchar *expected)
+{
+  g_autofree gchar *text = NULL;
+
+  g_assert_true (HP_IS_DTENSOR (tensor));
+  text = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (tensor)));
+  g_assert_cmpstr (text, ==, expected);
+}
+
+HpTensor *
+hp_test_full_tensor (HpTensor *tensor)
+{
+  g_autoptr(GError) error = NULL;
+  HpTensor *out;
+
+  g_assert_true (HP_IS_DTENSOR (tensor));
+  out = hp_dtensor_full_tensor (HP_DTENSOR (tensor), &error);
+  g_assert_no_error (error);
+  return out;
+}
+
+GPtrArray *
+hp_test_one_output (HpTensor *out)
+{
+  GPtrArray *outputs;
+
+  if (out == NULL)
+    return NULL;
+  outputs = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
+  g_ptr_array_add (outputs, out);
+  return outputs;
+}
+
+void
+hp_test_unref_nullable (gpointer object)
+{
+  if (object != NULL)
+    g_object_unref (object);
+}
+
+static void
+count (guint *counter)
+{
+  (*counter)++;
+}
+
+gulong
+hp_test_count_signal (gpointer     instance,
+                      const gchar *signal,
+                      guint       *counter)
+{
+  /* swapped: the counter comes first, whatever the signal passes */
+  return g_signal_connect_swapped (instance, signal, G_CALLBACK (count), counter);
+}
+
+gint
+hp_test_get_int (gpointer     object,
+                 const gchar *name)
+{
+  gint value;
+
+  g_object_get (object, name, &value, NULL);
+  return value;
+}
+
+guint
+hp_test_get_uint (gpointer     object,
+                  const gchar *name)
+{
+  guint value;
+
+  g_object_get (object, name, &value, NULL);
+  return value;
+}
+
+gdouble
+hp_test_get_double (gpointer     object,
+                    const gchar *name)
+{
+  gdouble value;
+
+  g_object_get (object, name, &value, NULL);
+  return value;
+}
+
+gboolean
+hp_test_get_boolean (gpointer     object,
+                     const gchar *name)
+{
+  gboolean value;
+
+  g_object_get (object, name, &value, NULL);
+  return value;
+}
+
+gpointer
+hp_test_get_object (gpointer     object,
+                    const gchar *name)
+{
+  GObject *value;
+
+  g_object_get (object, name, &value, NULL);
+  if (value != NULL)
+    g_object_unref (value);
+  return value;
+}
+
+static void
+free_value (gpointer data)
+{
+  g_value_unset (data);
+  g_free (data);
+}
+
+static void
+store_set (GObject      *object,
+           guint         prop_id,
+           const GValue *value,
+           GParamSpec   *pspec)
+{
+  GValue *copy = g_new0 (GValue, 1);
+
+  g_value_init (copy, G_VALUE_TYPE (value));
+  g_value_copy (value, copy);
+  g_object_set_data_full (object, pspec->name, copy, free_value);
+}
+
+static void
+store_get (GObject    *object,
+           guint       prop_id,
+           GValue     *value,
+           GParamSpec *pspec)
+{
+  GValue *stored = g_object_get_data (object, pspec->name);
+
+  if (stored != NULL)
+    g_value_copy (stored, value);
+  else
+    g_param_value_set_default (pspec, value);
+}
+
+void
+hp_test_class_store_properties (gpointer klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->set_property = store_set;
+  object_class->get_property = store_get;
 }
 
 void

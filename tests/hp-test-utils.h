@@ -21,6 +21,9 @@ typedef HpTensor *(*HpTestFunc) (HpTensor **inputs,
  * status. Does not start MPI. */
 void      hp_test_init         (int            *argc,
                                 char         ***argv);
+/* hp_test_init(), then hp_init(): for the suites that need MPI */
+void      hp_test_init_world   (int            *argc,
+                                char         ***argv);
 
 /* Makes a tensor from doubles; aborts the test on error. */
 HpTensor *hp_test_tensor       (HpDType         dtype,
@@ -54,6 +57,9 @@ void      hp_test_assert_close  (HpTensor       *tensor,
 void      hp_test_assert_shape  (HpTensor       *tensor,
                                  const gint64   *shape,
                                  guint           ndim);
+/* Asserts the same shape and the same values to the bit */
+void      hp_test_assert_identical (HpTensor    *tensor,
+                                    HpTensor    *expected);
 
 /* Checks the gradients of @func with respect to every input that
  * requires grad against central finite differences: float64 inputs,
@@ -88,6 +94,80 @@ void      hp_test_assert_error  (gpointer        result,
                                  GError        **error,
                                  gint            code,
                                  const gchar    *message_part);
+
+/* Meshes and placements; abort the test on error. hp_test_tp_mesh() is
+ * the 1-d mesh of every rank with the dim name "tp". */
+HpDeviceMesh     *hp_test_mesh          (const gint          *shape,
+                                         guint                ndim,
+                                         const gchar * const *names);
+HpDeviceMesh     *hp_test_tp_mesh       (void);
+GPtrArray        *hp_test_placements    (const gchar * const *texts,
+                                         guint                n);
+HpNamedPlacement *hp_test_named         (const gchar         *text);
+
+/* Asserts that @tensor is a DTensor with the placements @expected, as
+ * hp_placements_to_string() writes them ("(S(0), R)") */
+void              hp_test_assert_placements (HpTensor        *tensor,
+                                             const gchar     *expected);
+/* The whole tensor of the DTensor @tensor */
+HpTensor         *hp_test_full_tensor   (HpTensor            *tensor);
+
+/* The outputs of a forward or local function that has one: an array
+ * holding @out, or NULL for a NULL @out (its error set) */
+GPtrArray        *hp_test_one_output    (HpTensor            *out);
+
+/* The free function of arrays of objects that hold NULL entries */
+void              hp_test_unref_nullable (gpointer            object);
+
+/* Counts the emissions of @signal on @instance in *@counter */
+gulong            hp_test_count_signal  (gpointer             instance,
+                                         const gchar         *signal,
+                                         guint               *counter);
+
+/* Property values of an object, as g_object_get() gives them; an object
+ * value is borrowed (the object keeps its reference) */
+gint              hp_test_get_int       (gpointer             object,
+                                         const gchar         *name);
+guint             hp_test_get_uint      (gpointer             object,
+                                         const gchar         *name);
+gdouble           hp_test_get_double    (gpointer             object,
+                                         const gchar         *name);
+gboolean          hp_test_get_boolean   (gpointer             object,
+                                         const gchar         *name);
+gpointer          hp_test_get_object    (gpointer             object,
+                                         const gchar         *name);
+
+/* Small classes of the tests. hp_test_class_store_properties() keeps
+ * the properties of the instances of @klass as object data by name (an
+ * unset one reads as its default), so that a test class needs no
+ * get_property and set_property of its own. The macros write the rest
+ * of a final type that has no instance data: its struct, the type, and
+ * empty class and instance inits, or a class init naming the owner of
+ * a configuration type. */
+void              hp_test_class_store_properties (gpointer    klass);
+
+#define HP_TEST_DEFINE_EMPTY_TYPE(TypeName, type_name, ParentName, PARENT_TYPE) \
+  struct _##TypeName { ParentName parent_instance; };                      \
+  G_DEFINE_FINAL_TYPE (TypeName, type_name, PARENT_TYPE)                   \
+  static void type_name##_class_init (TypeName##Class *klass) { }          \
+  static void type_name##_init (TypeName *self) { }
+
+#define HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE(TypeName, type_name, ParentName, PARENT_TYPE, \
+                                                 IFACE_TYPE, iface_init)                     \
+  struct _##TypeName { ParentName parent_instance; };                                         \
+  G_DEFINE_FINAL_TYPE_WITH_CODE (TypeName, type_name, PARENT_TYPE,                            \
+                                 G_IMPLEMENT_INTERFACE (IFACE_TYPE, iface_init))              \
+  static void type_name##_class_init (TypeName##Class *klass) { }                             \
+  static void type_name##_init (TypeName *self) { }
+
+#define HP_TEST_DEFINE_OWNED_CONFIG(TypeName, type_name, ParentName, PARENT_TYPE, OWNER_TYPE) \
+  struct _##TypeName { ParentName parent_instance; };                                        \
+  G_DEFINE_FINAL_TYPE (TypeName, type_name, PARENT_TYPE)                                     \
+  static void type_name##_class_init (TypeName##Class *klass)                                \
+  {                                                                                          \
+    hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), OWNER_TYPE);                    \
+  }                                                                                          \
+  static void type_name##_init (TypeName *self) { }
 
 #define HP_TEST_SHAPE(...) ((const gint64[]) { __VA_ARGS__ }), \
   (sizeof ((const gint64[]) { __VA_ARGS__ }) / sizeof (gint64))

@@ -226,19 +226,6 @@ assert_mesh (HpDeviceMesh   *mesh,
 }
 
 static HpDeviceMesh *
-new_mesh (const gint          *shape,
-          guint                ndim,
-          const gchar * const *names)
-{
-  g_autoptr(GError) error = NULL;
-  HpDeviceMesh *mesh = hp_device_mesh_new (shape, ndim, names, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (mesh);
-  return mesh;
-}
-
-static HpDeviceMesh *
 slice_mesh (HpDeviceMesh        *mesh,
             const gchar * const *names)
 {
@@ -298,7 +285,7 @@ test_shapes (void)
       g_auto(Expected) e = { 0 };
       const gchar * const *names = with_names ? names_1d : NULL;
 
-      mesh = new_mesh (shape_1d, 1, names);
+      mesh = hp_test_mesh (shape_1d, 1, names);
       expect_mesh (&e, shape_1d, 1, names, 0x1, world_rank);
       assert_mesh (mesh, &e);
       g_assert_cmpint (hp_device_mesh_get_rank (mesh), ==, world_rank);
@@ -315,7 +302,7 @@ test_shapes (void)
         if (product (candidates[i], 2) != world_size)
           continue;
 
-        mesh = new_mesh (candidates[i], 2, names);
+        mesh = hp_test_mesh (candidates[i], 2, names);
         expect_mesh (&e, candidates[i], 2, names, 0x3, world_rank);
         assert_mesh (mesh, &e);
         g_assert_cmpint (hp_device_mesh_get_rank (mesh), ==, world_rank);
@@ -339,7 +326,7 @@ test_shape_3d (void)
   gint shape[3];
 
   shape_3d (shape);
-  mesh = new_mesh (shape, 3, names);
+  mesh = hp_test_mesh (shape, 3, names);
   expect_mesh (&e, shape, 3, names, 0x7, world_rank);
   assert_mesh (mesh, &e);
 }
@@ -352,7 +339,7 @@ test_slice_one_dim (void)
   gint shape[2];
 
   shape_2d (shape);
-  mesh = new_mesh (shape, 2, names);
+  mesh = hp_test_mesh (shape, 2, names);
 
   for (guint d = 0; d < 2; d++)
     {
@@ -379,7 +366,7 @@ test_slice_two_of_three (void)
   gint shape[3];
 
   shape_3d (shape);
-  mesh = new_mesh (shape, 3, names);
+  mesh = hp_test_mesh (shape, 3, names);
 
   for (guint p = 0; p < G_N_ELEMENTS (pairs); p++)
     {
@@ -410,7 +397,7 @@ test_slice_nested (void)
   gint shape[3];
 
   shape_3d (shape);
-  mesh = new_mesh (shape, 3, names);
+  mesh = hp_test_mesh (shape, 3, names);
   outer = slice_mesh (mesh, outer_names);
   inner = slice_mesh (outer, inner_names);
   direct = slice_mesh (mesh, inner_names);
@@ -433,7 +420,7 @@ test_slice_all (void)
   gint shape[2];
 
   shape_2d (shape);
-  mesh = new_mesh (shape, 2, names);
+  mesh = hp_test_mesh (shape, 2, names);
   slice = slice_mesh (mesh, names);
 
   g_assert_true (slice != mesh);
@@ -489,7 +476,7 @@ test_comm_lifetime (void)
   g_assert_cmpint (MPI_Comm_create_keyval (MPI_COMM_NULL_COPY_FN, count_free, &keyval, NULL), ==, MPI_SUCCESS);
 
   shape_2d (shape);
-  mesh = new_mesh (shape, 2, names);
+  mesh = hp_test_mesh (shape, 2, names);
   slice_tp = slice_mesh (mesh, tp_names);
   slice_all = slice_mesh (mesh, names);
   watch_comm (hp_device_mesh_get_comm (mesh), keyval, &freed_base);
@@ -515,7 +502,7 @@ test_comm_lifetime (void)
 
   /* a slice of two of three dims owns one communicator of its own */
   shape_3d (shape);
-  mesh = new_mesh (shape, 3, names_3d);
+  mesh = hp_test_mesh (shape, 3, names_3d);
   slice_dp_pp = slice_mesh (mesh, dp_pp_names);
   watch_comm (hp_device_mesh_get_comm (mesh), keyval, &freed_3d[0]);
   for (guint d = 0; d < 3; d++)
@@ -602,7 +589,7 @@ test_new_errors (void)
 
   /* every rank failed without communicating, so they are all here */
   g_assert_cmpint (MPI_Barrier (MPI_COMM_WORLD), ==, MPI_SUCCESS);
-  mesh = new_mesh (wide, 1, one_name);
+  mesh = hp_test_mesh (wide, 1, one_name);
   g_assert_cmpint (hp_device_mesh_get_size (mesh), ==, world_size);
 }
 
@@ -616,7 +603,7 @@ test_dim_index (void)
   gint shape[2];
 
   shape_2d (shape);
-  mesh = new_mesh (shape, 2, names);
+  mesh = hp_test_mesh (shape, 2, names);
   g_assert_cmpint (hp_device_mesh_get_dim_index (mesh, "dp", &error), ==, 0);
   g_assert_no_error (error);
   g_assert_cmpint (hp_device_mesh_get_dim_index (mesh, "tp", &error), ==, 1);
@@ -632,7 +619,7 @@ test_dim_index (void)
   g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
   g_clear_error (&error);
 
-  unnamed = new_mesh (shape, 2, NULL);
+  unnamed = hp_test_mesh (shape, 2, NULL);
   g_assert_cmpint (hp_device_mesh_get_dim_index (unnamed, "dp", &error), ==, -1);
   g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
   g_assert_cmpstr (error->message, ==, "mesh has no dim 'dp' (the mesh has no dim names)");
@@ -665,8 +652,8 @@ test_slice_errors (void)
   gint shape[3];
 
   shape_3d (shape);
-  mesh = new_mesh (shape, 3, names);
-  unnamed = new_mesh (shape, 3, NULL);
+  mesh = hp_test_mesh (shape, 3, names);
+  unnamed = hp_test_mesh (shape, 3, NULL);
 
   assert_slice_fails (mesh, unknown, "mesh has no dim 'x' (dims: dp, tp, pp)");
   assert_slice_fails (mesh, reversed,
@@ -715,9 +702,9 @@ test_to_string (void)
   const gint shape_1d[] = { world_size };
   const gint row[] = { 1, world_size };
   const gint column[] = { world_size, 1 };
-  g_autoptr(HpDeviceMesh) flat = new_mesh (shape_1d, 1, NULL);
-  g_autoptr(HpDeviceMesh) named_row = new_mesh (row, 2, names);
-  g_autoptr(HpDeviceMesh) named_column = new_mesh (column, 2, names);
+  g_autoptr(HpDeviceMesh) flat = hp_test_mesh (shape_1d, 1, NULL);
+  g_autoptr(HpDeviceMesh) named_row = hp_test_mesh (row, 2, names);
+  g_autoptr(HpDeviceMesh) named_column = hp_test_mesh (column, 2, names);
   g_autoptr(HpDeviceMesh) column_slice = slice_mesh (named_column, a);
   g_autofree gchar *all = range_string (0, 1, world_size);
   g_autofree gchar *expected = NULL;
@@ -748,7 +735,7 @@ test_to_string (void)
       g_autofree gchar *group = NULL;
 
       shape_2d (shape);
-      mesh = new_mesh (shape, 2, dp_tp);
+      mesh = hp_test_mesh (shape, 2, dp_tp);
       dp_slice = slice_mesh (mesh, dp);
       group = range_string (world_rank % shape[1], shape[1], 2);
       g_free (expected);
@@ -759,7 +746,7 @@ test_to_string (void)
   if (world_size == 4)
     {
       const gint square[] = { 2, 2 };
-      g_autoptr(HpDeviceMesh) mesh = new_mesh (square, 2, dp_tp);
+      g_autoptr(HpDeviceMesh) mesh = hp_test_mesh (square, 2, dp_tp);
 
       assert_to_string (mesh, "DeviceMesh([[0, 1], [2, 3]], dim_names=(dp, tp))");
     }
@@ -767,7 +754,7 @@ test_to_string (void)
   if (world_size == 8)
     {
       const gint cube[] = { 2, 2, 2 };
-      g_autoptr(HpDeviceMesh) mesh = new_mesh (cube, 3, dp_tp_pp);
+      g_autoptr(HpDeviceMesh) mesh = hp_test_mesh (cube, 3, dp_tp_pp);
 
       assert_to_string (mesh, "DeviceMesh([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], dim_names=(dp, tp, pp))");
     }
@@ -782,13 +769,13 @@ test_equal (void)
   const gint shape_1d[] = { world_size };
   const gint column[] = { world_size, 1 };
   const gint row[] = { 1, world_size };
-  g_autoptr(HpDeviceMesh) a = new_mesh (shape_1d, 1, x);
-  g_autoptr(HpDeviceMesh) b = new_mesh (shape_1d, 1, x);
-  g_autoptr(HpDeviceMesh) renamed = new_mesh (shape_1d, 1, y);
-  g_autoptr(HpDeviceMesh) unnamed = new_mesh (shape_1d, 1, NULL);
-  g_autoptr(HpDeviceMesh) unnamed2 = new_mesh (shape_1d, 1, NULL);
-  g_autoptr(HpDeviceMesh) col = new_mesh (column, 2, x_y);
-  g_autoptr(HpDeviceMesh) rw = new_mesh (row, 2, x_y);
+  g_autoptr(HpDeviceMesh) a = hp_test_mesh (shape_1d, 1, x);
+  g_autoptr(HpDeviceMesh) b = hp_test_mesh (shape_1d, 1, x);
+  g_autoptr(HpDeviceMesh) renamed = hp_test_mesh (shape_1d, 1, y);
+  g_autoptr(HpDeviceMesh) unnamed = hp_test_mesh (shape_1d, 1, NULL);
+  g_autoptr(HpDeviceMesh) unnamed2 = hp_test_mesh (shape_1d, 1, NULL);
+  g_autoptr(HpDeviceMesh) col = hp_test_mesh (column, 2, x_y);
+  g_autoptr(HpDeviceMesh) rw = hp_test_mesh (row, 2, x_y);
   g_autoptr(HpDeviceMesh) col_x = slice_mesh (col, x);
 
   g_assert_true (hp_device_mesh_equal (a, a));
@@ -820,7 +807,7 @@ test_equal (void)
       gint color = world_rank / (world_size / 2);
 
       shape_2d (shape);
-      mesh = new_mesh (shape, 2, names);
+      mesh = hp_test_mesh (shape, 2, names);
       slice = slice_mesh (mesh, tp);
       MPI_Comm_split (MPI_COMM_WORLD, color, world_rank, &half);
       half_mesh = hp_device_mesh_new_for_comm (half, half_shape, 1, tp, &error);
@@ -911,7 +898,7 @@ test_properties (void)
   gint shape[2];
 
   shape_2d (shape);
-  mesh = new_mesh (shape, 2, names);
+  mesh = hp_test_mesh (shape, 2, names);
   g_object_get (mesh, "ndim", &ndim, "size", &size, "dim-names", &got_names, NULL);
   g_assert_cmpuint (ndim, ==, 2);
   g_assert_cmpint (size, ==, world_size);
@@ -921,7 +908,7 @@ test_properties (void)
   g_clear_pointer (&got_names, g_strfreev);
 
   shape[0] = world_size;
-  unnamed = new_mesh (shape, 1, NULL);
+  unnamed = hp_test_mesh (shape, 1, NULL);
   g_object_get (unnamed, "ndim", &ndim, "size", &size, "dim-names", &got_names, NULL);
   g_assert_cmpuint (ndim, ==, 1);
   g_assert_cmpint (size, ==, world_size);
@@ -957,7 +944,7 @@ test_after_finalize (void)
     {
       const gint shape[] = { 1 };
       g_autoptr(GError) error = NULL;
-      HpDeviceMesh *mesh = new_mesh (shape, 1, NULL);
+      HpDeviceMesh *mesh = hp_test_mesh (shape, 1, NULL);
       HpDeviceMesh *late;
 
       g_assert_cmpint (MPI_Finalize (), ==, MPI_SUCCESS);

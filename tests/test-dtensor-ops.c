@@ -1203,12 +1203,9 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   int status;
 
-  hp_test_init (&argc, &argv);
-  hp_init (&error);
-  g_assert_no_error (error);
+  hp_test_init_world (&argc, &argv);
   world_size = hp_get_world_size ();
   setup_meshes ();
 

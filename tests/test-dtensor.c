@@ -55,12 +55,9 @@ mesh_shapes (void)
 static HpDeviceMesh *
 make_mesh (const MeshShape *ms)
 {
-  g_autoptr(GError) error = NULL;
-  const gchar *names[] = { "dp", "tp", NULL };
-  HpDeviceMesh *mesh = hp_device_mesh_new (ms->shape, ms->ndim, ms->ndim == 2 ? names : NULL, &error);
+  const gchar * const names[] = { "dp", "tp", NULL };
 
-  g_assert_no_error (error);
-  return mesh;
+  return hp_test_mesh (ms->shape, ms->ndim, ms->ndim == 2 ? names : NULL);
 }
 
 /* Shard dims of @texts, normalised for @ndim; -1 where not a shard */
@@ -118,23 +115,6 @@ global_tensor (const gint64 *shape,
   for (gint64 i = 0; i < n; i++)
     data[i] = global_value (i + (gint64) salt * 31);
   return hp_test_tensor (HP_DTYPE_FLOAT64, data, n, shape, ndim);
-}
-
-static GPtrArray *
-parse_placements (const gchar **texts,
-                  guint         n)
-{
-  GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
-
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(GError) error = NULL;
-      HpPlacement *p = hp_placement_new_from_string (texts[i], &error);
-
-      g_assert_no_error (error);
-      g_ptr_array_add (out, p);
-    }
-  return out;
 }
 
 /* This rank's local values for @texts: its block of @whole, split into
@@ -231,7 +211,7 @@ test_redistribute_all_pairs (void)
           for (guint a = 0; a < combos; a++)
             {
               const gchar *src[2] = { placement_texts[a % N_KINDS], placement_texts[a / N_KINDS] };
-              g_autoptr(GPtrArray) src_p = parse_placements (src, ms->ndim);
+              g_autoptr(GPtrArray) src_p = hp_test_placements (src, ms->ndim);
               g_autoptr(HpTensor) local = local_for (whole, src, ms, coordinate);
               g_autoptr(GError) error = NULL;
               g_autoptr(HpDTensor) x = hp_dtensor_new_from_local (local, mesh, src_p, shapes[s],
@@ -241,7 +221,7 @@ test_redistribute_all_pairs (void)
               for (guint b = 0; b < combos; b++)
                 {
                   const gchar *dst[2] = { placement_texts[b % N_KINDS], placement_texts[b / N_KINDS] };
-                  g_autoptr(GPtrArray) dst_p = parse_placements (dst, ms->ndim);
+                  g_autoptr(GPtrArray) dst_p = hp_test_placements (dst, ms->ndim);
                   g_autoptr(HpDTensor) y = NULL;
                   g_autoptr(HpTensor) full = NULL;
                   gboolean allowed = TRUE;
@@ -290,9 +270,9 @@ test_redistribute_dtypes (void)
       gsize n;
       g_autofree gdouble *values = hp_tensor_to_float64_array (local64, &n);
       g_autoptr(HpTensor) local = NULL;
-      g_autoptr(GPtrArray) src_p = parse_placements (src, 1);
-      g_autoptr(GPtrArray) mid_p = parse_placements (mid, 1);
-      g_autoptr(GPtrArray) dst_p = parse_placements (dst, 1);
+      g_autoptr(GPtrArray) src_p = hp_test_placements (src, 1);
+      g_autoptr(GPtrArray) mid_p = hp_test_placements (mid, 1);
+      g_autoptr(GPtrArray) dst_p = hp_test_placements (dst, 1);
       g_autoptr(HpDTensor) x = NULL;
       g_autoptr(HpDTensor) y = NULL;
       g_autoptr(HpDTensor) z = NULL;
@@ -354,8 +334,8 @@ test_partial_min_product (void)
   static const gint64 shape[] = { 5, 2 };
   gdouble mine[10], want_min[10], want_product[10];
   const gchar *to_r[] = { "R" }, *to_s[] = { "S(0)" };
-  g_autoptr(GPtrArray) r_p = parse_placements (to_r, 1);
-  g_autoptr(GPtrArray) s_p = parse_placements (to_s, 1);
+  g_autoptr(GPtrArray) r_p = hp_test_placements (to_r, 1);
+  g_autoptr(GPtrArray) s_p = hp_test_placements (to_s, 1);
 
   for (gint i = 0; i < 10; i++)
     {
@@ -421,7 +401,7 @@ test_distribute (void)
         for (gint source = -1; source < max_source; source++)
           {
             const gchar *texts[2] = { placement_texts[a % kinds], placement_texts[a / kinds] };
-            g_autoptr(GPtrArray) placements = parse_placements (texts, ms->ndim);
+            g_autoptr(GPtrArray) placements = hp_test_placements (texts, ms->ndim);
             g_autoptr(GError) error = NULL;
             gboolean is_source = TRUE;
             g_autoptr(HpDTensor) dt = NULL;
@@ -466,7 +446,7 @@ test_redistribute_gradients (void)
             const gchar *src[2] = { placement_texts[a % N_KINDS], placement_texts[a / N_KINDS] };
             const gchar *dst[2] = { placement_texts[b % N_KINDS], placement_texts[b / N_KINDS] };
             const gchar *grad_texts[2];
-            g_autoptr(GPtrArray) src_p = parse_placements (src, ms->ndim);
+            g_autoptr(GPtrArray) src_p = hp_test_placements (src, ms->ndim);
             g_autoptr(GPtrArray) dst_p = NULL;
             g_autoptr(HpTensor) local = NULL;
             g_autoptr(HpDTensor) x = NULL;
@@ -487,7 +467,7 @@ test_redistribute_gradients (void)
             if (skip)
               continue;
 
-            dst_p = parse_placements (dst, ms->ndim);
+            dst_p = hp_test_placements (dst, ms->ndim);
             local = local_for (whole, src, ms, coordinate);
             x = hp_dtensor_new_from_local (local, mesh, src_p, shape, 2, FALSE, &error);
             g_assert_no_error (error);
@@ -507,7 +487,7 @@ test_redistribute_gradients (void)
             grad = HP_DTENSOR (hp_tensor_get_grad (HP_TENSOR (x)));
             g_assert_true (HP_IS_DTENSOR (grad));
             {
-              g_autoptr(GPtrArray) want = parse_placements (grad_texts, ms->ndim);
+              g_autoptr(GPtrArray) want = hp_test_placements (grad_texts, ms->ndim);
               GPtrArray *have = hp_dtensor_get_placements (grad);
 
               for (guint d = 0; d < ms->ndim; d++)
@@ -541,7 +521,7 @@ test_local_gradients (void)
   for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
     {
       const gchar *texts[] = { kinds[i] };
-      g_autoptr(GPtrArray) placements = parse_placements (texts, 1);
+      g_autoptr(GPtrArray) placements = hp_test_placements (texts, 1);
       g_autoptr(HpTensor) whole = global_tensor (shape, 2, 3);
       g_autoptr(HpTensor) local = local_for (whole, texts[0][0] == 'P' ? (const gchar *[]) { "R" } : texts,
                                              &ms, coordinate);
@@ -577,7 +557,7 @@ test_local_gradients (void)
   /* distribute: every rank's copy gets the whole gradient */
   {
     const gchar *texts[] = { "S(0)" };
-    g_autoptr(GPtrArray) placements = parse_placements (texts, 1);
+    g_autoptr(GPtrArray) placements = hp_test_placements (texts, 1);
     g_autoptr(HpTensor) whole = global_tensor (shape, 2, 3);
     g_autoptr(HpDTensor) x = NULL;
     g_autoptr(HpTensor) full = NULL;
@@ -607,7 +587,7 @@ test_ops_and_accumulation (void)
   MeshShape ms = { { world_size, 0 }, 1 };
   g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
   const gchar *texts[] = { "S(0)" };
-  g_autoptr(GPtrArray) placements = parse_placements (texts, 1);
+  g_autoptr(GPtrArray) placements = hp_test_placements (texts, 1);
   static const gint64 shape[] = { 7, 3 };
   g_autoptr(HpTensor) a = global_tensor (shape, 2, 6);
   g_autoptr(HpTensor) b = global_tensor (shape, 2, 7);
@@ -711,7 +691,7 @@ test_reshape (void)
   for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
     {
       const gchar *texts[] = { cases[c].placement };
-      g_autoptr(GPtrArray) placements = parse_placements (texts, 1);
+      g_autoptr(GPtrArray) placements = hp_test_placements (texts, 1);
       g_autoptr(HpTensor) whole = global_tensor (cases[c].in, cases[c].in_ndim, c);
       g_autoptr(HpTensor) want = hp_tensor_reshape (whole, cases[c].out, cases[c].out_ndim, &error);
       g_autoptr(HpDTensor) x = hp_dtensor_distribute (whole, mesh, placements, -1, &error);
@@ -761,8 +741,8 @@ test_loss_parallel (void)
   static const gint64 shape[] = { 6, 7 };
   const gint64 targets_data[] = { 0, 6, 3, -100, 5, 1 };
   const gchar *s1[] = { "S(1)" }, *r[] = { "R" };
-  g_autoptr(GPtrArray) s1_p = parse_placements (s1, 1);
-  g_autoptr(GPtrArray) r_p = parse_placements (r, 1);
+  g_autoptr(GPtrArray) s1_p = hp_test_placements (s1, 1);
+  g_autoptr(GPtrArray) r_p = hp_test_placements (r, 1);
   g_autoptr(HpTensor) logits = hp_tensor_new_randn (HP_DTYPE_FLOAT64, shape, 2, 11);
   g_autoptr(HpTensor) targets = hp_test_tensor_ids (targets_data, 6, shape, 1);
   g_autoptr(HpTensor) plain_loss = NULL;
@@ -820,11 +800,11 @@ test_bad_input (void)
   g_autoptr(HpTensor) whole = global_tensor ((gint64[]) { 4, 2 }, 2, 0);
   const gchar *two[] = { "R", "R" }, *s2[] = { "S(2)" }, *part[] = { "P(sum)" }, *s0[] = { "S(0)" };
   const gchar *pmax[] = { "P(max)" };
-  g_autoptr(GPtrArray) two_p = parse_placements (two, 2);
-  g_autoptr(GPtrArray) s2_p = parse_placements (s2, 1);
-  g_autoptr(GPtrArray) part_p = parse_placements (part, 1);
-  g_autoptr(GPtrArray) s0_p = parse_placements (s0, 1);
-  g_autoptr(GPtrArray) pmax_p = parse_placements (pmax, 1);
+  g_autoptr(GPtrArray) two_p = hp_test_placements (two, 2);
+  g_autoptr(GPtrArray) s2_p = hp_test_placements (s2, 1);
+  g_autoptr(GPtrArray) part_p = hp_test_placements (part, 1);
+  g_autoptr(GPtrArray) s0_p = hp_test_placements (s0, 1);
+  g_autoptr(GPtrArray) pmax_p = hp_test_placements (pmax, 1);
   g_autoptr(HpDTensor) dt = hp_dtensor_distribute (whole, mesh, s0_p, -1, &error);
   g_autoptr(HpDTensor) partial = NULL;
   g_autoptr(HpTensor) mismatched = NULL;
@@ -871,7 +851,7 @@ test_bad_input (void)
     g_autoptr(HpTensor) ids = hp_test_tensor_ids (ids_data, 4, (gint64[]) { 4 }, 1);
     g_autoptr(HpTensor) table = global_tensor ((gint64[]) { 5, 3 }, 2, 1);
     const gchar *rr[] = { "R" };
-    g_autoptr(GPtrArray) r_p = parse_placements (rr, 1);
+    g_autoptr(GPtrArray) r_p = hp_test_placements (rr, 1);
     g_autoptr(HpDTensor) dids = hp_dtensor_distribute (ids, mesh, s0_p, -1, &error);
     g_autoptr(HpDTensor) dtable = hp_dtensor_distribute (table, mesh, r_p, -1, &error);
 
@@ -909,7 +889,7 @@ test_visualize_and_string (void)
   MeshShape ms = { { world_size, 0 }, 1 };
   g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
   const gchar *s0[] = { "S(0)" };
-  g_autoptr(GPtrArray) s0_p = parse_placements (s0, 1);
+  g_autoptr(GPtrArray) s0_p = hp_test_placements (s0, 1);
   g_autoptr(HpTensor) whole = global_tensor ((gint64[]) { 5 }, 1, 0);
   g_autoptr(HpDTensor) dt = hp_dtensor_distribute (whole, mesh, s0_p, -1, &error);
   g_autofree gchar *table = hp_dtensor_visualize (dt);
@@ -936,11 +916,7 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
-
-  hp_test_init (&argc, &argv);
-  hp_init (&error);
-  g_assert_no_error (error);
+  hp_test_init_world (&argc, &argv);
   world_size = hp_get_world_size ();
   world_rank = hp_get_world_rank ();
 

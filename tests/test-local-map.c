@@ -16,31 +16,10 @@
 static gint world_size;
 static gint world_rank;
 
-static void
-unref_nullable (gpointer object)
-{
-  if (object != NULL)
-    g_object_unref (object);
-}
-
 static HpDeviceMesh *
-make_mesh (const gint  *shape,
-           guint        ndim,
-           const gchar *first,
-           const gchar *second)
+dp_tp_mesh (const gint *shape)
 {
-  g_autoptr(GError) error = NULL;
-  const gchar *names[] = { first, second, NULL };
-  HpDeviceMesh *mesh = hp_device_mesh_new (shape, ndim, first != NULL ? names : NULL, &error);
-
-  g_assert_no_error (error);
-  return mesh;
-}
-
-static HpDeviceMesh *
-tp_mesh (void)
-{
-  return make_mesh ((gint[]) { world_size }, 1, "tp", NULL);
+  return hp_test_mesh (shape, 2, (const gchar * const[]) { "dp", "tp", NULL });
 }
 
 /* The 2-d meshes this world size allows, as dp x tp */
@@ -80,22 +59,12 @@ placements (const gchar *text)
   return out;
 }
 
-static HpNamedPlacement *
-named (const gchar *text)
-{
-  g_autoptr(GError) error = NULL;
-  HpNamedPlacement *out = hp_named_placement_new_from_string (text, &error);
-
-  g_assert_no_error (error);
-  return out;
-}
-
 /* A list of named placements; a NULL text gives a NULL entry */
 static GPtrArray *
 named_list (guint n,
             ...)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func (unref_nullable);
+  GPtrArray *out = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
   va_list ap;
 
   va_start (ap, n);
@@ -103,7 +72,7 @@ named_list (guint n,
     {
       const gchar *text = va_arg (ap, const gchar *);
 
-      g_ptr_array_add (out, text != NULL ? named (text) : NULL);
+      g_ptr_array_add (out, text != NULL ? hp_test_named (text) : NULL);
     }
   va_end (ap);
   return out;
@@ -114,7 +83,7 @@ static GPtrArray *
 tensor_list (guint n,
              ...)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func (unref_nullable);
+  GPtrArray *out = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
   va_list ap;
 
   va_start (ap, n);
@@ -139,29 +108,6 @@ distribute (HpTensor     *whole,
 
   g_assert_no_error (error);
   return out;
-}
-
-static HpTensor *
-full (HpTensor *tensor)
-{
-  g_autoptr(GError) error = NULL;
-  HpTensor *out;
-
-  g_assert_true (HP_IS_DTENSOR (tensor));
-  out = hp_dtensor_full_tensor (HP_DTENSOR (tensor), &error);
-  g_assert_no_error (error);
-  return out;
-}
-
-static void
-assert_placements (HpTensor    *tensor,
-                   const gchar *expected)
-{
-  g_autofree gchar *text = NULL;
-
-  g_assert_true (HP_IS_DTENSOR (tensor));
-  text = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (tensor)));
-  g_assert_cmpstr (text, ==, expected);
 }
 
 static HpTensor *
@@ -209,24 +155,12 @@ check_args (Probe     *probe,
 }
 
 static GPtrArray *
-one_output (HpTensor *out)
-{
-  GPtrArray *outputs;
-
-  if (out == NULL)
-    return NULL;
-  outputs = g_ptr_array_new_with_free_func (unref_nullable);
-  g_ptr_array_add (outputs, out);
-  return outputs;
-}
-
-static GPtrArray *
 f_matmul (GPtrArray  *args,
           gpointer    user_data,
           GError    **error)
 {
   check_args (user_data, args);
-  return one_output (hp_tensor_matmul (g_ptr_array_index (args, 0), g_ptr_array_index (args, 1),
+  return hp_test_one_output (hp_tensor_matmul (g_ptr_array_index (args, 0), g_ptr_array_index (args, 1),
                                        error));
 }
 
@@ -236,7 +170,7 @@ f_mul (GPtrArray  *args,
        GError    **error)
 {
   check_args (user_data, args);
-  return one_output (hp_tensor_mul (g_ptr_array_index (args, 0), g_ptr_array_index (args, 1),
+  return hp_test_one_output (hp_tensor_mul (g_ptr_array_index (args, 0), g_ptr_array_index (args, 1),
                                     error));
 }
 
@@ -246,7 +180,7 @@ f_scale (GPtrArray  *args,
          GError    **error)
 {
   check_args (user_data, args);
-  return one_output (hp_tensor_scale (g_ptr_array_index (args, 0), 3.0, error));
+  return hp_test_one_output (hp_tensor_scale (g_ptr_array_index (args, 0), 3.0, error));
 }
 
 /* The first row of the local tensor, if it has one */
@@ -258,7 +192,7 @@ f_first_row (GPtrArray  *args,
   HpTensor *x = g_ptr_array_index (args, 0);
 
   check_args (user_data, args);
-  return one_output (hp_tensor_narrow (x, 0, 0, MIN (1, hp_tensor_get_shape (x, NULL)[0]), error));
+  return hp_test_one_output (hp_tensor_narrow (x, 0, 0, MIN (1, hp_tensor_get_shape (x, NULL)[0]), error));
 }
 
 static GPtrArray *
@@ -267,7 +201,7 @@ f_column_sums (GPtrArray  *args,
                GError    **error)
 {
   check_args (user_data, args);
-  return one_output (hp_tensor_sum (g_ptr_array_index (args, 0), 0, FALSE, error));
+  return hp_test_one_output (hp_tensor_sum (g_ptr_array_index (args, 0), 0, FALSE, error));
 }
 
 /* Returns the probe's outputs */
@@ -277,7 +211,7 @@ f_give (GPtrArray  *args,
         GError    **error)
 {
   Probe *probe = user_data;
-  GPtrArray *out = g_ptr_array_new_with_free_func (unref_nullable);
+  GPtrArray *out = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
 
   check_args (probe, args);
   for (guint j = 0; j < probe->outputs->len; j++)
@@ -302,7 +236,7 @@ f_fail (GPtrArray  *args,
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE, "f: no good on rank %d", world_rank);
       return NULL;
     }
-  return one_output (hp_tensor_scale (g_ptr_array_index (args, 0), 2.0, error));
+  return hp_test_one_output (hp_tensor_scale (g_ptr_array_index (args, 0), 2.0, error));
 }
 
 static GPtrArray *
@@ -356,7 +290,7 @@ test_seed (void)
 {
   static const gint64 x_shape[] = { 7, 4 }, y_shape[] = { 4, 3 };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpTensor) x = whole_tensor (x_shape, 2, 1);
   g_autoptr(HpTensor) y = whole_tensor (y_shape, 2, 2);
   g_autoptr(HpDTensor) dx = distribute (x, mesh, "S(0)");
@@ -401,12 +335,12 @@ test_seed (void)
   outputs = call_ok (map, args, 1);
   g_assert_cmpuint (probe.calls, ==, 1);
   out = g_ptr_array_index (outputs, 0);
-  assert_placements (out, "(S(0))");
+  hp_test_assert_placements (out, "(S(0))");
   hp_test_assert_shape (out, (gint64[]) { 7, 3 }, 2);
   local = hp_dtensor_get_local (HP_DTENSOR (out));
   expected_local = rows (expected, offset, length);
   hp_test_assert_close (local, expected_local, 0, 0);
-  whole_out = full (out);
+  whole_out = hp_test_full_tensor (out);
   hp_test_assert_close (whole_out, expected, 0, 0);
 
   g_clear_object (&map);
@@ -420,7 +354,7 @@ test_uneven (void)
 {
   static const gint64 shape[] = { 5, 3 };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpTensor) x = whole_tensor (shape, 2, 3);
   g_autoptr(HpTensor) tripled = hp_tensor_scale (x, 3.0, &error);
   g_autoptr(GArray) meshes = meshes_2d ();
@@ -438,7 +372,7 @@ test_uneven (void)
     Probe probe = { .n_checked = 1, .shapes = { { length, 3 } } };
     g_autoptr(HpLocalMap) map = map_new (f_scale, &probe, out_p, in_p, NULL, mesh, FALSE);
     g_autoptr(GPtrArray) outputs = call_ok (map, args, 1);
-    g_autoptr(HpTensor) whole_out = full (g_ptr_array_index (outputs, 0));
+    g_autoptr(HpTensor) whole_out = hp_test_full_tensor (g_ptr_array_index (outputs, 0));
 
     hp_test_assert_shape (g_ptr_array_index (outputs, 0), shape, 2);
     hp_test_assert_close (whole_out, tripled, 0, 0);
@@ -454,7 +388,7 @@ test_uneven (void)
     Probe probe = { 0 };
     g_autoptr(HpLocalMap) map = map_new (f_first_row, &probe, out_p, in_p, NULL, mesh, FALSE);
     g_autoptr(GPtrArray) outputs = call_ok (map, args, 1);
-    g_autoptr(HpTensor) whole_out = full (g_ptr_array_index (outputs, 0));
+    g_autoptr(HpTensor) whole_out = hp_test_full_tensor (g_ptr_array_index (outputs, 0));
     g_autoptr(HpTensor) expected = NULL;
 
     for (gint r = 0; r < world_size; r++)
@@ -474,7 +408,7 @@ test_uneven (void)
   for (guint m = 0; m < meshes->len; m++)
     {
       const gint *ms = &g_array_index (meshes, gint, 2 * m);
-      g_autoptr(HpDeviceMesh) mesh2 = make_mesh (ms, 2, "dp", "tp");
+      g_autoptr(HpDeviceMesh) mesh2 = dp_tp_mesh (ms);
       static const gchar * const layouts[][2] = {
         { "S(0), S(0)", "dp:S(0), tp:S(0)" },
         { "S(0), S(1)", "tp:S(1), dp:S(0)" },
@@ -491,12 +425,12 @@ test_uneven (void)
           g_autoptr(HpLocalMap) map = map_new (f_scale, &probe, out_p, in_p, NULL, mesh2, FALSE);
           g_autoptr(GPtrArray) outputs = call_ok (map, args, 1);
           HpTensor *out = g_ptr_array_index (outputs, 0);
-          g_autoptr(HpTensor) whole_out = full (out);
+          g_autoptr(HpTensor) whole_out = hp_test_full_tensor (out);
           g_autofree gchar *want = g_strdup_printf ("(%s)", layouts[l][0]);
           g_autoptr(HpTensor) mine = hp_dtensor_get_local (HP_DTENSOR (out));
           g_autoptr(HpTensor) given = hp_dtensor_get_local (dx);
 
-          assert_placements (out, want);
+          hp_test_assert_placements (out, want);
           hp_test_assert_shape (out, shape, 2);
           hp_test_assert_shape (mine, hp_tensor_get_shape (given, NULL), 2);
           hp_test_assert_close (whole_out, tripled, 0, 0);
@@ -510,7 +444,7 @@ static void
 test_pass_through (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpTensor) x = whole_tensor ((gint64[]) { 2, 3 }, 2, 4);
   g_autoptr(HpTensor) made = hp_tensor_new_ones (HP_DTYPE_FLOAT64, (gint64[]) { 2 }, 1);
   g_autoptr(GPtrArray) out_p = named_list (2, "tp:S(0)", NULL);
@@ -540,7 +474,7 @@ test_pass_through (void)
     Probe probe2 = { 0 };
     g_autoptr(HpLocalMap) map2 = map_new (f_mul, &probe2, out2, in2, NULL, mesh, FALSE);
     g_autoptr(GPtrArray) outputs2 = call_ok (map2, args2, 1);
-    g_autoptr(HpTensor) whole_out = full (g_ptr_array_index (outputs2, 0));
+    g_autoptr(HpTensor) whole_out = hp_test_full_tensor (g_ptr_array_index (outputs2, 0));
     g_autoptr(HpTensor) expected = hp_tensor_mul (whole, w, &error);
 
     g_assert_no_error (error);
@@ -554,7 +488,7 @@ test_redistribute (void)
 {
   static const gint64 shape[] = { 6, 4 };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpTensor) x = whole_tensor (shape, 2, 7);
   g_autoptr(HpTensor) tripled = hp_tensor_scale (x, 3.0, &error);
   g_autoptr(HpDTensor) dx = distribute (x, mesh, "S(1)");
@@ -572,9 +506,9 @@ test_redistribute (void)
   {
     g_autoptr(HpLocalMap) map = map_new (f_scale, &probe, out_p, in_p, NULL, mesh, TRUE);
     g_autoptr(GPtrArray) outputs = call_ok (map, args, 1);
-    g_autoptr(HpTensor) whole_out = full (g_ptr_array_index (outputs, 0));
+    g_autoptr(HpTensor) whole_out = hp_test_full_tensor (g_ptr_array_index (outputs, 0));
 
-    assert_placements (g_ptr_array_index (outputs, 0), "(S(0))");
+    hp_test_assert_placements (g_ptr_array_index (outputs, 0), "(S(0))");
     hp_test_assert_close (whole_out, tripled, 0, 0);
     g_assert_cmpuint (probe.calls, ==, 1);
   }
@@ -600,8 +534,8 @@ test_redistribute (void)
     probe.shapes[0][1] = cols;
     map = map_new (f_scale, &probe, last, last, NULL, mesh, FALSE);
     outputs = call_ok (map, args, 1);
-    assert_placements (g_ptr_array_index (outputs, 0), "(S(1))");
-    whole_out = full (g_ptr_array_index (outputs, 0));
+    hp_test_assert_placements (g_ptr_array_index (outputs, 0), "(S(1))");
+    whole_out = hp_test_full_tensor (g_ptr_array_index (outputs, 0));
     hp_test_assert_close (whole_out, tripled, 0, 0);
   }
 }
@@ -612,7 +546,7 @@ test_partial_output (void)
 {
   static const gint64 shape[] = { 6, 2 };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpTensor) x = whole_tensor (shape, 2, 8);
   g_autoptr(HpTensor) expected = hp_tensor_sum (x, 0, FALSE, &error);
   g_autoptr(HpDTensor) dx = distribute (x, mesh, "S(0)");
@@ -622,10 +556,10 @@ test_partial_output (void)
   Probe probe = { 0 };
   g_autoptr(HpLocalMap) map = map_new (f_column_sums, &probe, out_p, in_p, NULL, mesh, FALSE);
   g_autoptr(GPtrArray) outputs = call_ok (map, args, 1);
-  g_autoptr(HpTensor) whole_out = full (g_ptr_array_index (outputs, 0));
+  g_autoptr(HpTensor) whole_out = hp_test_full_tensor (g_ptr_array_index (outputs, 0));
 
   g_assert_no_error (error);
-  assert_placements (g_ptr_array_index (outputs, 0), "(P(sum))");
+  hp_test_assert_placements (g_ptr_array_index (outputs, 0), "(P(sum))");
   hp_test_assert_shape (g_ptr_array_index (outputs, 0), (gint64[]) { 2 }, 1);
   hp_test_assert_close (whole_out, expected, 0, 0);
 }
@@ -636,9 +570,9 @@ static void
 test_errors (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
-  g_autoptr(HpDeviceMesh) unnamed = make_mesh ((gint[]) { world_size }, 1, NULL, NULL);
-  g_autoptr(HpDeviceMesh) other = make_mesh ((gint[]) { 1, world_size }, 2, "dp", "tp");
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  g_autoptr(HpDeviceMesh) unnamed = hp_test_mesh ((gint[]) { world_size }, 1, NULL);
+  g_autoptr(HpDeviceMesh) other = dp_tp_mesh ((gint[]) { 1, world_size });
   g_autoptr(HpTensor) x = whole_tensor ((gint64[]) { 4, 2 }, 2, 9);
   g_autoptr(HpDTensor) dx = distribute (x, mesh, "S(0)");
   g_autoptr(HpDTensor) rx = distribute (x, mesh, "R");
@@ -794,13 +728,13 @@ test_errors (void)
   g_assert_no_error (error);
 }
 
-/* loss = sum (weights * full (out)) and its backward */
+/* loss = sum (weights * hp_test_full_tensor (out)) and its backward */
 static void
 backward_weighted (HpTensor *out,
                    HpTensor *weights)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpTensor) whole = full (out);
+  g_autoptr(HpTensor) whole = hp_test_full_tensor (out);
   g_autoptr(HpTensor) weighted = hp_tensor_mul (whole, weights, &error);
   g_autoptr(HpTensor) loss = hp_tensor_sum_all (weighted, &error);
 
@@ -844,7 +778,7 @@ test_grad (void)
   static const gint64 x_shape[] = { 7, 4 }, y_shape[] = { 4, 3 }, out_shape[] = { 7, 3 };
   const gchar *y_grads[] = { NULL, "tp:P(sum)", "tp:R" };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpTensor) x = whole_tensor (x_shape, 2, 10);
   g_autoptr(HpTensor) y = whole_tensor (y_shape, 2, 11);
   g_autoptr(HpTensor) weights = whole_tensor (out_shape, 2, 12);
@@ -878,12 +812,12 @@ test_grad (void)
         g_assert_true (hp_tensor_get_requires_grad (g_ptr_array_index (outputs, 0)));
         backward_weighted (g_ptr_array_index (outputs, 0), weights);
 
-        assert_placements (hp_tensor_get_grad (HP_TENSOR (dx)), given == 0 ? "(S(0))" : "(S(1))");
-        x_grad = full (hp_tensor_get_grad (HP_TENSOR (dx)));
+        hp_test_assert_placements (hp_tensor_get_grad (HP_TENSOR (dx)), given == 0 ? "(S(0))" : "(S(1))");
+        x_grad = hp_test_full_tensor (hp_tensor_get_grad (HP_TENSOR (dx)));
         hp_test_assert_close (x_grad, gx, 0, 0);
 
         y_grad = hp_tensor_get_grad (HP_TENSOR (dy));
-        assert_placements (y_grad, "(R)");
+        hp_test_assert_placements (y_grad, "(R)");
         y_grad_local = hp_dtensor_get_local (HP_DTENSOR (y_grad));
         if (y_grads[c] == NULL || strcmp (y_grads[c], "tp:P(sum)") == 0)
           hp_test_assert_close (y_grad_local, gy, 0, 0);
@@ -941,7 +875,7 @@ test_grad_2d (void)
   for (guint m = 0; m < meshes->len; m++)
     for (guint variant = 0; variant < 3; variant++)
       {
-        g_autoptr(HpDeviceMesh) mesh = make_mesh (&g_array_index (meshes, gint, 2 * m), 2, "dp", "tp");
+        g_autoptr(HpDeviceMesh) mesh = dp_tp_mesh (&g_array_index (meshes, gint, 2 * m));
         g_autoptr(HpDTensor) dx = distribute (x, mesh, "S(0), R");
         g_autoptr(HpDTensor) dy = distribute (y, mesh, "R, R");
         g_autoptr(GPtrArray) out_p = named_list (1, "dp:S(0)");
@@ -959,13 +893,13 @@ test_grad_2d (void)
         hp_tensor_set_requires_grad (HP_TENSOR (dx), TRUE);
         hp_tensor_set_requires_grad (HP_TENSOR (dy), TRUE);
         outputs = call_ok (map, args, 1);
-        assert_placements (g_ptr_array_index (outputs, 0), "(S(0), R)");
+        hp_test_assert_placements (g_ptr_array_index (outputs, 0), "(S(0), R)");
         backward_weighted (g_ptr_array_index (outputs, 0), weights);
 
-        assert_placements (hp_tensor_get_grad (HP_TENSOR (dx)), "(S(0), R)");
-        x_grad = full (hp_tensor_get_grad (HP_TENSOR (dx)));
+        hp_test_assert_placements (hp_tensor_get_grad (HP_TENSOR (dx)), "(S(0), R)");
+        x_grad = hp_test_full_tensor (hp_tensor_get_grad (HP_TENSOR (dx)));
         hp_test_assert_close (x_grad, gx, 0, 0);
-        assert_placements (hp_tensor_get_grad (HP_TENSOR (dy)), "(R, R)");
+        hp_test_assert_placements (hp_tensor_get_grad (HP_TENSOR (dy)), "(R, R)");
         y_grad = hp_dtensor_get_local (HP_DTENSOR (hp_tensor_get_grad (HP_TENSOR (dy))));
         hp_test_assert_close (y_grad, gy, 0, 0);
       }
@@ -975,11 +909,7 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
-
-  hp_test_init (&argc, &argv);
-  hp_init (&error);
-  g_assert_no_error (error);
+  hp_test_init_world (&argc, &argv);
   world_size = hp_get_world_size ();
   world_rank = hp_get_world_rank ();
 

@@ -8,17 +8,6 @@
 
 #include "hp-test-utils.h"
 
-static HpNamedPlacement *
-parse (const gchar *text)
-{
-  g_autoptr(GError) error = NULL;
-  HpNamedPlacement *named = hp_named_placement_new_from_string (text, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (named);
-  return named;
-}
-
 static HpPlacement *
 placement (const gchar *text)
 {
@@ -97,13 +86,6 @@ test_axis_names (void)
 }
 
 static void
-count_changed (HpNamedPlacement *named,
-               guint            *count)
-{
-  (*count)++;
-}
-
-static void
 test_set_get (void)
 {
   g_autoptr(HpNamedPlacement) named = hp_named_placement_new ();
@@ -115,7 +97,7 @@ test_set_get (void)
   g_auto(GStrv) axes = NULL;
   guint changed = 0;
 
-  g_signal_connect (named, "changed", G_CALLBACK (count_changed), &changed);
+  hp_test_count_signal (named, "changed", &changed);
 
   g_assert_cmpuint (hp_named_placement_get_n_axes (named), ==, 0);
   g_assert_nonnull (empty_axes);
@@ -179,9 +161,9 @@ test_strings (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (good); i++)
     {
-      g_autoptr(HpNamedPlacement) named = parse (good[i].text);
+      g_autoptr(HpNamedPlacement) named = hp_test_named (good[i].text);
       g_autofree gchar *text = hp_named_placement_to_string (named);
-      g_autoptr(HpNamedPlacement) again = parse (text);
+      g_autoptr(HpNamedPlacement) again = hp_test_named (text);
       g_autofree gchar *text_again = hp_named_placement_to_string (again);
 
       g_assert_cmpstr (text, ==, good[i].canonical);
@@ -201,13 +183,13 @@ test_strings (void)
 static void
 test_equal_copy (void)
 {
-  g_autoptr(HpNamedPlacement) a = parse ("tp:S(0), dp:R");
-  g_autoptr(HpNamedPlacement) reordered = parse ("dp:R, tp:Shard(0)");
-  g_autoptr(HpNamedPlacement) fewer = parse ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) other = parse ("tp:S(1), dp:R");
-  g_autoptr(HpNamedPlacement) renamed = parse ("tp:S(0), cp:R");
+  g_autoptr(HpNamedPlacement) a = hp_test_named ("tp:S(0), dp:R");
+  g_autoptr(HpNamedPlacement) reordered = hp_test_named ("dp:R, tp:Shard(0)");
+  g_autoptr(HpNamedPlacement) fewer = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) other = hp_test_named ("tp:S(1), dp:R");
+  g_autoptr(HpNamedPlacement) renamed = hp_test_named ("tp:S(0), cp:R");
   g_autoptr(HpNamedPlacement) empty = hp_named_placement_new ();
-  g_autoptr(HpNamedPlacement) empty2 = parse ("");
+  g_autoptr(HpNamedPlacement) empty2 = hp_test_named ("");
   g_autoptr(HpNamedPlacement) copy = hp_named_placement_copy (a);
   g_autoptr(HpPlacement) p = placement ("P(avg)");
 
@@ -241,9 +223,9 @@ test_resolve (void)
   const gchar *upper[] = { "DP", "TP", NULL };
   const gchar *none[] = { NULL };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpNamedPlacement) tp = parse ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) both = parse ("tp:S(0), dp:P(sum)");
-  g_autoptr(HpNamedPlacement) extra = parse ("ep:R, tp:S(0), pp:S(1)");
+  g_autoptr(HpNamedPlacement) tp = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) both = hp_test_named ("tp:S(0), dp:P(sum)");
+  g_autoptr(HpNamedPlacement) extra = hp_test_named ("ep:R, tp:S(0), pp:S(1)");
   g_autoptr(HpNamedPlacement) empty = hp_named_placement_new ();
   g_autoptr(GPtrArray) a = NULL;
   g_autoptr(GPtrArray) b = NULL;

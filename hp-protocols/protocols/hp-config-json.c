@@ -58,6 +58,16 @@ array_node (JsonArray *array)
   return node;
 }
 
+static JsonNode *
+strv_node (const gchar * const *strv)
+{
+  JsonArray *array = json_array_new ();
+
+  for (guint i = 0; strv[i] != NULL; i++)
+    json_array_add_element (array, string_node (strv[i]));
+  return array_node (array);
+}
+
 /* A finite double as its own node; an infinite one as "inf" or "-inf" */
 static JsonNode *
 double_node (gdouble number)
@@ -249,43 +259,19 @@ _hp_config_value_to_json_node (GParamSpec   *pspec,
       return string_node (g_value_get_string (value));
 
     case HP_CONFIG_FIELD_ENUM:
-      {
-        /* GObject keeps enum properties to the values of their type */
-        g_autoptr(GEnumClass) klass = g_type_class_ref (G_VALUE_TYPE (value));
-
-        return string_node (g_enum_get_value (klass, g_value_get_enum (value))->value_nick);
-      }
+      return take_string_node (_hp_config_value_dup_enum_nick (value));
 
     case HP_CONFIG_FIELD_FLAGS:
       {
-        g_autoptr(GFlagsClass) klass = g_type_class_ref (G_VALUE_TYPE (value));
-        JsonArray *array = json_array_new ();
-        guint flags = g_value_get_flags (value);
+        g_auto(GStrv) nicks = _hp_config_value_dup_flag_nicks (value);
 
-        while (flags != 0)
-          {
-            GFlagsValue *flag = g_flags_get_first_value (klass, flags);
-
-            if (flag == NULL || flag->value == 0)
-              break;
-            json_array_add_element (array, string_node (flag->value_nick));
-            flags &= ~flag->value;
-          }
-        return array_node (array);
+        return strv_node ((const gchar * const *) nicks);
       }
 
     case HP_CONFIG_FIELD_STRV:
-      {
-        const gchar * const *strv = g_value_get_boxed (value);
-        JsonArray *array;
-
-        if (strv == NULL)
-          return json_node_new (JSON_NODE_NULL);
-        array = json_array_new ();
-        for (guint i = 0; strv[i] != NULL; i++)
-          json_array_add_element (array, string_node (strv[i]));
-        return array_node (array);
-      }
+      if (g_value_get_boxed (value) == NULL)
+        return json_node_new (JSON_NODE_NULL);
+      return strv_node (g_value_get_boxed (value));
 
     default:
       break;
@@ -341,8 +327,7 @@ config_to_node (HpConfig *self)
     {
       g_auto(GValue) value = G_VALUE_INIT;
 
-      g_value_init (&value, G_PARAM_SPEC_VALUE_TYPE (fields[i]));
-      g_object_get_property (G_OBJECT (self), fields[i]->name, &value);
+      _hp_config_get_field (self, fields[i], &value);
       json_object_set_member (object, fields[i]->name,
                               _hp_config_value_to_json_node (fields[i], &value));
     }
@@ -656,49 +641,80 @@ read_number (GParamSpec   *pspec,
   return FALSE;
 }
 
+typedef gboolean (*MemberFunc) (const gchar  *name,
+                                JsonNode     *member,
+                                const gchar  *member_path,
+                                gpointer      data,
+                                GError      **error);
+
+/* Calls @func on each member of the object @node, in order: the readers
+ * of the maps from a name (an axis, a parameter, an argument) to a
+ * value. A node that is not an object is an error naming the @expected
+ * JSON, an empty name one naming the @kind of name. */
+static gboolean
+foreach_member (JsonNode     *node,
+                const gchar  *path,
+                const gchar  *expected,
+                const gchar  *kind,
+                MemberFunc    func,
+                gpointer      data,
+                GError      **error)
+{
+  g_autoptr(GList) members = NULL;
+  JsonObject *object;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return wrong_type (path, expected, node, error);
+
+  object = json_node_get_object (node);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
+
+      if (*(const gchar *) l->data == '\0')
+        {
+          _hp_config_set_error (error, path, "empty %s", kind);
+          return FALSE;
+        }
+      if (!func (l->data, json_object_get_member (object, l->data), member_path, data, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_axis_placement (const gchar  *axis,
+                     JsonNode     *member,
+                     const gchar  *member_path,
+                     gpointer      named,
+                     GError      **error)
+{
+  g_autoptr(HpPlacement) placement = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!node_holds (member, G_TYPE_STRING))
+    return wrong_type (member_path, "a placement string", member, error);
+  placement = hp_placement_new_from_string (json_node_get_string (member), &local_error);
+  if (placement == NULL)
+    {
+      _hp_config_set_error (error, member_path, "%s", local_error->message);
+      return FALSE;
+    }
+  hp_named_placement_set (named, axis, placement);
+  return TRUE;
+}
+
 static HpNamedPlacement *
 named_placement_from_node (JsonNode     *node,
                            const gchar  *path,
                            GError      **error)
 {
-  g_autoptr(HpNamedPlacement) named = NULL;
-  g_autoptr(GList) members = NULL;
-  JsonObject *object;
+  g_autoptr(HpNamedPlacement) named = hp_named_placement_new ();
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      wrong_type (path, "an object from axis name to placement", node, error);
-      return NULL;
-    }
-
-  named = hp_named_placement_new ();
-  object = json_node_get_object (node);
-  members = json_object_get_members (object);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      JsonNode *member = json_object_get_member (object, l->data);
-      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
-      g_autoptr(HpPlacement) placement = NULL;
-      g_autoptr(GError) local_error = NULL;
-
-      if (*(const gchar *) l->data == '\0')
-        {
-          _hp_config_set_error (error, path, "empty axis name");
-          return NULL;
-        }
-      if (!node_holds (member, G_TYPE_STRING))
-        {
-          wrong_type (member_path, "a placement string", member, error);
-          return NULL;
-        }
-      placement = hp_placement_new_from_string (json_node_get_string (member), &local_error);
-      if (placement == NULL)
-        {
-          _hp_config_set_error (error, member_path, "%s", local_error->message);
-          return NULL;
-        }
-      hp_named_placement_set (named, l->data, placement);
-    }
+  if (!foreach_member (node, path, "an object from axis name to placement", "axis name",
+                       read_axis_placement, named, error))
+    return NULL;
   return g_steal_pointer (&named);
 }
 
@@ -826,6 +842,28 @@ local_map_config_from_node (JsonNode     *node,
   return g_steal_pointer (&local_map);
 }
 
+typedef struct
+{
+  HpShardingConfig *sharding;
+  NamedMapSet set;
+} NamedMapTarget;
+
+static gboolean
+read_named_map_entry (const gchar  *name,
+                      JsonNode     *member,
+                      const gchar  *member_path,
+                      gpointer      data,
+                      GError      **error)
+{
+  NamedMapTarget *target = data;
+  g_autoptr(HpNamedPlacement) named = named_placement_from_node (member, member_path, error);
+
+  if (named == NULL)
+    return FALSE;
+  target->set (target->sharding, name, named);
+  return TRUE;
+}
+
 static gboolean
 named_map_from_node (JsonNode          *node,
                      const gchar       *path,
@@ -833,30 +871,10 @@ named_map_from_node (JsonNode          *node,
                      NamedMapSet        set,
                      GError           **error)
 {
-  g_autoptr(GList) members = NULL;
-  JsonObject *object;
+  NamedMapTarget target = { sharding, set };
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    return wrong_type (path, "an object from name to named placement", node, error);
-
-  object = json_node_get_object (node);
-  members = json_object_get_members (object);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
-      g_autoptr(HpNamedPlacement) named = NULL;
-
-      if (*(const gchar *) l->data == '\0')
-        {
-          _hp_config_set_error (error, path, "empty name");
-          return FALSE;
-        }
-      named = named_placement_from_node (json_object_get_member (object, l->data), member_path, error);
-      if (named == NULL)
-        return FALSE;
-      set (sharding, l->data, named);
-    }
-  return TRUE;
+  return foreach_member (node, path, "an object from name to named placement", "name",
+                         read_named_map_entry, &target, error);
 }
 
 static HpShardingConfig *
@@ -941,39 +959,31 @@ initializer_from_node (JsonNode     *node,
   return initializer;
 }
 
+static gboolean
+read_param_initializer (const gchar  *name,
+                        JsonNode     *member,
+                        const gchar  *member_path,
+                        gpointer      param_init,
+                        GError      **error)
+{
+  g_autoptr(HpInitializer) initializer = initializer_from_node (member, member_path, error);
+
+  if (initializer == NULL)
+    return FALSE;
+  hp_param_init_set (param_init, name, initializer);
+  return TRUE;
+}
+
 static HpParamInit *
 param_init_from_node (JsonNode     *node,
                       const gchar  *path,
                       GError      **error)
 {
-  g_autoptr(HpParamInit) param_init = NULL;
-  g_autoptr(GList) members = NULL;
-  JsonObject *object;
+  g_autoptr(HpParamInit) param_init = hp_param_init_new ();
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    {
-      wrong_type (path, "an object from parameter name to initializer", node, error);
-      return NULL;
-    }
-
-  param_init = hp_param_init_new ();
-  object = json_node_get_object (node);
-  members = json_object_get_members (object);
-  for (GList *l = members; l != NULL; l = l->next)
-    {
-      g_autofree gchar *member_path = _hp_config_join_path (path, l->data);
-      g_autoptr(HpInitializer) initializer = NULL;
-
-      if (*(const gchar *) l->data == '\0')
-        {
-          _hp_config_set_error (error, path, "empty parameter name");
-          return NULL;
-        }
-      initializer = initializer_from_node (json_object_get_member (object, l->data), member_path, error);
-      if (initializer == NULL)
-        return NULL;
-      hp_param_init_set (param_init, l->data, initializer);
-    }
+  if (!foreach_member (node, path, "an object from parameter name to initializer", "parameter name",
+                       read_param_initializer, param_init, error))
+    return NULL;
   return g_steal_pointer (&param_init);
 }
 
@@ -984,22 +994,15 @@ read_enum (GParamSpec   *pspec,
            GValue       *value,
            GError      **error)
 {
-  g_autoptr(GEnumClass) klass = g_type_class_ref (G_PARAM_SPEC_VALUE_TYPE (pspec));
-  GEnumValue *member;
+  g_autoptr(GError) local_error = NULL;
 
   if (!node_holds (node, G_TYPE_STRING))
     return wrong_type (path, "a string", node, error);
-
-  member = g_enum_get_value_by_nick (klass, json_node_get_string (node));
-  if (member == NULL)
+  if (!_hp_config_value_set_enum_nick (pspec, json_node_get_string (node), FALSE, value, &local_error))
     {
-      g_autofree gchar *nicks = _hp_config_enum_nicks (G_PARAM_SPEC_VALUE_TYPE (pspec));
-
-      _hp_config_set_error (error, path, "expected one of %s, got '%s'",
-                            nicks, json_node_get_string (node));
+      _hp_config_set_error (error, path, "%s", local_error->message);
       return FALSE;
     }
-  g_value_set_enum (value, member->value);
   return TRUE;
 }
 
@@ -1067,17 +1070,19 @@ read_strv (JsonNode     *node,
   return TRUE;
 }
 
-static gboolean
-read_config_list (JsonNode     *node,
-                  const gchar  *path,
-                  GValue       *value,
-                  GError      **error)
+static HpConfigList *
+config_list_from_node (JsonNode     *node,
+                       const gchar  *path,
+                       GError      **error)
 {
   g_autoptr(HpConfigList) list = NULL;
   JsonArray *array;
 
   if (!JSON_NODE_HOLDS_ARRAY (node))
-    return wrong_type (path, "an array of configurations", node, error);
+    {
+      wrong_type (path, "an array of configurations", node, error);
+      return NULL;
+    }
 
   list = hp_config_list_new ();
   array = json_node_get_array (node);
@@ -1089,11 +1094,38 @@ read_config_list (JsonNode     *node,
                                                             item_path, error);
 
       if (item == NULL)
-        return FALSE;
+        return NULL;
       hp_config_list_append (list, item);
     }
-  g_value_set_object (value, list);
-  return TRUE;
+  return g_steal_pointer (&list);
+}
+
+/* The value of an object field, never NULL without an error */
+static GObject *
+object_from_node (GParamSpec   *pspec,
+                  JsonNode     *node,
+                  const gchar  *path,
+                  GError      **error)
+{
+  switch (_hp_config_field_kind (pspec))
+    {
+    case HP_CONFIG_FIELD_CONFIG:
+      return G_OBJECT (_hp_config_from_json_node (G_PARAM_SPEC_VALUE_TYPE (pspec), node, path, error));
+    case HP_CONFIG_FIELD_CONFIG_LIST:
+      return G_OBJECT (config_list_from_node (node, path, error));
+    case HP_CONFIG_FIELD_NAMED_PLACEMENT:
+      return G_OBJECT (named_placement_from_node (node, path, error));
+    case HP_CONFIG_FIELD_SHARDING_CONFIG:
+      return G_OBJECT (sharding_config_from_node (node, path, error));
+    case HP_CONFIG_FIELD_LOCAL_MAP_CONFIG:
+      return G_OBJECT (local_map_config_from_node (node, path, error));
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      return G_OBJECT (param_init_from_node (node, path, error));
+    case HP_CONFIG_FIELD_INITIALIZER:
+      return G_OBJECT (initializer_from_node (node, path, error));
+    default:
+      g_return_val_if_reached (NULL);
+    }
 }
 
 gboolean
@@ -1109,10 +1141,7 @@ _hp_config_value_from_json_node (GParamSpec   *pspec,
 
   g_value_init (value, G_PARAM_SPEC_VALUE_TYPE (pspec));
 
-  /* null: the NULL of strings, string arrays and objects */
-  if (JSON_NODE_HOLDS_NULL (node) &&
-      (kind == HP_CONFIG_FIELD_STRING || kind == HP_CONFIG_FIELD_STRV ||
-       G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec)) == G_TYPE_OBJECT))
+  if (JSON_NODE_HOLDS_NULL (node) && _hp_config_field_is_nullable (pspec))
     return TRUE;
 
   switch (kind)
@@ -1154,67 +1183,14 @@ _hp_config_value_from_json_node (GParamSpec   *pspec,
       ok = read_strv (node, path, value, error);
       break;
 
-    case HP_CONFIG_FIELD_CONFIG:
+    default:  /* the object fields */
       {
-        g_autoptr(HpConfig) config = _hp_config_from_json_node (G_PARAM_SPEC_VALUE_TYPE (pspec),
-                                                                node, path, error);
+        g_autoptr(GObject) object = object_from_node (pspec, node, path, error);
 
-        ok = config != NULL;
-        g_value_set_object (value, config);
+        ok = object != NULL;
+        g_value_set_object (value, object);
       }
       break;
-
-    case HP_CONFIG_FIELD_CONFIG_LIST:
-      ok = read_config_list (node, path, value, error);
-      break;
-
-    case HP_CONFIG_FIELD_NAMED_PLACEMENT:
-      {
-        g_autoptr(HpNamedPlacement) named = named_placement_from_node (node, path, error);
-
-        ok = named != NULL;
-        g_value_set_object (value, named);
-      }
-      break;
-
-    case HP_CONFIG_FIELD_SHARDING_CONFIG:
-      {
-        g_autoptr(HpShardingConfig) sharding = sharding_config_from_node (node, path, error);
-
-        ok = sharding != NULL;
-        g_value_set_object (value, sharding);
-      }
-      break;
-
-    case HP_CONFIG_FIELD_LOCAL_MAP_CONFIG:
-      {
-        g_autoptr(HpLocalMapConfig) local_map = local_map_config_from_node (node, path, error);
-
-        ok = local_map != NULL;
-        g_value_set_object (value, local_map);
-      }
-      break;
-
-    case HP_CONFIG_FIELD_PARAM_INIT:
-      {
-        g_autoptr(HpParamInit) param_init = param_init_from_node (node, path, error);
-
-        ok = param_init != NULL;
-        g_value_set_object (value, param_init);
-      }
-      break;
-
-    case HP_CONFIG_FIELD_INITIALIZER:
-      {
-        g_autoptr(HpInitializer) initializer = initializer_from_node (node, path, error);
-
-        ok = initializer != NULL;
-        g_value_set_object (value, initializer);
-      }
-      break;
-
-    default:
-      g_return_val_if_reached (FALSE);
     }
 
   if (ok && !_hp_config_value_validate (pspec, value, &local_error))
@@ -1302,8 +1278,7 @@ _hp_config_from_json_node (GType         expected_type,
   fields = _hp_config_type_get_fields (type, &n_fields);
   names = g_new0 (const gchar *, n_fields + 1);
   seen = g_new0 (gboolean, n_fields);
-  values = g_array_sized_new (FALSE, TRUE, sizeof (GValue), n_fields);
-  g_array_set_clear_func (values, (GDestroyNotify) g_value_unset);
+  values = _hp_config_value_array_new (n_fields);
 
   members = json_object_get_members (object);
   for (GList *l = members; l != NULL; l = l->next)

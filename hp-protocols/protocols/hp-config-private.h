@@ -1,4 +1,5 @@
-/* hp-config-private.h: what hp-config.c, hp-config-json.c and
+/* hp-config-private.h: what the files of HpConfig (hp-config.c,
+ * hp-config-value.c, hp-config-path.c, hp-config-json.c) and
  * hp-config-list.c share
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -35,7 +36,10 @@ typedef enum
   HP_CONFIG_FIELD_INITIALIZER,
 } HpConfigFieldKind;
 
+/* hp-config.c */
 HpConfigFieldKind _hp_config_field_kind          (GParamSpec    *pspec);
+/* Strings, string arrays and objects may be NULL */
+gboolean          _hp_config_field_is_nullable   (GParamSpec    *pspec);
 
 /* The fields of @config_type in field order (transfer none, cached for
  * the life of the process) */
@@ -44,7 +48,17 @@ GParamSpec      **_hp_config_type_get_fields     (GType          config_type,
 /* The field named @name ('-' or '_' between words), or NULL */
 GParamSpec       *_hp_config_type_find_field     (GType          config_type,
                                                   const gchar   *name);
+/* Whether @name is the canonical @field_name, '_' standing for '-' */
+gboolean          _hp_config_name_matches        (const gchar   *field_name,
+                                                  const gchar   *name);
+/* Initialises @value (zeroed) to the type of @field and reads it */
+void              _hp_config_get_field           (HpConfig      *self,
+                                                  GParamSpec    *field,
+                                                  GValue        *value);
+/* An array of GValues that unsets them when freed */
+GArray           *_hp_config_value_array_new     (guint          reserved);
 
+/* hp-config-value.c */
 /* Store a number in @value (initialised to the field's type), checking
  * it against the field's range; the error has no path prefix */
 gboolean          _hp_config_value_set_int64     (GParamSpec    *pspec,
@@ -59,10 +73,27 @@ gboolean          _hp_config_value_set_double    (GParamSpec    *pspec,
                                                   GValue        *value,
                                                   gdouble        number,
                                                   GError       **error);
+/* "value @shown out of range [min, max]" for an integer field */
+void              _hp_config_set_range_error     (GParamSpec    *pspec,
+                                                  const gchar   *shown,
+                                                  GError       **error);
 /* g_param_value_validate() as an error instead of a silent fix */
 gboolean          _hp_config_value_validate      (GParamSpec    *pspec,
                                                   const GValue  *value,
                                                   GError       **error);
+/* Stores @source in @dest (zeroed) as a value of @pspec: a number of any
+ * numeric type when the field's range holds it exactly, a value of a
+ * compatible type as it is, an object of a fitting type whatever the
+ * declared type of @source. The error has no path prefix. */
+gboolean          _hp_config_value_convert       (GParamSpec    *pspec,
+                                                  const GValue  *source,
+                                                  GValue        *dest,
+                                                  GError       **error);
+/* Field values compared by value (nested configs, lists, placements and
+ * initialisers with their own equal functions) */
+gboolean          _hp_config_values_equal        (GParamSpec    *pspec,
+                                                  const GValue  *a,
+                                                  const GValue  *b);
 
 gint64            _hp_config_value_get_signed    (const GValue  *value);
 guint64           _hp_config_value_get_unsigned  (const GValue  *value);
@@ -77,21 +108,28 @@ gchar            *_hp_config_format_float        (gfloat         number);
 gboolean          _hp_config_parse_non_finite    (const gchar   *text,
                                                   gdouble       *number);
 
-/* Enum and flags nicks, as the JSON and the path strings use them */
-gchar            *_hp_config_enum_nicks          (GType          enum_type);
+/* Enum and flags nicks, as the JSON and the path strings use them.
+ * Sets the enum member named by the nick @text (or, @names_too, by its
+ * name); the error lists the nicks and has no path prefix */
+gboolean          _hp_config_value_set_enum_nick (GParamSpec    *pspec,
+                                                  const gchar   *text,
+                                                  gboolean       names_too,
+                                                  GValue        *value,
+                                                  GError       **error);
+gchar            *_hp_config_value_dup_enum_nick (const GValue  *value);
+/* The nicks of the flags set, in the order of the flags type */
+GStrv             _hp_config_value_dup_flag_nicks (const GValue *value);
 gboolean          _hp_config_flags_from_nick     (GFlagsClass   *klass,
                                                   const gchar   *nick,
                                                   guint         *flags);
 
+/* hp-config-path.c */
 /* "path: message" (or the message alone for the empty path) */
 void              _hp_config_set_error           (GError       **error,
                                                   const gchar   *path,
                                                   const gchar   *format,
                                                   ...) G_GNUC_PRINTF (3, 4);
 gchar            *_hp_config_join_path           (const gchar   *path,
-                                                  const gchar   *name);
-/* Whether @name is the canonical @field_name, '_' standing for '-' */
-gboolean          _hp_config_name_matches        (const gchar   *field_name,
                                                   const gchar   *name);
 
 /* hp-config-json.c */

@@ -531,18 +531,6 @@ hp_initializer_equal (HpInitializer *self,
 /* Parsing */
 
 static gchar *
-kind_names (void)
-{
-  GEnumClass *klass = g_type_class_ref (HP_TYPE_INIT_KIND);
-  GString *names = g_string_new (NULL);
-
-  for (guint i = 0; i < klass->n_values; i++)
-    g_string_append_printf (names, "%s%s", i > 0 ? ", " : "", klass->values[i].value_nick);
-  g_type_class_unref (klass);
-  return g_string_free (names, FALSE);
-}
-
-static gchar *
 arg_names (const KindSpec *spec)
 {
   GString *names = g_string_new (NULL);
@@ -759,7 +747,7 @@ hp_initializer_new_from_string (const gchar  *text,
 
   if (!_hp_enum_from_nick (HP_TYPE_INIT_KIND, kind_name, &kind))
     {
-      g_autofree gchar *expected = kind_names ();
+      g_autofree gchar *expected = _hp_enum_list_nicks (HP_TYPE_INIT_KIND);
 
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "cannot parse initializer '%s': unknown kind '%s' (expected one of %s)",

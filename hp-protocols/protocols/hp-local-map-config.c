@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "hp-local-map-config.h"
+#include "hp-named-placement-private.h"
 #include "hp-tensor-private.h"
 
 /**
@@ -264,60 +265,25 @@ check_list (GPtrArray *list)
   return TRUE;
 }
 
-/* Both NULL, or the same length and equal entries (NULL matching NULL) */
-static gboolean
-lists_equal (GPtrArray *a,
-             GPtrArray *b)
-{
-  if (a == NULL || b == NULL)
-    return a == b;
-  if (a->len != b->len)
-    return FALSE;
-
-  for (guint i = 0; i < a->len; i++)
-    {
-      HpNamedPlacement *x = g_ptr_array_index (a, i);
-      HpNamedPlacement *y = g_ptr_array_index (b, i);
-
-      if (x == NULL || y == NULL)
-        {
-          if (x != y)
-            return FALSE;
-        }
-      else if (x != y && !hp_named_placement_equal (x, y))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-/* A new array holding new references to the entries of @list */
-static GPtrArray *
-share_list (GPtrArray *list)
-{
-  GPtrArray *out = g_ptr_array_new_full (list != NULL ? list->len : 0, _hp_object_unref_nullable);
-
-  for (guint i = 0; list != NULL && i < list->len; i++)
-    {
-      gpointer named = g_ptr_array_index (list, i);
-
-      g_ptr_array_add (out, named != NULL ? g_object_ref (named) : NULL);
-    }
-  return out;
-}
-
 /* Stores a copy of @list in *@field and notifies @prop, unless the
- * entries are equal to those there already */
+ * entries are equal to those there already. A NULL @list is stored as
+ * NULL when the field is @nullable, else as an empty list. */
 static void
 set_list (HpLocalMapConfig  *self,
           GPtrArray        **field,
           GPtrArray         *list,
+          gboolean           nullable,
           guint              prop)
 {
-  if (lists_equal (*field, list))
+  g_autoptr(GPtrArray) empty = NULL;
+
+  if (list == NULL && !nullable)
+    list = empty = g_ptr_array_new ();
+  if (_hp_named_placement_lists_equal (*field, list))
     return;
 
   g_clear_pointer (field, g_ptr_array_unref);
-  *field = list != NULL ? share_list (list) : NULL;
+  *field = list != NULL ? _hp_object_array_copy (list) : NULL;
   g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
 }
 
@@ -353,14 +319,10 @@ void
 hp_local_map_config_set_in_placements (HpLocalMapConfig *self,
                                        GPtrArray        *placements)
 {
-  g_autoptr(GPtrArray) empty = NULL;
-
   g_return_if_fail (HP_IS_LOCAL_MAP_CONFIG (self));
   g_return_if_fail (check_list (placements));
 
-  if (placements == NULL)
-    placements = empty = g_ptr_array_new ();
-  set_list (self, &self->in_placements, placements, PROP_IN_PLACEMENTS);
+  set_list (self, &self->in_placements, placements, FALSE, PROP_IN_PLACEMENTS);
 }
 
 /**
@@ -395,14 +357,10 @@ void
 hp_local_map_config_set_out_placements (HpLocalMapConfig *self,
                                         GPtrArray        *placements)
 {
-  g_autoptr(GPtrArray) empty = NULL;
-
   g_return_if_fail (HP_IS_LOCAL_MAP_CONFIG (self));
   g_return_if_fail (check_list (placements));
 
-  if (placements == NULL)
-    placements = empty = g_ptr_array_new ();
-  set_list (self, &self->out_placements, placements, PROP_OUT_PLACEMENTS);
+  set_list (self, &self->out_placements, placements, FALSE, PROP_OUT_PLACEMENTS);
 }
 
 /**
@@ -440,7 +398,7 @@ hp_local_map_config_set_in_grad_placements (HpLocalMapConfig *self,
   g_return_if_fail (HP_IS_LOCAL_MAP_CONFIG (self));
   g_return_if_fail (check_list (placements));
 
-  set_list (self, &self->in_grad_placements, placements, PROP_IN_GRAD_PLACEMENTS);
+  set_list (self, &self->in_grad_placements, placements, TRUE, PROP_IN_GRAD_PLACEMENTS);
 }
 
 /**
@@ -461,11 +419,11 @@ hp_local_map_config_copy (HpLocalMapConfig *self)
 
   copy = hp_local_map_config_new (self->callable_path);
   g_ptr_array_unref (copy->in_placements);
-  copy->in_placements = share_list (self->in_placements);
+  copy->in_placements = _hp_object_array_copy (self->in_placements);
   g_ptr_array_unref (copy->out_placements);
-  copy->out_placements = share_list (self->out_placements);
+  copy->out_placements = _hp_object_array_copy (self->out_placements);
   if (self->in_grad_placements != NULL)
-    copy->in_grad_placements = share_list (self->in_grad_placements);
+    copy->in_grad_placements = _hp_object_array_copy (self->in_grad_placements);
   return copy;
 }
 
@@ -489,7 +447,7 @@ hp_local_map_config_equal (HpLocalMapConfig *self,
   g_return_val_if_fail (HP_IS_LOCAL_MAP_CONFIG (other), FALSE);
 
   return g_strcmp0 (self->callable_path, other->callable_path) == 0 &&
-         lists_equal (self->in_placements, other->in_placements) &&
-         lists_equal (self->out_placements, other->out_placements) &&
-         lists_equal (self->in_grad_placements, other->in_grad_placements);
+         _hp_named_placement_lists_equal (self->in_placements, other->in_placements) &&
+         _hp_named_placement_lists_equal (self->out_placements, other->out_placements) &&
+         _hp_named_placement_lists_equal (self->in_grad_placements, other->in_grad_placements);
 }

@@ -54,15 +54,10 @@ hp_mesh_axis_name_from_string (const gchar     *name,
 
   if (!_hp_enum_from_nick (HP_TYPE_MESH_AXIS_NAME, name, &value))
     {
-      GEnumClass *klass = g_type_class_ref (HP_TYPE_MESH_AXIS_NAME);
-      GString *names = g_string_new (NULL);
+      g_autofree gchar *names = _hp_enum_list_nicks (HP_TYPE_MESH_AXIS_NAME);
 
-      for (guint i = 0; i < klass->n_values; i++)
-        g_string_append_printf (names, "%s%s", i > 0 ? ", " : "", klass->values[i].value_nick);
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "unknown mesh axis name '%s' (expected one of %s)", name, names->str);
-      g_string_free (names, TRUE);
-      g_type_class_unref (klass);
+                   "unknown mesh axis name '%s' (expected one of %s)", name, names);
       return FALSE;
     }
 

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-model-config-converter.h"
 
@@ -66,8 +67,8 @@ hp_model_config_converter_convert (HpModelConfigConverter  *self,
                                    GError                 **error)
 {
   HpModelConfigConverterClass *klass;
-  g_autoptr(GError) local_error = NULL;
-  g_autoptr(GObject) result = NULL;
+  GError *local_error = NULL;
+  HpBaseModelConfig *result;
 
   g_return_val_if_fail (HP_IS_MODEL_CONFIG_CONVERTER (self), NULL);
   g_return_val_if_fail (HP_IS_BASE_MODEL_CONFIG (model_config), NULL);
@@ -81,26 +82,8 @@ hp_model_config_converter_convert (HpModelConfigConverter  *self,
       return NULL;
     }
 
-  result = (GObject *) klass->convert (self, model_config, &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return NULL;
-    }
-  if (result == NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s.convert returned no model configuration and no error",
-                   G_OBJECT_TYPE_NAME (self));
-      return NULL;
-    }
-  if (!HP_IS_BASE_MODEL_CONFIG (result))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s.convert returned a %s, which is not a HpBaseModelConfig",
-                   G_OBJECT_TYPE_NAME (self), G_OBJECT_TYPE_NAME (result));
-      return NULL;
-    }
-
-  return HP_BASE_MODEL_CONFIG (g_steal_pointer (&result));
+  result = klass->convert (self, model_config, &local_error);
+  return _hp_error_check_returned (result, local_error, HP_TYPE_BASE_MODEL_CONFIG,
+                                   "model configuration", error,
+                                   "%s.convert", G_OBJECT_TYPE_NAME (self));
 }

@@ -797,8 +797,8 @@ hp_module_get_child (HpModule    *self,
 
 HpModuleStateEntry *
 _hp_module_lookup_state (HpModule    *self,
-              const gchar *path,
-              gboolean     buffer)
+                         const gchar *path,
+                         gboolean     buffer)
 {
   const gchar *leaf;
   HpModule *owner = resolve_owner (self, path, &leaf);
@@ -1461,7 +1461,7 @@ hp_module_register_callable (HpModule       *self,
 
 HpModuleCallable *
 _hp_module_lookup_callable (HpModule    *self,
-                 const gchar *path)
+                            const gchar *path)
 {
   const gchar *leaf;
   HpModule *owner = resolve_owner (self, path, &leaf);
@@ -1513,6 +1513,43 @@ hp_module_callable_is_local_mapped (HpModule    *self,
   return callable != NULL && callable->mapped != NULL;
 }
 
+/* Takes what a forward function or a callable returned with transfer
+ * full, and the error it set: the outputs, or NULL with its error, or
+ * with one naming the function (a binding's function may return None
+ * without an error). An error set next to outputs is dropped. */
+static GPtrArray *take_outputs (GPtrArray    *returned,
+                                GError       *local_error,
+                                GError      **error,
+                                const gchar  *who_format,
+                                ...) G_GNUC_PRINTF (4, 5);
+
+static GPtrArray *
+take_outputs (GPtrArray    *returned,
+              GError       *local_error,
+              GError      **error,
+              const gchar  *who_format,
+              ...)
+{
+  if (returned == NULL)
+    {
+      if (local_error == NULL)
+        {
+          g_autofree gchar *who = NULL;
+          va_list args;
+
+          va_start (args, who_format);
+          who = g_strdup_vprintf (who_format, args);
+          va_end (args);
+          g_set_error (&local_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "%s failed without saying why", who);
+        }
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  g_clear_error (&local_error);
+  return _hp_object_array_take (returned);
+}
+
 /**
  * hp_module_call:
  * @self: a #HpModule
@@ -1554,17 +1591,8 @@ hp_module_call (HpModule     *self,
     return hp_local_map_call (callable->mapped, args, error);
 
   returned = callable->func (args, callable->user_data, &local_error);
-  if (returned == NULL)
-    {
-      if (local_error == NULL)
-        g_set_error (&local_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "%s: callable '%s' failed without saying why",
-                     _hp_module_type_name (self), path);
-      g_propagate_error (error, local_error);
-      return NULL;
-    }
-  g_clear_error (&local_error);
-  return _hp_object_array_take (returned);
+  return take_outputs (returned, local_error, error, "%s: callable '%s'",
+                       _hp_module_type_name (self), path);
 }
 
 /**
@@ -1617,16 +1645,9 @@ hp_module_forward (HpModule     *self,
     return NULL;
 
   returned = HP_MODULE_GET_CLASS (self)->compute (self, inputs, &local_error);
-  if (returned == NULL)
-    {
-      if (local_error == NULL)
-        g_set_error (&local_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "%s.forward failed without saying why", _hp_module_type_name (self));
-      g_propagate_error (error, local_error);
-      return NULL;
-    }
-  g_clear_error (&local_error);
-  outputs = _hp_object_array_take (returned);
+  outputs = take_outputs (returned, local_error, error, "%s.forward", _hp_module_type_name (self));
+  if (outputs == NULL)
+    return NULL;
 
   result = sharded ? _hp_module_shard_outputs (self, outputs, error) : g_ptr_array_ref (outputs);
   if (result == NULL)

@@ -5,10 +5,9 @@
 
 #include "config.h"
 
-#include <string.h>
-
 #include "hp-error.h"
-#include "hp-named-placement.h"
+#include "hp-name-map-private.h"
+#include "hp-named-placement-private.h"
 #include "hp-replicate.h"
 
 /**
@@ -38,8 +37,7 @@ struct _HpNamedPlacement
 {
   GObject parent_instance;
 
-  GPtrArray *axes;        /* gchar *, in insertion order */
-  GPtrArray *placements;  /* HpPlacement *, one per axis */
+  HpNameMap axes;  /* axis -> HpPlacement */
 };
 
 G_DEFINE_FINAL_TYPE (HpNamedPlacement, hp_named_placement, G_TYPE_OBJECT)
@@ -56,8 +54,7 @@ hp_named_placement_finalize (GObject *object)
 {
   HpNamedPlacement *self = HP_NAMED_PLACEMENT (object);
 
-  g_clear_pointer (&self->axes, g_ptr_array_unref);
-  g_clear_pointer (&self->placements, g_ptr_array_unref);
+  _hp_name_map_clear (&self->axes);
 
   G_OBJECT_CLASS (hp_named_placement_parent_class)->finalize (object);
 }
@@ -87,8 +84,7 @@ hp_named_placement_class_init (HpNamedPlacementClass *klass)
 static void
 hp_named_placement_init (HpNamedPlacement *self)
 {
-  self->axes = g_ptr_array_new_with_free_func (g_free);
-  self->placements = g_ptr_array_new_with_free_func (g_object_unref);
+  _hp_name_map_init (&self->axes);
 }
 
 /**
@@ -103,20 +99,6 @@ HpNamedPlacement *
 hp_named_placement_new (void)
 {
   return g_object_new (HP_TYPE_NAMED_PLACEMENT, NULL);
-}
-
-static gboolean
-find_axis (HpNamedPlacement *self,
-           const gchar      *axis,
-           guint            *index)
-{
-  for (guint i = 0; i < self->axes->len; i++)
-    if (g_str_equal (g_ptr_array_index (self->axes, i), axis))
-      {
-        *index = i;
-        return TRUE;
-      }
-  return FALSE;
 }
 
 /**
@@ -136,28 +118,12 @@ hp_named_placement_set (HpNamedPlacement *self,
                         const gchar      *axis,
                         HpPlacement      *placement)
 {
-  guint index;
-
   g_return_if_fail (HP_IS_NAMED_PLACEMENT (self));
   g_return_if_fail (axis != NULL && *axis != '\0');
   g_return_if_fail (HP_IS_PLACEMENT (placement));
 
-  if (find_axis (self, axis, &index))
-    {
-      HpPlacement *old = g_ptr_array_index (self->placements, index);
-
-      if (hp_placement_equal (old, placement))
-        return;
-      g_ptr_array_index (self->placements, index) = g_object_ref (placement);
-      g_object_unref (old);
-    }
-  else
-    {
-      g_ptr_array_add (self->axes, g_strdup (axis));
-      g_ptr_array_add (self->placements, g_object_ref (placement));
-    }
-
-  g_signal_emit (self, signals[CHANGED], 0);
+  if (_hp_name_map_set (&self->axes, axis, placement, (GEqualFunc) hp_placement_equal))
+    g_signal_emit (self, signals[CHANGED], 0);
 }
 
 /**
@@ -199,14 +165,10 @@ HpPlacement *
 hp_named_placement_get (HpNamedPlacement *self,
                         const gchar      *axis)
 {
-  guint index;
-
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (self), NULL);
   g_return_val_if_fail (axis != NULL, NULL);
 
-  if (!find_axis (self, axis, &index))
-    return NULL;
-  return g_ptr_array_index (self->placements, index);
+  return _hp_name_map_lookup (&self->axes, axis);
 }
 
 /**
@@ -221,14 +183,9 @@ hp_named_placement_get (HpNamedPlacement *self,
 GStrv
 hp_named_placement_get_axes (HpNamedPlacement *self)
 {
-  GStrv out;
-
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (self), NULL);
 
-  out = g_new0 (gchar *, self->axes->len + 1);
-  for (guint i = 0; i < self->axes->len; i++)
-    out[i] = g_strdup (g_ptr_array_index (self->axes, i));
-  return out;
+  return _hp_name_map_dup_names (&self->axes);
 }
 
 /**
@@ -244,76 +201,13 @@ hp_named_placement_get_n_axes (HpNamedPlacement *self)
 {
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (self), 0);
 
-  return self->axes->len;
+  return self->axes.names->len;
 }
 
-static gboolean
-is_axis_char (gchar c)
-{
-  return g_ascii_isalnum (c) || c == '_' || c == '-' || c == '.';
-}
-
-/* Reads one stripped, non-empty "axis:placement" entry into @self */
-static gboolean
-parse_entry (HpNamedPlacement  *self,
-             const gchar       *text,
-             gchar             *entry,
-             GError           **error)
-{
-  g_autofree gchar *quoted = g_strdup (entry);
-  g_autoptr(GError) local_error = NULL;
-  g_autoptr(HpPlacement) placement = NULL;
-  gchar *colon = strchr (entry, ':');
-  gchar *axis;
-  guint index;
-
-  if (colon == NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "cannot parse named placement '%s': entry '%s' is not axis:placement",
-                   text, quoted);
-      return FALSE;
-    }
-
-  *colon = '\0';
-  axis = g_strstrip (entry);
-  if (*axis == '\0')
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "cannot parse named placement '%s': entry '%s' has an empty axis name",
-                   text, quoted);
-      return FALSE;
-    }
-  for (const gchar *p = axis; *p != '\0'; p++)
-    if (!is_axis_char (*p))
-      {
-        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "cannot parse named placement '%s': entry '%s' has an invalid axis "
-                     "name '%s' (letters, digits, '_', '-' and '.' only)",
-                     text, quoted, axis);
-        return FALSE;
-      }
-  if (find_axis (self, axis, &index))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "cannot parse named placement '%s': entry '%s' repeats axis '%s'",
-                   text, quoted, axis);
-      return FALSE;
-    }
-
-  placement = hp_placement_new_from_string (colon + 1, &local_error);
-  if (placement == NULL)
-    {
-      g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
-                                  "cannot parse named placement '%s': entry '%s': ",
-                                  text, quoted);
-      return FALSE;
-    }
-
-  g_ptr_array_add (self->axes, g_strdup (axis));
-  g_ptr_array_add (self->placements, g_steal_pointer (&placement));
-  return TRUE;
-}
+static const HpNameMapSyntax syntax = {
+  "named placement", ':', "axis:placement", "axis",
+  (HpNameMapParseFunc) hp_placement_new_from_string,
+};
 
 /**
  * hp_named_placement_new_from_string:
@@ -372,7 +266,7 @@ hp_named_placement_new_from_string (const gchar  *text,
                            text, n_entries);
               return NULL;
             }
-          if (!parse_entry (self, text, entry, error))
+          if (!_hp_name_map_parse_entry (&self->axes, &syntax, text, entry, error))
             return NULL;
           n_entries++;
           if (last)
@@ -403,12 +297,12 @@ hp_named_placement_to_string (HpNamedPlacement *self)
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (self), NULL);
 
   out = g_string_new (NULL);
-  for (guint i = 0; i < self->axes->len; i++)
+  for (guint i = 0; i < self->axes.names->len; i++)
     {
-      g_autofree gchar *placement = hp_placement_to_string (g_ptr_array_index (self->placements, i));
+      g_autofree gchar *placement = hp_placement_to_string (g_ptr_array_index (self->axes.values, i));
 
       g_string_append_printf (out, "%s%s:%s", i > 0 ? ", " : "",
-                              (const gchar *) g_ptr_array_index (self->axes, i), placement);
+                              (const gchar *) g_ptr_array_index (self->axes.names, i), placement);
     }
   return g_string_free (out, FALSE);
 }
@@ -431,16 +325,30 @@ hp_named_placement_equal (HpNamedPlacement *self,
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (self), FALSE);
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (other), FALSE);
 
-  if (self->axes->len != other->axes->len)
+  return _hp_name_map_equal (&self->axes, &other->axes, (GEqualFunc) hp_placement_equal);
+}
+
+gboolean
+_hp_named_placement_equal0 (HpNamedPlacement *a,
+                            HpNamedPlacement *b)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  return a == b || hp_named_placement_equal (a, b);
+}
+
+gboolean
+_hp_named_placement_lists_equal (GPtrArray *a,
+                                 GPtrArray *b)
+{
+  if (a == NULL || b == NULL)
+    return a == b;
+  if (a->len != b->len)
     return FALSE;
 
-  for (guint i = 0; i < self->axes->len; i++)
-    {
-      HpPlacement *theirs = hp_named_placement_get (other, g_ptr_array_index (self->axes, i));
-
-      if (theirs == NULL || !hp_placement_equal (g_ptr_array_index (self->placements, i), theirs))
-        return FALSE;
-    }
+  for (guint i = 0; i < a->len; i++)
+    if (!_hp_named_placement_equal0 (g_ptr_array_index (a, i), g_ptr_array_index (b, i)))
+      return FALSE;
   return TRUE;
 }
 
@@ -461,11 +369,7 @@ hp_named_placement_copy (HpNamedPlacement *self)
   g_return_val_if_fail (HP_IS_NAMED_PLACEMENT (self), NULL);
 
   copy = hp_named_placement_new ();
-  for (guint i = 0; i < self->axes->len; i++)
-    {
-      g_ptr_array_add (copy->axes, g_strdup (g_ptr_array_index (self->axes, i)));
-      g_ptr_array_add (copy->placements, g_object_ref (g_ptr_array_index (self->placements, i)));
-    }
+  _hp_name_map_copy (&copy->axes, &self->axes);
   return copy;
 }
 
@@ -511,9 +415,9 @@ hp_resolve_placements (HpNamedPlacement     *named,
     mesh_dim_names = no_names;
   n_dims = g_strv_length ((GStrv) mesh_dim_names);
 
-  for (guint i = 0; named != NULL && i < named->axes->len; i++)
+  for (guint i = 0; named != NULL && i < named->axes.names->len; i++)
     {
-      const gchar *axis = g_ptr_array_index (named->axes, i);
+      const gchar *axis = g_ptr_array_index (named->axes.names, i);
 
       if (g_strv_contains (mesh_dim_names, axis))
         continue;

@@ -5,9 +5,8 @@
 
 #include "config.h"
 
-#include <string.h>
-
 #include "hp-error.h"
+#include "hp-name-map-private.h"
 #include "hp-param-init.h"
 
 /**
@@ -33,8 +32,7 @@ struct _HpParamInit
 {
   GObject parent_instance;
 
-  GPtrArray *names;         /* gchar *, in insertion order */
-  GPtrArray *initializers;  /* HpInitializer *, one per name */
+  HpNameMap initializers;  /* parameter name -> HpInitializer */
 };
 
 G_DEFINE_FINAL_TYPE (HpParamInit, hp_param_init, G_TYPE_OBJECT)
@@ -44,8 +42,7 @@ hp_param_init_finalize (GObject *object)
 {
   HpParamInit *self = HP_PARAM_INIT (object);
 
-  g_clear_pointer (&self->names, g_ptr_array_unref);
-  g_clear_pointer (&self->initializers, g_ptr_array_unref);
+  _hp_name_map_clear (&self->initializers);
 
   G_OBJECT_CLASS (hp_param_init_parent_class)->finalize (object);
 }
@@ -61,8 +58,7 @@ hp_param_init_class_init (HpParamInitClass *klass)
 static void
 hp_param_init_init (HpParamInit *self)
 {
-  self->names = g_ptr_array_new_with_free_func (g_free);
-  self->initializers = g_ptr_array_new_with_free_func (g_object_unref);
+  _hp_name_map_init (&self->initializers);
 }
 
 /**
@@ -76,20 +72,6 @@ HpParamInit *
 hp_param_init_new (void)
 {
   return g_object_new (HP_TYPE_PARAM_INIT, NULL);
-}
-
-static gboolean
-find_name (HpParamInit *self,
-           const gchar *name,
-           guint       *index)
-{
-  for (guint i = 0; i < self->names->len; i++)
-    if (g_str_equal (g_ptr_array_index (self->names, i), name))
-      {
-        *index = i;
-        return TRUE;
-      }
-  return FALSE;
 }
 
 /**
@@ -107,31 +89,11 @@ hp_param_init_set (HpParamInit   *self,
                    const gchar   *param_name,
                    HpInitializer *initializer)
 {
-  guint index;
-
   g_return_if_fail (HP_IS_PARAM_INIT (self));
   g_return_if_fail (param_name != NULL && *param_name != '\0');
   g_return_if_fail (initializer == NULL || HP_IS_INITIALIZER (initializer));
 
-  if (!find_name (self, param_name, &index))
-    {
-      if (initializer == NULL)
-        return;
-      g_ptr_array_add (self->names, g_strdup (param_name));
-      g_ptr_array_add (self->initializers, g_object_ref (initializer));
-      return;
-    }
-
-  if (initializer == NULL)
-    {
-      g_ptr_array_remove_index (self->names, index);
-      g_ptr_array_remove_index (self->initializers, index);
-      return;
-    }
-
-  g_object_ref (initializer);
-  g_object_unref (g_ptr_array_index (self->initializers, index));
-  g_ptr_array_index (self->initializers, index) = initializer;
+  _hp_name_map_set (&self->initializers, param_name, initializer, NULL);
 }
 
 /**
@@ -148,14 +110,10 @@ HpInitializer *
 hp_param_init_get (HpParamInit *self,
                    const gchar *param_name)
 {
-  guint index;
-
   g_return_val_if_fail (HP_IS_PARAM_INIT (self), NULL);
   g_return_val_if_fail (param_name != NULL, NULL);
 
-  if (!find_name (self, param_name, &index))
-    return NULL;
-  return g_ptr_array_index (self->initializers, index);
+  return _hp_name_map_lookup (&self->initializers, param_name);
 }
 
 /**
@@ -170,14 +128,9 @@ hp_param_init_get (HpParamInit *self,
 GStrv
 hp_param_init_get_names (HpParamInit *self)
 {
-  GStrv out;
-
   g_return_val_if_fail (HP_IS_PARAM_INIT (self), NULL);
 
-  out = g_new0 (gchar *, self->names->len + 1);
-  for (guint i = 0; i < self->names->len; i++)
-    out[i] = g_strdup (g_ptr_array_index (self->names, i));
-  return out;
+  return _hp_name_map_dup_names (&self->initializers);
 }
 
 /**
@@ -193,76 +146,13 @@ hp_param_init_get_n_entries (HpParamInit *self)
 {
   g_return_val_if_fail (HP_IS_PARAM_INIT (self), 0);
 
-  return self->names->len;
+  return self->initializers.names->len;
 }
 
-static gboolean
-is_name_char (gchar c)
-{
-  return g_ascii_isalnum (c) || c == '_' || c == '-' || c == '.';
-}
-
-/* Reads one stripped, non-empty "name=initializer" entry into @self */
-static gboolean
-parse_entry (HpParamInit  *self,
-             const gchar  *text,
-             gchar        *entry,
-             GError      **error)
-{
-  g_autofree gchar *quoted = g_strdup (entry);
-  g_autoptr(GError) local_error = NULL;
-  g_autoptr(HpInitializer) initializer = NULL;
-  gchar *equals = strchr (entry, '=');
-  gchar *name;
-  guint index;
-
-  if (equals == NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "cannot parse param init '%s': entry '%s' is not name=initializer",
-                   text, quoted);
-      return FALSE;
-    }
-
-  *equals = '\0';
-  name = g_strstrip (entry);
-  if (*name == '\0')
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "cannot parse param init '%s': entry '%s' has an empty parameter name",
-                   text, quoted);
-      return FALSE;
-    }
-  for (const gchar *p = name; *p != '\0'; p++)
-    if (!is_name_char (*p))
-      {
-        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "cannot parse param init '%s': entry '%s' has an invalid parameter "
-                     "name '%s' (letters, digits, '_', '-' and '.' only)",
-                     text, quoted, name);
-        return FALSE;
-      }
-  if (find_name (self, name, &index))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "cannot parse param init '%s': entry '%s' repeats parameter '%s'",
-                   text, quoted, name);
-      return FALSE;
-    }
-
-  initializer = hp_initializer_new_from_string (equals + 1, &local_error);
-  if (initializer == NULL)
-    {
-      g_propagate_prefixed_error (error, g_steal_pointer (&local_error),
-                                  "cannot parse param init '%s': entry '%s': ",
-                                  text, quoted);
-      return FALSE;
-    }
-
-  g_ptr_array_add (self->names, g_strdup (name));
-  g_ptr_array_add (self->initializers, g_steal_pointer (&initializer));
-  return TRUE;
-}
+static const HpNameMapSyntax syntax = {
+  "param init", '=', "name=initializer", "parameter",
+  (HpNameMapParseFunc) hp_initializer_new_from_string,
+};
 
 /**
  * hp_param_init_new_from_string:
@@ -308,7 +198,7 @@ hp_param_init_new_from_string (const gchar  *text,
                        "cannot parse param init '%s': entry %u is empty", text, i);
           return NULL;
         }
-      if (!parse_entry (self, text, entry, error))
+      if (!_hp_name_map_parse_entry (&self->initializers, &syntax, text, entry, error))
         return NULL;
     }
 
@@ -335,12 +225,12 @@ hp_param_init_to_string (HpParamInit *self)
   g_return_val_if_fail (HP_IS_PARAM_INIT (self), NULL);
 
   out = g_string_new (NULL);
-  for (guint i = 0; i < self->names->len; i++)
+  for (guint i = 0; i < self->initializers.names->len; i++)
     {
-      g_autofree gchar *init = hp_initializer_to_string (g_ptr_array_index (self->initializers, i));
+      g_autofree gchar *init = hp_initializer_to_string (g_ptr_array_index (self->initializers.values, i));
 
       g_string_append_printf (out, "%s%s=%s", i > 0 ? "; " : "",
-                              (const gchar *) g_ptr_array_index (self->names, i), init);
+                              (const gchar *) g_ptr_array_index (self->initializers.names, i), init);
     }
   return g_string_free (out, FALSE);
 }
@@ -363,17 +253,8 @@ hp_param_init_equal (HpParamInit *self,
   g_return_val_if_fail (HP_IS_PARAM_INIT (self), FALSE);
   g_return_val_if_fail (HP_IS_PARAM_INIT (other), FALSE);
 
-  if (self->names->len != other->names->len)
-    return FALSE;
-
-  for (guint i = 0; i < self->names->len; i++)
-    {
-      HpInitializer *theirs = hp_param_init_get (other, g_ptr_array_index (self->names, i));
-
-      if (theirs == NULL || !hp_initializer_equal (g_ptr_array_index (self->initializers, i), theirs))
-        return FALSE;
-    }
-  return TRUE;
+  return _hp_name_map_equal (&self->initializers, &other->initializers,
+                             (GEqualFunc) hp_initializer_equal);
 }
 
 /**
@@ -394,10 +275,6 @@ hp_param_init_copy (HpParamInit *self)
   g_return_val_if_fail (HP_IS_PARAM_INIT (self), NULL);
 
   copy = hp_param_init_new ();
-  for (guint i = 0; i < self->names->len; i++)
-    {
-      g_ptr_array_add (copy->names, g_strdup (g_ptr_array_index (self->names, i)));
-      g_ptr_array_add (copy->initializers, g_object_ref (g_ptr_array_index (self->initializers, i)));
-    }
+  _hp_name_map_copy (&copy->initializers, &self->initializers);
   return copy;
 }

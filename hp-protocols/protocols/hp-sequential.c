@@ -32,13 +32,7 @@ hp_sequential_forward (HpModule   *module,
   guint n = hp_module_list_get_length (list);
 
   /* the outputs own their elements, as forward returns them */
-  current = g_ptr_array_new_full (args->len, _hp_object_unref_nullable);
-  for (guint i = 0; i < args->len; i++)
-    {
-      gpointer arg = g_ptr_array_index (args, i);
-
-      g_ptr_array_add (current, arg != NULL ? g_object_ref (arg) : NULL);
-    }
+  current = _hp_object_array_copy (args);
   for (guint i = 0; i < n; i++)
     {
       GPtrArray *next = hp_module_forward (hp_module_list_get (list, i), current, error);

@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include "hp-name-map-private.h"
+#include "hp-named-placement-private.h"
 #include "hp-sharding-config.h"
 #include "hp-tensor-private.h"
 
@@ -43,20 +45,13 @@
  * shared by reference between modules.
  */
 
-/* name -> named placement, in insertion order */
-typedef struct
-{
-  GPtrArray *names;   /* gchar * */
-  GPtrArray *named;   /* HpNamedPlacement * */
-} NamedMap;
-
 struct _HpShardingConfig
 {
   GObject parent_instance;
 
-  NamedMap state;
-  NamedMap in_src;
-  NamedMap in_dst;
+  HpNameMap state;     /* name -> HpNamedPlacement */
+  HpNameMap in_src;
+  HpNameMap in_dst;
   GPtrArray *out_src;   /* HpNamedPlacement * or NULL, no trailing NULL */
   GPtrArray *out_dst;
 
@@ -81,119 +76,10 @@ enum {
 
 static guint signals[N_SIGNALS];
 
-static void
-named_map_init (NamedMap *map)
-{
-  map->names = g_ptr_array_new_with_free_func (g_free);
-  map->named = g_ptr_array_new_with_free_func (g_object_unref);
-}
-
-static void
-named_map_clear (NamedMap *map)
-{
-  g_clear_pointer (&map->names, g_ptr_array_unref);
-  g_clear_pointer (&map->named, g_ptr_array_unref);
-}
-
-static void
-named_map_copy (NamedMap *dst,
-                NamedMap *src)
-{
-  for (guint i = 0; i < src->names->len; i++)
-    {
-      g_ptr_array_add (dst->names, g_strdup (g_ptr_array_index (src->names, i)));
-      g_ptr_array_add (dst->named, g_object_ref (g_ptr_array_index (src->named, i)));
-    }
-}
-
-static HpNamedPlacement *
-named_map_get (NamedMap    *map,
-               const gchar *name,
-               guint       *index)
-{
-  for (guint i = 0; i < map->names->len; i++)
-    if (g_str_equal (g_ptr_array_index (map->names, i), name))
-      {
-        if (index != NULL)
-          *index = i;
-        return g_ptr_array_index (map->named, i);
-      }
-  return NULL;
-}
-
-/* Returns whether the map changed */
-static gboolean
-named_map_set (NamedMap         *map,
-               const gchar      *name,
-               HpNamedPlacement *named)
-{
-  guint index = 0;
-  HpNamedPlacement *old = named_map_get (map, name, &index);
-
-  if (old == NULL)
-    {
-      if (named == NULL)
-        return FALSE;
-      g_ptr_array_add (map->names, g_strdup (name));
-      g_ptr_array_add (map->named, g_object_ref (named));
-      return TRUE;
-    }
-
-  if (named == NULL)
-    {
-      g_ptr_array_remove_index (map->names, index);
-      g_ptr_array_remove_index (map->named, index);
-      return TRUE;
-    }
-
-  if (old == named || hp_named_placement_equal (old, named))
-    return FALSE;
-  g_ptr_array_index (map->named, index) = g_object_ref (named);
-  g_object_unref (old);
-  return TRUE;
-}
-
-static GStrv
-named_map_list (NamedMap *map)
-{
-  GStrv out = g_new0 (gchar *, map->names->len + 1);
-
-  for (guint i = 0; i < map->names->len; i++)
-    out[i] = g_strdup (g_ptr_array_index (map->names, i));
-  return out;
-}
-
-/* The same names with equal named placements, in any order */
-static gboolean
-named_map_equal (NamedMap *a,
-                 NamedMap *b)
-{
-  if (a->names->len != b->names->len)
-    return FALSE;
-
-  for (guint i = 0; i < a->names->len; i++)
-    {
-      HpNamedPlacement *theirs = named_map_get (b, g_ptr_array_index (a->names, i), NULL);
-
-      if (theirs == NULL || !hp_named_placement_equal (g_ptr_array_index (a->named, i), theirs))
-        return FALSE;
-    }
-  return TRUE;
-}
-
 static GPtrArray *
 out_list_new (void)
 {
   return g_ptr_array_new_with_free_func (_hp_object_unref_nullable);
-}
-
-static gboolean
-entries_equal (HpNamedPlacement *a,
-               HpNamedPlacement *b)
-{
-  if (a == NULL || b == NULL)
-    return a == b;
-  return a == b || hp_named_placement_equal (a, b);
 }
 
 /* Returns whether the list changed */
@@ -204,7 +90,7 @@ out_list_set (GPtrArray        *list,
 {
   HpNamedPlacement *old = index < list->len ? g_ptr_array_index (list, index) : NULL;
 
-  if (entries_equal (old, named))
+  if (_hp_named_placement_equal0 (old, named))
     return FALSE;
 
   while (list->len <= index)
@@ -214,33 +100,6 @@ out_list_set (GPtrArray        *list,
 
   while (list->len > 0 && g_ptr_array_index (list, list->len - 1) == NULL)
     g_ptr_array_set_size (list, list->len - 1);
-  return TRUE;
-}
-
-static GPtrArray *
-out_list_copy (GPtrArray *list)
-{
-  GPtrArray *out = g_ptr_array_new_full (list->len, _hp_object_unref_nullable);
-
-  for (guint i = 0; i < list->len; i++)
-    {
-      HpNamedPlacement *named = g_ptr_array_index (list, i);
-
-      g_ptr_array_add (out, named != NULL ? g_object_ref (named) : NULL);
-    }
-  return out;
-}
-
-static gboolean
-out_list_equal (GPtrArray *a,
-                GPtrArray *b)
-{
-  if (a->len != b->len)
-    return FALSE;
-
-  for (guint i = 0; i < a->len; i++)
-    if (!entries_equal (g_ptr_array_index (a, i), g_ptr_array_index (b, i)))
-      return FALSE;
   return TRUE;
 }
 
@@ -286,9 +145,9 @@ hp_sharding_config_finalize (GObject *object)
   HpShardingConfig *self = HP_SHARDING_CONFIG (object);
 
   release_local_map (self);
-  named_map_clear (&self->state);
-  named_map_clear (&self->in_src);
-  named_map_clear (&self->in_dst);
+  _hp_name_map_clear (&self->state);
+  _hp_name_map_clear (&self->in_src);
+  _hp_name_map_clear (&self->in_dst);
   g_clear_pointer (&self->out_src, g_ptr_array_unref);
   g_clear_pointer (&self->out_dst, g_ptr_array_unref);
 
@@ -377,9 +236,9 @@ hp_sharding_config_class_init (HpShardingConfigClass *klass)
 static void
 hp_sharding_config_init (HpShardingConfig *self)
 {
-  named_map_init (&self->state);
-  named_map_init (&self->in_src);
-  named_map_init (&self->in_dst);
+  _hp_name_map_init (&self->state);
+  _hp_name_map_init (&self->in_src);
+  _hp_name_map_init (&self->in_dst);
   self->out_src = out_list_new ();
   self->out_dst = out_list_new ();
 }
@@ -419,7 +278,7 @@ hp_sharding_config_set_state_sharding (HpShardingConfig *self,
   g_return_if_fail (path != NULL && *path != '\0');
   g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
 
-  if (named_map_set (&self->state, path, named))
+  if (_hp_name_map_set (&self->state, path, named, (GEqualFunc) hp_named_placement_equal))
     emit_changed (self);
 }
 
@@ -440,7 +299,7 @@ hp_sharding_config_get_state_sharding (HpShardingConfig *self,
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
   g_return_val_if_fail (path != NULL, NULL);
 
-  return named_map_get (&self->state, path, NULL);
+  return _hp_name_map_lookup (&self->state, path);
 }
 
 /**
@@ -458,7 +317,7 @@ hp_sharding_config_list_state_shardings (HpShardingConfig *self)
 {
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
 
-  return named_map_list (&self->state);
+  return _hp_name_map_dup_names (&self->state);
 }
 
 /**
@@ -481,7 +340,7 @@ hp_sharding_config_set_in_src_sharding (HpShardingConfig *self,
   g_return_if_fail (arg_name != NULL && *arg_name != '\0');
   g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
 
-  if (named_map_set (&self->in_src, arg_name, named))
+  if (_hp_name_map_set (&self->in_src, arg_name, named, (GEqualFunc) hp_named_placement_equal))
     emit_changed (self);
 }
 
@@ -502,7 +361,7 @@ hp_sharding_config_get_in_src_sharding (HpShardingConfig *self,
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
   g_return_val_if_fail (arg_name != NULL, NULL);
 
-  return named_map_get (&self->in_src, arg_name, NULL);
+  return _hp_name_map_lookup (&self->in_src, arg_name);
 }
 
 /**
@@ -520,7 +379,7 @@ hp_sharding_config_list_in_src_shardings (HpShardingConfig *self)
 {
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
 
-  return named_map_list (&self->in_src);
+  return _hp_name_map_dup_names (&self->in_src);
 }
 
 /**
@@ -542,7 +401,7 @@ hp_sharding_config_set_in_dst_sharding (HpShardingConfig *self,
   g_return_if_fail (arg_name != NULL && *arg_name != '\0');
   g_return_if_fail (named == NULL || HP_IS_NAMED_PLACEMENT (named));
 
-  if (named_map_set (&self->in_dst, arg_name, named))
+  if (_hp_name_map_set (&self->in_dst, arg_name, named, (GEqualFunc) hp_named_placement_equal))
     emit_changed (self);
 }
 
@@ -563,7 +422,7 @@ hp_sharding_config_get_in_dst_sharding (HpShardingConfig *self,
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
   g_return_val_if_fail (arg_name != NULL, NULL);
 
-  return named_map_get (&self->in_dst, arg_name, NULL);
+  return _hp_name_map_lookup (&self->in_dst, arg_name);
 }
 
 /**
@@ -581,7 +440,7 @@ hp_sharding_config_list_in_dst_shardings (HpShardingConfig *self)
 {
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
 
-  return named_map_list (&self->in_dst);
+  return _hp_name_map_dup_names (&self->in_dst);
 }
 
 /**
@@ -771,13 +630,13 @@ hp_sharding_config_copy (HpShardingConfig *self)
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), NULL);
 
   copy = hp_sharding_config_new ();
-  named_map_copy (&copy->state, &self->state);
-  named_map_copy (&copy->in_src, &self->in_src);
-  named_map_copy (&copy->in_dst, &self->in_dst);
+  _hp_name_map_copy (&copy->state, &self->state);
+  _hp_name_map_copy (&copy->in_src, &self->in_src);
+  _hp_name_map_copy (&copy->in_dst, &self->in_dst);
   g_ptr_array_unref (copy->out_src);
-  copy->out_src = out_list_copy (self->out_src);
+  copy->out_src = _hp_object_array_copy (self->out_src);
   g_ptr_array_unref (copy->out_dst);
-  copy->out_dst = out_list_copy (self->out_dst);
+  copy->out_dst = _hp_object_array_copy (self->out_dst);
   if (self->local_map != NULL)
     hold_local_map (copy, hp_local_map_config_copy (self->local_map));
   return copy;
@@ -802,11 +661,11 @@ hp_sharding_config_equal (HpShardingConfig *self,
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (self), FALSE);
   g_return_val_if_fail (HP_IS_SHARDING_CONFIG (other), FALSE);
 
-  if (!named_map_equal (&self->state, &other->state) ||
-      !named_map_equal (&self->in_src, &other->in_src) ||
-      !named_map_equal (&self->in_dst, &other->in_dst) ||
-      !out_list_equal (self->out_src, other->out_src) ||
-      !out_list_equal (self->out_dst, other->out_dst))
+  if (!_hp_name_map_equal (&self->state, &other->state, (GEqualFunc) hp_named_placement_equal) ||
+      !_hp_name_map_equal (&self->in_src, &other->in_src, (GEqualFunc) hp_named_placement_equal) ||
+      !_hp_name_map_equal (&self->in_dst, &other->in_dst, (GEqualFunc) hp_named_placement_equal) ||
+      !_hp_named_placement_lists_equal (self->out_src, other->out_src) ||
+      !_hp_named_placement_lists_equal (self->out_dst, other->out_dst))
     return FALSE;
 
   if (self->local_map == NULL || other->local_map == NULL)
@@ -838,14 +697,14 @@ append_named (GString          *out,
 static void
 append_map (GString     *out,
             const gchar *label,
-            NamedMap    *map)
+            HpNameMap   *map)
 {
   g_string_append_printf (out, "%s={", label);
   for (guint i = 0; i < map->names->len; i++)
     {
       g_string_append_printf (out, "%s%s: ", i > 0 ? ", " : "",
                               (const gchar *) g_ptr_array_index (map->names, i));
-      append_named (out, g_ptr_array_index (map->named, i));
+      append_named (out, g_ptr_array_index (map->values, i));
     }
   g_string_append_c (out, '}');
 }

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-state-dict-adapter.h"
 
@@ -67,39 +68,6 @@ hp_state_dict_adapter_default_init (HpStateDictAdapterInterface *iface)
   iface->save_hf_state_dict = hp_state_dict_adapter_real_save_hf_state_dict;
 }
 
-/* Checks the state dict an implementation returned: a #HpStateDict, or
- * NULL with an error. Takes @result and @local_error. */
-static HpStateDict *
-check_result (HpStateDictAdapter  *self,
-              const gchar         *vfunc,
-              gpointer             result,
-              GError              *local_error,
-              GError             **error)
-{
-  g_autoptr(GObject) object = result;
-
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return NULL;
-    }
-  if (object == NULL)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s.%s returned no state dict and no error",
-                   G_OBJECT_TYPE_NAME (self), vfunc);
-      return NULL;
-    }
-  if (!HP_IS_STATE_DICT (object))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s.%s returned a %s, which is not a HpStateDict",
-                   G_OBJECT_TYPE_NAME (self), vfunc, G_OBJECT_TYPE_NAME (object));
-      return NULL;
-    }
-  return HP_STATE_DICT (g_steal_pointer (&object));
-}
-
 static HpStateDict *
 convert (HpStateDictAdapter  *self,
          const gchar         *vfunc,
@@ -118,7 +86,8 @@ convert (HpStateDictAdapter  *self,
     }
 
   result = func (self, sd, &local_error);
-  return check_result (self, vfunc, result, local_error, error);
+  return _hp_error_check_returned (result, local_error, HP_TYPE_STATE_DICT, "state dict", error,
+                                   "%s.%s", G_OBJECT_TYPE_NAME (self), vfunc);
 }
 
 /**
@@ -215,7 +184,8 @@ hp_state_dict_adapter_load_hf_state_dict (HpStateDictAdapter  *self,
     return hp_state_dict_adapter_real_load_hf_state_dict (self, path, model_config, dtype, error);
 
   result = iface->load_hf_state_dict (self, path, model_config, dtype, &local_error);
-  return check_result (self, "load_hf_state_dict", result, local_error, error);
+  return _hp_error_check_returned (result, local_error, HP_TYPE_STATE_DICT, "state dict", error,
+                                   "%s.load_hf_state_dict", G_OBJECT_TYPE_NAME (self));
 }
 
 /**
@@ -257,17 +227,6 @@ hp_state_dict_adapter_save_hf_state_dict (HpStateDictAdapter  *self,
     return hp_state_dict_adapter_real_save_hf_state_dict (self, sd, model_config, path, error);
 
   ok = iface->save_hf_state_dict (self, sd, model_config, path, &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
-  if (!ok)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
-                   "%s.save_hf_state_dict failed without an error",
-                   G_OBJECT_TYPE_NAME (self));
-      return FALSE;
-    }
-  return TRUE;
+  return _hp_error_check_succeeded (ok, local_error, error,
+                                    "%s.save_hf_state_dict", G_OBJECT_TYPE_NAME (self));
 }

@@ -15,5 +15,7 @@ const gchar *_hp_enum_to_nick   (GType        type,
 gboolean     _hp_enum_from_nick (GType        type,
                                  const gchar *nick,
                                  gint        *value);
+/* The nicks of an enum or flags @type, "a, b, c", for error messages */
+gchar       *_hp_enum_list_nicks (GType       type);
 
 G_END_DECLS

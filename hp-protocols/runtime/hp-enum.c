@@ -35,3 +35,18 @@ _hp_enum_from_nick (GType        type,
   *value = found->value;
   return TRUE;
 }
+
+gchar *
+_hp_enum_list_nicks (GType type)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  gboolean is_enum = G_IS_ENUM_CLASS (klass);
+  guint n_values = is_enum ? G_ENUM_CLASS (klass)->n_values : G_FLAGS_CLASS (klass)->n_values;
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < n_values; i++)
+    g_string_append_printf (out, "%s%s", i > 0 ? ", " : "",
+                            is_enum ? G_ENUM_CLASS (klass)->values[i].value_nick
+                                    : G_FLAGS_CLASS (klass)->values[i].value_nick);
+  return g_string_free (out, FALSE);
+}

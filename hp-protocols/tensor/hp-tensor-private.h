@@ -171,5 +171,6 @@ _hp_store_f64 (gpointer data, HpDType dtype, gint64 i, gdouble value)
 
 void          _hp_object_unref_nullable   (gpointer          object);
 GPtrArray    *_hp_object_array_take       (GPtrArray        *array);
+GPtrArray    *_hp_object_array_copy       (GPtrArray        *array);
 
 G_END_DECLS

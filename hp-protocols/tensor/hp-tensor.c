@@ -1242,3 +1242,19 @@ _hp_object_array_take (GPtrArray *array)
   g_ptr_array_unref (array);
   return out;
 }
+
+/* A new array holding new references to the objects of @array, NULL
+ * entries kept, that drops them when freed */
+GPtrArray *
+_hp_object_array_copy (GPtrArray *array)
+{
+  GPtrArray *out = g_ptr_array_new_full (array->len, _hp_object_unref_nullable);
+
+  for (guint i = 0; i < array->len; i++)
+    {
+      gpointer object = g_ptr_array_index (array, i);
+
+      g_ptr_array_add (out, object != NULL ? g_object_ref (object) : NULL);
+    }
+  return out;
+}

@@ -6,90 +6,30 @@
 #include <math.h>
 
 #include "hp-test-toys.h"
+#include "hp-test-utils.h"
 
 /* HpToyLinearConfig */
 
 struct _HpToyLinearConfig
 {
   HpModuleConfig parent_instance;
-  gint in_features;
-  gint out_features;
-  gboolean bias;
 };
 
 G_DEFINE_FINAL_TYPE (HpToyLinearConfig, hp_toy_linear_config, HP_TYPE_MODULE_CONFIG)
-
-enum {
-  LINEAR_PROP_0,
-  LINEAR_PROP_IN_FEATURES,
-  LINEAR_PROP_OUT_FEATURES,
-  LINEAR_PROP_BIAS,
-  LINEAR_N_PROPS
-};
-
-static void
-hp_toy_linear_config_get_property (GObject    *object,
-                                   guint       prop_id,
-                                   GValue     *value,
-                                   GParamSpec *pspec)
-{
-  HpToyLinearConfig *self = HP_TOY_LINEAR_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case LINEAR_PROP_IN_FEATURES:
-      g_value_set_int (value, self->in_features);
-      break;
-    case LINEAR_PROP_OUT_FEATURES:
-      g_value_set_int (value, self->out_features);
-      break;
-    case LINEAR_PROP_BIAS:
-      g_value_set_boolean (value, self->bias);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_toy_linear_config_set_property (GObject      *object,
-                                   guint         prop_id,
-                                   const GValue *value,
-                                   GParamSpec   *pspec)
-{
-  HpToyLinearConfig *self = HP_TOY_LINEAR_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case LINEAR_PROP_IN_FEATURES:
-      self->in_features = g_value_get_int (value);
-      break;
-    case LINEAR_PROP_OUT_FEATURES:
-      self->out_features = g_value_get_int (value);
-      break;
-    case LINEAR_PROP_BIAS:
-      self->bias = g_value_get_boolean (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
 
 static void
 hp_toy_linear_config_class_init (HpToyLinearConfigClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
-  object_class->get_property = hp_toy_linear_config_get_property;
-  object_class->set_property = hp_toy_linear_config_set_property;
-
-  g_object_class_install_property (object_class, LINEAR_PROP_IN_FEATURES,
+  hp_test_class_store_properties (klass);
+  g_object_class_install_property (object_class, 1,
     g_param_spec_int ("in-features", NULL, "Input features", 1, 4096, 4,
                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, LINEAR_PROP_OUT_FEATURES,
+  g_object_class_install_property (object_class, 2,
     g_param_spec_int ("out-features", NULL, "Output features", 1, 4096, 4,
                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, LINEAR_PROP_BIAS,
+  g_object_class_install_property (object_class, 3,
     g_param_spec_boolean ("bias", NULL, "Whether there is a bias", FALSE,
                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
@@ -99,8 +39,6 @@ hp_toy_linear_config_class_init (HpToyLinearConfigClass *klass)
 static void
 hp_toy_linear_config_init (HpToyLinearConfig *self)
 {
-  self->in_features = 4;
-  self->out_features = 4;
 }
 
 /* HpToyLinear */
@@ -117,21 +55,22 @@ static void
 hp_toy_linear_constructed (GObject *object)
 {
   HpModule *module = HP_MODULE (object);
-  HpToyLinearConfig *config;
+  HpConfig *config;
+  gint64 shape[2];
   g_autoptr(HpTensor) weight = NULL;
   g_autoptr(GError) error = NULL;
 
   G_OBJECT_CLASS (hp_toy_linear_parent_class)->constructed (object);
 
-  config = HP_TOY_LINEAR_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (object)));
-  weight = hp_tensor_new_zeros (HP_DTYPE_FLOAT64,
-                                (gint64[]) { config->out_features, config->in_features }, 2);
+  config = hp_configurable_get_config (HP_CONFIGURABLE (object));
+  shape[0] = hp_test_get_int (config, "out-features");
+  shape[1] = hp_test_get_int (config, "in-features");
+  weight = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, shape, 2);
   hp_module_register_parameter (module, "weight", weight, &error);
   g_assert_no_error (error);
-  if (config->bias)
+  if (hp_test_get_boolean (config, "bias"))
     {
-      g_autoptr(HpTensor) bias =
-        hp_tensor_new_zeros (HP_DTYPE_FLOAT64, (gint64[]) { config->out_features }, 1);
+      g_autoptr(HpTensor) bias = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, shape, 1);
 
       hp_module_register_parameter (module, "bias", bias, &error);
       g_assert_no_error (error);
@@ -143,17 +82,10 @@ hp_toy_linear_forward (HpModule   *module,
                        GPtrArray  *args,
                        GError    **error)
 {
-  HpTensor *out = hp_tensor_linear (g_ptr_array_index (args, 0),
-                                    hp_module_get_parameter (module, "weight"),
-                                    hp_module_get_parameter (module, "bias"),
-                                    error);
-  GPtrArray *outputs;
-
-  if (out == NULL)
-    return NULL;
-  outputs = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (outputs, out);
-  return outputs;
+  return hp_test_one_output (hp_tensor_linear (g_ptr_array_index (args, 0),
+                                               hp_module_get_parameter (module, "weight"),
+                                               hp_module_get_parameter (module, "bias"),
+                                               error));
 }
 
 static gboolean
@@ -162,9 +94,8 @@ hp_toy_linear_reset_parameters (HpModule  *module,
                                 GError   **error)
 {
   HpToyLinear *self = HP_TOY_LINEAR (module);
-  HpToyLinearConfig *config =
-    HP_TOY_LINEAR_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (module)));
-  gdouble bound = 1.0 / sqrt (config->in_features);
+  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (module));
+  gdouble bound = 1.0 / sqrt (hp_test_get_int (config, "in-features"));
   g_autoptr(HpInitializer) uniform = hp_initializer_new_uniform (-bound, bound);
   g_autoptr(HpInitializer) zeros = hp_initializer_new_zeros ();
   HpTensor *bias = hp_module_get_parameter (module, "bias");
@@ -214,15 +145,8 @@ hp_toy_embedding_forward (HpModule   *module,
                           GPtrArray  *args,
                           GError    **error)
 {
-  HpTensor *out = hp_tensor_embedding (hp_module_get_parameter (module, "weight"),
-                                       g_ptr_array_index (args, 0), error);
-  GPtrArray *outputs;
-
-  if (out == NULL)
-    return NULL;
-  outputs = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (outputs, out);
-  return outputs;
+  return hp_test_one_output (hp_tensor_embedding (hp_module_get_parameter (module, "weight"),
+                                                  g_ptr_array_index (args, 0), error));
 }
 
 static void
@@ -313,22 +237,7 @@ hp_toy_buffered_new (void)
 
 /* HpToyNoInit */
 
-struct _HpToyNoInit
-{
-  HpModule parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (HpToyNoInit, hp_toy_no_init, HP_TYPE_MODULE)
-
-static void
-hp_toy_no_init_class_init (HpToyNoInitClass *klass)
-{
-}
-
-static void
-hp_toy_no_init_init (HpToyNoInit *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE (HpToyNoInit, hp_toy_no_init, HpModule, HP_TYPE_MODULE)
 
 HpToyNoInit *
 hp_toy_no_init_new (void)
@@ -362,17 +271,10 @@ toy_inner_softmax (GPtrArray  *args,
                    GError    **error)
 {
   HpToyInner *self = user_data;
-  HpTensor *out;
-  GPtrArray *outputs;
 
   self->inner_calls++;
   g_assert_false (HP_IS_DTENSOR (g_ptr_array_index (args, 0)));
-  out = hp_tensor_softmax (g_ptr_array_index (args, 0), -1, error);
-  if (out == NULL)
-    return NULL;
-  outputs = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (outputs, out);
-  return outputs;
+  return hp_test_one_output (hp_tensor_softmax (g_ptr_array_index (args, 0), -1, error));
 }
 
 static GPtrArray *
@@ -432,95 +334,26 @@ hp_toy_inner_get_inner_calls (HpToyInner *self)
 struct _HpToyModelConfig
 {
   HpBaseModelConfig parent_instance;
-  gint vocab;
-  gint dim;
-  gint n_layers;
-  gint n_heads;
 };
 
 G_DEFINE_FINAL_TYPE (HpToyModelConfig, hp_toy_model_config, HP_TYPE_BASE_MODEL_CONFIG)
-
-enum {
-  MODEL_PROP_0,
-  MODEL_PROP_VOCAB,
-  MODEL_PROP_DIM,
-  MODEL_PROP_N_LAYERS,
-  MODEL_PROP_N_HEADS,
-  MODEL_N_PROPS
-};
-
-static void
-hp_toy_model_config_get_property (GObject    *object,
-                                  guint       prop_id,
-                                  GValue     *value,
-                                  GParamSpec *pspec)
-{
-  HpToyModelConfig *self = HP_TOY_MODEL_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case MODEL_PROP_VOCAB:
-      g_value_set_int (value, self->vocab);
-      break;
-    case MODEL_PROP_DIM:
-      g_value_set_int (value, self->dim);
-      break;
-    case MODEL_PROP_N_LAYERS:
-      g_value_set_int (value, self->n_layers);
-      break;
-    case MODEL_PROP_N_HEADS:
-      g_value_set_int (value, self->n_heads);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_toy_model_config_set_property (GObject      *object,
-                                  guint         prop_id,
-                                  const GValue *value,
-                                  GParamSpec   *pspec)
-{
-  HpToyModelConfig *self = HP_TOY_MODEL_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case MODEL_PROP_VOCAB:
-      self->vocab = g_value_get_int (value);
-      break;
-    case MODEL_PROP_DIM:
-      self->dim = g_value_get_int (value);
-      break;
-    case MODEL_PROP_N_LAYERS:
-      self->n_layers = g_value_get_int (value);
-      break;
-    case MODEL_PROP_N_HEADS:
-      self->n_heads = g_value_get_int (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
 
 static void
 hp_toy_model_config_class_init (HpToyModelConfigClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
-  object_class->get_property = hp_toy_model_config_get_property;
-  object_class->set_property = hp_toy_model_config_set_property;
-
-  g_object_class_install_property (object_class, MODEL_PROP_VOCAB,
+  hp_test_class_store_properties (klass);
+  g_object_class_install_property (object_class, 1,
     g_param_spec_int ("vocab", NULL, NULL, 1, 1 << 20, 10,
                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, MODEL_PROP_DIM,
+  g_object_class_install_property (object_class, 2,
     g_param_spec_int ("dim", NULL, NULL, 1, 1 << 20, 4,
                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, MODEL_PROP_N_LAYERS,
+  g_object_class_install_property (object_class, 3,
     g_param_spec_int ("n-layers", NULL, NULL, 0, 64, 2,
                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, MODEL_PROP_N_HEADS,
+  g_object_class_install_property (object_class, 4,
     g_param_spec_int ("n-heads", NULL, NULL, 1, 64, 2,
                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
@@ -530,10 +363,6 @@ hp_toy_model_config_class_init (HpToyModelConfigClass *klass)
 static void
 hp_toy_model_config_init (HpToyModelConfig *self)
 {
-  self->vocab = 10;
-  self->dim = 4;
-  self->n_layers = 2;
-  self->n_heads = 2;
 }
 
 /* HpToyModel */
@@ -549,23 +378,23 @@ static void
 hp_toy_model_constructed (GObject *object)
 {
   HpModule *module = HP_MODULE (object);
-  HpToyModelConfig *config =
-    HP_TOY_MODEL_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (object)));
+  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (object));
+  gint dim = hp_test_get_int (config, "dim");
   g_autoptr(HpToyEmbedding) embed = NULL;
   g_autoptr(HpModuleList) layers = hp_module_list_new ();
   g_autoptr(GError) error = NULL;
 
   G_OBJECT_CLASS (hp_toy_model_parent_class)->constructed (object);
 
-  embed = hp_toy_embedding_new (config->vocab, config->dim);
+  embed = hp_toy_embedding_new (hp_test_get_int (config, "vocab"), dim);
   hp_module_add_child (module, "embed", HP_MODULE (embed), &error);
   g_assert_no_error (error);
-  for (gint i = 0; i < config->n_layers; i++)
+  for (gint i = 0; i < hp_test_get_int (config, "n-layers"); i++)
     {
       g_autoptr(HpConfig) layer_config =
         g_object_new (HP_TYPE_TOY_LINEAR_CONFIG,
-                      "in-features", config->dim,
-                      "out-features", config->dim,
+                      "in-features", dim,
+                      "out-features", dim,
                       "bias", TRUE,
                       NULL);
       g_autoptr(GObject) layer = hp_config_build (layer_config, &error);
@@ -608,14 +437,4 @@ hp_toy_model_class_init (HpToyModelClass *klass)
 static void
 hp_toy_model_init (HpToyModel *self)
 {
-}
-
-HpNamedPlacement *
-hp_test_named (const gchar *text)
-{
-  g_autoptr(GError) error = NULL;
-  HpNamedPlacement *named = hp_named_placement_new_from_string (text, &error);
-
-  g_assert_no_error (error);
-  return named;
 }

@@ -57,7 +57,4 @@ G_DECLARE_FINAL_TYPE (HpToyModelConfig, hp_toy_model_config, HP, TOY_MODEL_CONFI
 #define HP_TYPE_TOY_MODEL (hp_toy_model_get_type ())
 G_DECLARE_FINAL_TYPE (HpToyModel, hp_toy_model, HP, TOY_MODEL, HpBaseModel)
 
-/* A new named placement from text; aborts the test on error */
-HpNamedPlacement *hp_test_named (const gchar *text);
-
 G_END_DECLS

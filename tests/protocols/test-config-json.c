@@ -100,8 +100,8 @@ test_round_trip (void)
   g_clear_object (&back);
   back = assert_round_trip (toy, TEST_TYPE_TOY_CONFIG);
   /* the nested objects are new ones */
-  g_assert_true (test_get_object (back, "middle") != test_get_object (toy, "middle"));
-  layers = test_get_object (back, "layers");
+  g_assert_true (hp_test_get_object (back, "middle") != hp_test_get_object (toy, "middle"));
+  layers = hp_test_get_object (back, "layers");
   g_assert_cmpuint (hp_config_list_get_length (layers), ==, 2);
   g_assert_true (G_OBJECT_TYPE (hp_config_list_peek (layers, 1)) == TEST_TYPE_LAYER_CONFIG);
 
@@ -113,7 +113,7 @@ test_round_trip (void)
 
   g_clear_object (&back);
   back = assert_round_trip (sharded, TEST_TYPE_SHARDED_CONFIG);
-  g_assert_true (test_get_object (back, "sharding-config") != test_get_object (sharded, "sharding-config"));
+  g_assert_true (hp_test_get_object (back, "sharding-config") != hp_test_get_object (sharded, "sharding-config"));
   g_clear_object (&back);
   back = assert_round_trip (empty_sharded, HP_TYPE_MODULE_CONFIG);
   g_clear_object (&back);
@@ -142,7 +142,7 @@ assert_double_round_trip (HpConfig *config,
   json = hp_config_to_json (config, FALSE);
   back = hp_config_new_from_json (TEST_TYPE_TOY_CONFIG, json, &error);
   g_assert_no_error (error);
-  read = test_get_double (back, "bias");
+  read = hp_test_get_double (back, "bias");
   if (memcmp (&read, &number, sizeof number) != 0)
     g_error ("%.17g read back as %.17g from %s", number, read, json);
 }
@@ -288,13 +288,13 @@ test_read_lenient_forms (void)
   read = from_json (TEST_TYPE_TOY_CONFIG,
                     "{\"n_heads\": 3, \"lr\": 2, \"seed\": \"9223372036854775809\", \"bias\": \"inf\", "
                     "\"middle\": {\"leaf\": {\"depth\": 4}}}");
-  g_assert_cmpint (test_get_int (read, "n-heads"), ==, 3);
-  g_assert_cmpfloat (test_get_double (read, "lr"), ==, 2.0);
-  g_assert_cmpfloat (test_get_double (read, "bias"), ==, INFINITY);
-  g_assert_cmpint (test_get_int (test_get_object (test_get_object (read, "middle"), "leaf"), "depth"), ==, 4);
+  g_assert_cmpint (hp_test_get_int (read, "n-heads"), ==, 3);
+  g_assert_cmpfloat (hp_test_get_double (read, "lr"), ==, 2.0);
+  g_assert_cmpfloat (hp_test_get_double (read, "bias"), ==, INFINITY);
+  g_assert_cmpint (hp_test_get_int (hp_test_get_object (hp_test_get_object (read, "middle"), "leaf"), "depth"), ==, 4);
   expected = hp_config_replace (defaults, "n-heads", 3, "lr", 2.0, "seed", G_GUINT64_CONSTANT (9223372036854775809),
                                 "bias", INFINITY, NULL);
-  g_object_set (expected, "middle", test_get_object (read, "middle"), NULL);
+  g_object_set (expected, "middle", hp_test_get_object (read, "middle"), NULL);
   g_assert_true (hp_config_equal (read, expected));
   g_clear_object (&read);
 
@@ -303,7 +303,7 @@ test_read_lenient_forms (void)
   read = from_json (TEST_TYPE_TOY_CONFIG,
                     "{ /* 99999999999999999999 */ \"n-heads\": 5, "
                     "'name': '99999999999999999999'}");
-  g_assert_cmpint (test_get_int (read, "n-heads"), ==, 5);
+  g_assert_cmpint (hp_test_get_int (read, "n-heads"), ==, 5);
   assert_member (read, "\"name\": \"99999999999999999999\",");
 }
 
@@ -389,7 +389,7 @@ test_read_root_type (void)
 
   read = from_json (TEST_TYPE_TOY_CONFIG, "{\"@type\": \"TestFancyToyConfig\", \"extra\": 1}");
   g_assert_true (G_OBJECT_TYPE (read) == TEST_TYPE_FANCY_TOY_CONFIG);
-  g_assert_cmpint (test_get_int (read, "extra"), ==, 1);
+  g_assert_cmpint (hp_test_get_int (read, "extra"), ==, 1);
 
   hp_test_assert_error (hp_config_new_from_json (HP_TYPE_CONFIG, "{\"n-heads\": 2}", &error), &error,
                         HP_ERROR_CONFIG, "@type: HpConfig is abstract; name a concrete type");
@@ -448,8 +448,8 @@ test_sharding (void)
     g_assert_true (hp_config_set_path_from_string (other, "sharding-config",
                                                    "{\"out_dst_shardings\": [null, {\"tp\": \"R\"}]}", &error));
     g_assert_no_error (error);
-    g_assert_cmpuint (hp_sharding_config_get_n_out_dst_shardings (test_get_object (other, "sharding-config")), ==, 2);
-    g_assert_null (hp_sharding_config_get_local_map (test_get_object (other, "sharding-config")));
+    g_assert_cmpuint (hp_sharding_config_get_n_out_dst_shardings (hp_test_get_object (other, "sharding-config")), ==, 2);
+    g_assert_null (hp_sharding_config_get_local_map (hp_test_get_object (other, "sharding-config")));
     g_clear_pointer (&sharding, g_free);
     sharding = hp_config_get_path_as_string (other, "sharding-config", NULL);
     g_assert_cmpstr (sharding, ==,

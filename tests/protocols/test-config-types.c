@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "hp-test-utils.h"
 #include "test-config-types.h"
 
 GType
@@ -44,51 +45,6 @@ test_options_get_type (void)
   return type;
 }
 
-/* Every test class keeps its properties as object data keyed by the
- * property name; an unset property reads as its default */
-static void
-free_value (gpointer data)
-{
-  g_value_unset (data);
-  g_free (data);
-}
-
-static void
-store_set (GObject      *object,
-           guint         prop_id,
-           const GValue *value,
-           GParamSpec   *pspec)
-{
-  GValue *copy = g_new0 (GValue, 1);
-
-  g_value_init (copy, G_VALUE_TYPE (value));
-  g_value_copy (value, copy);
-  g_object_set_data_full (object, pspec->name, copy, free_value);
-}
-
-static void
-store_get (GObject    *object,
-           guint       prop_id,
-           GValue     *value,
-           GParamSpec *pspec)
-{
-  GValue *stored = g_object_get_data (object, pspec->name);
-
-  if (stored != NULL)
-    g_value_copy (stored, value);
-  else
-    g_param_value_set_default (pspec, value);
-}
-
-static void
-use_store (gpointer klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->set_property = store_set;
-  object_class->get_property = store_get;
-}
-
 #define RW (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
 
 /* ------------------------------------------------------------------ */
@@ -103,7 +59,7 @@ G_DEFINE_FINAL_TYPE (TestLeafConfig, test_leaf_config, HP_TYPE_CONFIG)
 static void
 test_leaf_config_class_init (TestLeafConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_int ("depth", NULL, NULL, 0, 100, 1, RW));
   g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
@@ -117,16 +73,6 @@ test_leaf_config_init (TestLeafConfig *self)
 {
 }
 
-struct _TestLeaf
-{
-  HpConfigurable parent_instance;
-};
-
-static void test_leaf_initable_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (TestLeaf, test_leaf, HP_TYPE_CONFIGURABLE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, test_leaf_initable_init))
-
 static gboolean
 test_leaf_init_with_error (GInitable     *initable,
                            GCancellable  *cancellable,
@@ -134,7 +80,7 @@ test_leaf_init_with_error (GInitable     *initable,
 {
   HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (initable));
 
-  if (test_get_int (config, "depth") == 13)
+  if (hp_test_get_int (config, "depth") == 13)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "TestLeaf: depth 13 is unlucky");
       return FALSE;
@@ -148,15 +94,10 @@ test_leaf_initable_init (GInitableIface *iface)
   iface->init = test_leaf_init_with_error;
 }
 
-static void
-test_leaf_class_init (TestLeafClass *klass)
-{
-}
-
-static void
-test_leaf_init (TestLeaf *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE (TestLeaf, test_leaf,
+                                          HpConfigurable, HP_TYPE_CONFIGURABLE,
+                                          G_TYPE_INITABLE,
+                                          test_leaf_initable_init)
 
 /* ------------------------------------------------------------------ */
 
@@ -170,7 +111,7 @@ G_DEFINE_FINAL_TYPE (TestMiddleConfig, test_middle_config, HP_TYPE_CONFIG)
 static void
 test_middle_config_class_init (TestMiddleConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_string ("note", NULL, NULL, NULL, RW));
   g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
@@ -192,7 +133,7 @@ G_DEFINE_FINAL_TYPE (TestLayerConfig, test_layer_config, HP_TYPE_CONFIG)
 static void
 test_layer_config_class_init (TestLayerConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_int ("n-heads", NULL, NULL, 1, 1024, 8, RW));
   g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
@@ -214,7 +155,7 @@ test_toy_config_class_init (TestToyConfigClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   guint id = 1;
 
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (object_class, id++,
                                    g_param_spec_boolean ("flag", NULL, NULL, FALSE, RW));
   g_object_class_install_property (object_class, id++,
@@ -275,7 +216,7 @@ G_DEFINE_FINAL_TYPE (TestFancyToyConfig, test_fancy_toy_config, TEST_TYPE_TOY_CO
 static void
 test_fancy_toy_config_class_init (TestFancyToyConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_int ("extra", NULL, NULL, 0, 10, 5, RW));
 }
@@ -292,7 +233,7 @@ test_toy_class_init (TestToyClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (object_class, 1,
                                    g_param_spec_string ("device", NULL, NULL, "cpu", RW));
   g_object_class_install_property (object_class, 2,
@@ -307,39 +248,9 @@ test_toy_init (TestToy *self)
 {
 }
 
-struct _TestSubToy
-{
-  TestToy parent_instance;
-};
+HP_TEST_DEFINE_EMPTY_TYPE (TestSubToy, test_sub_toy, TestToy, TEST_TYPE_TOY)
 
-G_DEFINE_FINAL_TYPE (TestSubToy, test_sub_toy, TEST_TYPE_TOY)
-
-static void
-test_sub_toy_class_init (TestSubToyClass *klass)
-{
-}
-
-static void
-test_sub_toy_init (TestSubToy *self)
-{
-}
-
-struct _TestPlain
-{
-  HpConfigurable parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestPlain, test_plain, HP_TYPE_CONFIGURABLE)
-
-static void
-test_plain_class_init (TestPlainClass *klass)
-{
-}
-
-static void
-test_plain_init (TestPlain *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE (TestPlain, test_plain, HpConfigurable, HP_TYPE_CONFIGURABLE)
 
 /* ------------------------------------------------------------------ */
 
@@ -353,7 +264,7 @@ G_DEFINE_FINAL_TYPE (TestOrphanConfig, test_orphan_config, HP_TYPE_CONFIG)
 static void
 test_orphan_config_class_init (TestOrphanConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_int ("x", NULL, NULL, 0, 10, 0, RW));
 }
@@ -375,92 +286,17 @@ test_abstract_owner_init (TestAbstractOwner *self)
 {
 }
 
-struct _TestAbstractOwnerConfig
-{
-  HpConfig parent_instance;
-};
+HP_TEST_DEFINE_OWNED_CONFIG (TestAbstractOwnerConfig, test_abstract_owner_config,
+                             HpConfig, HP_TYPE_CONFIG, TEST_TYPE_ABSTRACT_OWNER)
 
-G_DEFINE_FINAL_TYPE (TestAbstractOwnerConfig, test_abstract_owner_config, HP_TYPE_CONFIG)
+HP_TEST_DEFINE_OWNED_CONFIG (TestLazyConfig, test_lazy_config,
+                             HpConfig, HP_TYPE_CONFIG, TEST_TYPE_LAZY)
 
-static void
-test_abstract_owner_config_class_init (TestAbstractOwnerConfigClass *klass)
-{
-  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), TEST_TYPE_ABSTRACT_OWNER);
-}
+HP_TEST_DEFINE_EMPTY_TYPE (TestLazy, test_lazy, HpConfigurable, HP_TYPE_CONFIGURABLE)
 
-static void
-test_abstract_owner_config_init (TestAbstractOwnerConfig *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE (TestLateConfig, test_late_config, HpConfig, HP_TYPE_CONFIG)
 
-struct _TestLazyConfig
-{
-  HpConfig parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestLazyConfig, test_lazy_config, HP_TYPE_CONFIG)
-
-static void
-test_lazy_config_class_init (TestLazyConfigClass *klass)
-{
-  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), TEST_TYPE_LAZY);
-}
-
-static void
-test_lazy_config_init (TestLazyConfig *self)
-{
-}
-
-struct _TestLazy
-{
-  HpConfigurable parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestLazy, test_lazy, HP_TYPE_CONFIGURABLE)
-
-static void
-test_lazy_class_init (TestLazyClass *klass)
-{
-}
-
-static void
-test_lazy_init (TestLazy *self)
-{
-}
-
-struct _TestLateConfig
-{
-  HpConfig parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestLateConfig, test_late_config, HP_TYPE_CONFIG)
-
-static void
-test_late_config_class_init (TestLateConfigClass *klass)
-{
-}
-
-static void
-test_late_config_init (TestLateConfig *self)
-{
-}
-
-struct _TestLate
-{
-  HpConfigurable parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestLate, test_late, HP_TYPE_CONFIGURABLE)
-
-static void
-test_late_class_init (TestLateClass *klass)
-{
-}
-
-static void
-test_late_init (TestLate *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE (TestLate, test_late, HpConfigurable, HP_TYPE_CONFIGURABLE)
 
 struct _TestOddConfig
 {
@@ -472,7 +308,7 @@ G_DEFINE_FINAL_TYPE (TestOddConfig, test_odd_config, HP_TYPE_CONFIG)
 static void
 test_odd_config_class_init (TestOddConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_pointer ("handle", NULL, NULL, RW));
   g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
@@ -496,7 +332,7 @@ G_DEFINE_FINAL_TYPE (TestShardedConfig, test_sharded_config, HP_TYPE_MODULE_CONF
 static void
 test_sharded_config_class_init (TestShardedConfigClass *klass)
 {
-  use_store (klass);
+  hp_test_class_store_properties (klass);
   g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_object ("init", NULL, NULL, HP_TYPE_INITIALIZER, RW));
   g_object_class_install_property (G_OBJECT_CLASS (klass), 2,
@@ -510,35 +346,18 @@ test_sharded_config_init (TestShardedConfig *self)
 
 /* ------------------------------------------------------------------ */
 
-static HpNamedPlacement *
-named (const gchar *text)
-{
-  g_autoptr(GError) error = NULL;
-  HpNamedPlacement *placement = hp_named_placement_new_from_string (text, &error);
-
-  g_assert_no_error (error);
-  return placement;
-}
-
-static void
-unref_nullable (gpointer object)
-{
-  if (object != NULL)
-    g_object_unref (object);
-}
-
 static HpLocalMapConfig *
 new_local_map (void)
 {
   g_autoptr(HpLocalMapConfig) local_map = hp_local_map_config_new ("inner");
-  g_autoptr(GPtrArray) in = g_ptr_array_new_with_free_func (unref_nullable);
-  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func (unref_nullable);
-  g_autoptr(GPtrArray) in_grad = g_ptr_array_new_with_free_func (unref_nullable);
+  g_autoptr(GPtrArray) in = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
+  g_autoptr(GPtrArray) in_grad = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
 
-  g_ptr_array_add (in, named ("tp:S(0)"));
+  g_ptr_array_add (in, hp_test_named ("tp:S(0)"));
   g_ptr_array_add (in, NULL);
-  g_ptr_array_add (out, named ("tp:S(0), dp:R"));
-  g_ptr_array_add (in_grad, named ("tp:P(sum)"));
+  g_ptr_array_add (out, hp_test_named ("tp:S(0), dp:R"));
+  g_ptr_array_add (in_grad, hp_test_named ("tp:P(sum)"));
   g_ptr_array_add (in_grad, NULL);
   hp_local_map_config_set_in_placements (local_map, in);
   hp_local_map_config_set_out_placements (local_map, out);
@@ -555,11 +374,11 @@ test_sharded_config_new_populated (void)
   g_autoptr(HpLocalMapConfig) local_map = new_local_map ();
   g_autoptr(HpLocalMapConfig) plain_local_map = hp_local_map_config_new (NULL);
   g_autoptr(HpInitializer) init = hp_initializer_new_trunc_normal (0.0, 0.5, -1.0, 1.0);
-  g_autoptr(HpNamedPlacement) weight = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) x = named ("tp:R");
-  g_autoptr(HpNamedPlacement) x_dst = named ("tp:S(1), dp:S(0)");
-  g_autoptr(HpNamedPlacement) y = named ("tp:S(-1)");
-  g_autoptr(HpNamedPlacement) y_dst = named ("");
+  g_autoptr(HpNamedPlacement) weight = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) x = hp_test_named ("tp:R");
+  g_autoptr(HpNamedPlacement) x_dst = hp_test_named ("tp:S(1), dp:S(0)");
+  g_autoptr(HpNamedPlacement) y = hp_test_named ("tp:S(-1)");
+  g_autoptr(HpNamedPlacement) y_dst = hp_test_named ("");
 
   g_assert_no_error (error);
   hp_sharding_config_set_state_sharding (sharding, "layers.0.weight", weight);
@@ -620,52 +439,4 @@ test_toy_config_new_populated (void)
                        "layers", layers,
                        "placement", placement,
                        NULL);
-}
-
-gint
-test_get_int (gpointer     config,
-              const gchar *name)
-{
-  gint value;
-
-  g_object_get (config, name, &value, NULL);
-  return value;
-}
-
-guint
-test_get_uint (gpointer     config,
-               const gchar *name)
-{
-  guint value;
-
-  g_object_get (config, name, &value, NULL);
-  return value;
-}
-
-gdouble
-test_get_double (gpointer     config,
-                 const gchar *name)
-{
-  gdouble value;
-
-  g_object_get (config, name, &value, NULL);
-  return value;
-}
-
-gpointer
-test_get_object (gpointer     config,
-                 const gchar *name)
-{
-  GObject *value;
-
-  g_object_get (config, name, &value, NULL);
-  if (value != NULL)
-    g_object_unref (value);
-  return value;
-}
-
-void
-test_count (guint *counter)
-{
-  (*counter)++;
 }

@@ -114,17 +114,4 @@ HpConfig *test_sharded_config_new_populated (void);
  * middle.leaf and two layers with leaves */
 HpConfig *test_toy_config_new_populated (void);
 
-/* Field getters (the object is borrowed: its config holds it) */
-gint      test_get_int    (gpointer     config,
-                           const gchar *name);
-guint     test_get_uint   (gpointer     config,
-                           const gchar *name);
-gdouble   test_get_double (gpointer     config,
-                           const gchar *name);
-gpointer  test_get_object (gpointer     config,
-                           const gchar *name);
-
-/* A signal handler (connected swapped) that counts */
-void      test_count      (guint       *counter);
-
 G_END_DECLS

@@ -56,14 +56,6 @@ assert_set_path_fails (HpConfig    *config,
   g_assert_cmpstr (after, ==, before);
 }
 
-static guint
-count_signal (gpointer     instance,
-              const gchar *signal,
-              guint       *counter)
-{
-  return g_signal_connect_swapped (instance, signal, G_CALLBACK (test_count), counter);
-}
-
 /* ------------------------------------------------------------------ */
 /* Owners                                                              */
 
@@ -195,12 +187,12 @@ test_build (void)
   g_assert_true (kept != config);
   g_assert_true (hp_config_equal (kept, config));
   g_object_get (config, "middle", &middle, NULL);
-  g_assert_true (test_get_object (kept, "middle") == middle);
+  g_assert_true (hp_test_get_object (kept, "middle") == middle);
   g_object_unref (middle);
 
   /* changing the original later leaves the built object alone */
   g_object_set (config, "n-heads", 2, "name", "changed", NULL);
-  g_assert_cmpint (test_get_int (kept, "n-heads"), ==, 16);
+  g_assert_cmpint (hp_test_get_int (kept, "n-heads"), ==, 16);
   g_assert_false (hp_config_equal (kept, config));
 
   /* built again: another instance */
@@ -208,7 +200,7 @@ test_build (void)
   g_assert_no_error (error);
   g_assert_true (second != first);
   g_assert_cmpuint (seen->len, ==, 2);
-  g_assert_cmpint (test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (second)), "n-heads"), ==, 2);
+  g_assert_cmpint (hp_test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (second)), "n-heads"), ==, 2);
 
   /* a subclass without its own owner builds the parent's owner, with
    * its own type of config */
@@ -217,7 +209,7 @@ test_build (void)
   g_assert_true (G_OBJECT_TYPE (fancy_built) == TEST_TYPE_TOY);
   g_assert_true (G_TYPE_CHECK_INSTANCE_TYPE (hp_configurable_get_config (HP_CONFIGURABLE (fancy_built)),
                                              TEST_TYPE_FANCY_TOY_CONFIG));
-  g_assert_cmpint (test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (fancy_built)), "extra"), ==, 7);
+  g_assert_cmpint (hp_test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (fancy_built)), "extra"), ==, 7);
 }
 
 static void
@@ -237,7 +229,7 @@ test_build_errors (void)
                         "TestAbstractOwnerConfig builds TestAbstractOwner, which is abstract");
 
   /* an initable owner that refuses its config: no instance, no signal */
-  count_signal (leaf, "built", &n_built);
+  hp_test_count_signal (leaf, "built", &n_built);
   hp_test_assert_error (hp_config_build (leaf, &error), &error, HP_ERROR_CONFIG,
                         "TestLeaf: depth 13 is unlucky");
   g_assert_cmpuint (n_built, ==, 0);
@@ -355,9 +347,9 @@ test_copy (void)
   g_assert_true (hp_config_equal (copy, config));
 
   /* shallow: objects shared, strings and string arrays copied */
-  g_assert_true (test_get_object (copy, "middle") == test_get_object (config, "middle"));
-  g_assert_true (test_get_object (copy, "layers") == test_get_object (config, "layers"));
-  g_assert_true (test_get_object (copy, "placement") == test_get_object (config, "placement"));
+  g_assert_true (hp_test_get_object (copy, "middle") == hp_test_get_object (config, "middle"));
+  g_assert_true (hp_test_get_object (copy, "layers") == hp_test_get_object (config, "layers"));
+  g_assert_true (hp_test_get_object (copy, "placement") == hp_test_get_object (config, "placement"));
   g_object_get (config, "name", &name, "tags", &tags, NULL);
   g_object_get (copy, "name", &copy_name, "tags", &copy_tags, NULL);
   g_assert_cmpstr (name, ==, copy_name);
@@ -365,7 +357,7 @@ test_copy (void)
 
   /* a top-level change reaches only one of them */
   g_object_set (copy, "n-heads", 1, NULL);
-  g_assert_cmpint (test_get_int (config, "n-heads"), ==, 16);
+  g_assert_cmpint (hp_test_get_int (config, "n-heads"), ==, 16);
 }
 
 static void
@@ -382,13 +374,13 @@ test_replace (void)
   replaced = hp_config_replace (config, "n_heads", 4, "name", "small", "lr", 0.5, NULL);
   g_assert_nonnull (replaced);
   g_assert_true (G_OBJECT_TYPE (replaced) == TEST_TYPE_TOY_CONFIG);
-  g_assert_cmpint (test_get_int (replaced, "n-heads"), ==, 4);
+  g_assert_cmpint (hp_test_get_int (replaced, "n-heads"), ==, 4);
   g_object_get (replaced, "name", &name, NULL);
   g_assert_cmpstr (name, ==, "small");
-  g_assert_cmpfloat (test_get_double (replaced, "lr"), ==, 0.5);
+  g_assert_cmpfloat (hp_test_get_double (replaced, "lr"), ==, 0.5);
   /* the rest is the original's, the original unchanged */
-  g_assert_cmpint ((gint) test_get_uint (replaced, "count"), ==, 7);
-  g_assert_true (test_get_object (replaced, "middle") == test_get_object (config, "middle"));
+  g_assert_cmpint ((gint) hp_test_get_uint (replaced, "count"), ==, 7);
+  g_assert_true (hp_test_get_object (replaced, "middle") == hp_test_get_object (config, "middle"));
   after = hp_config_to_json (config, FALSE);
   g_assert_cmpstr (after, ==, before);
 
@@ -400,7 +392,7 @@ test_replace (void)
 
   fancy_replaced = hp_config_replace (fancy, "extra", 9, "n-heads", 2, NULL);
   g_assert_true (G_OBJECT_TYPE (fancy_replaced) == TEST_TYPE_FANCY_TOY_CONFIG);
-  g_assert_cmpint (test_get_int (fancy_replaced, "extra"), ==, 9);
+  g_assert_cmpint (hp_test_get_int (fancy_replaced, "extra"), ==, 9);
 
   /* programmer errors in the C convenience */
   g_test_expect_message ("Hp", G_LOG_LEVEL_CRITICAL, "*TestToyConfig has no field 'nope'*");
@@ -412,7 +404,7 @@ test_replace (void)
   g_test_assert_expected_messages ();
   g_test_expect_message ("Hp", G_LOG_LEVEL_CRITICAL,
                          "*TestToyConfig.middle: invalid object type 'TestLeafConfig'*");
-  g_assert_null (hp_config_replace (config, "middle", test_get_object (test_get_object (config, "middle"), "leaf"),
+  g_assert_null (hp_config_replace (config, "middle", hp_test_get_object (hp_test_get_object (config, "middle"), "leaf"),
                                     NULL));
   g_test_assert_expected_messages ();
 }
@@ -438,8 +430,8 @@ test_replace_with_properties (void)
   names[1] = "lr";
   replaced = hp_config_replace_with_properties (config, 2, names, values, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (test_get_int (replaced, "n-heads"), ==, 12);
-  g_assert_cmpfloat (test_get_double (replaced, "lr"), ==, 2.0);
+  g_assert_cmpint (hp_test_get_int (replaced, "n-heads"), ==, 12);
+  g_assert_cmpfloat (hp_test_get_double (replaced, "lr"), ==, 2.0);
   g_clear_object (&replaced);
 
   names[0] = "nope";
@@ -552,7 +544,7 @@ test_replace_with_properties (void)
   names[0] = "middle";
   replaced = hp_config_replace_with_properties (config, 1, names, values, &error);
   g_assert_no_error (error);
-  g_assert_true (test_get_object (replaced, "middle") == g_value_get_object (&values[0]));
+  g_assert_true (hp_test_get_object (replaced, "middle") == g_value_get_object (&values[0]));
 
   after = hp_config_to_json (config, FALSE);
   g_assert_cmpstr (after, ==, before);
@@ -591,7 +583,7 @@ test_equal (void)
   };
 
   /* different objects, equal values */
-  g_assert_true (test_get_object (a, "middle") != test_get_object (b, "middle"));
+  g_assert_true (hp_test_get_object (a, "middle") != hp_test_get_object (b, "middle"));
   g_assert_true (hp_config_equal (a, b));
   g_assert_true (hp_config_equal (a, a));
   g_assert_false (hp_config_equal (fancy, plain));
@@ -615,7 +607,7 @@ test_equal (void)
     g_assert_false (hp_config_equal (c, a));
     g_clear_object (&c);
     c = test_toy_config_new_populated ();
-    hp_config_list_remove (HP_CONFIG_LIST (test_get_object (c, "layers")), 1);
+    hp_config_list_remove (HP_CONFIG_LIST (hp_test_get_object (c, "layers")), 1);
     g_assert_false (hp_config_equal (a, c));
     g_clear_object (&c);
     c = test_toy_config_new_populated ();
@@ -699,17 +691,17 @@ test_traverse (void)
   static const gchar * const leaves[] = { "middle.leaf", "layers.0.leaf", "layers.1.leaf", NULL };
   static const gchar * const layers[] = { "layers.0", "layers.1", NULL };
   g_autoptr(HpConfig) root = test_toy_config_new_populated ();
-  HpConfig *middle = test_get_object (root, "middle");
-  HpConfigList *list = HP_CONFIG_LIST (test_get_object (root, "layers"));
+  HpConfig *middle = hp_test_get_object (root, "middle");
+  HpConfigList *list = HP_CONFIG_LIST (hp_test_get_object (root, "layers"));
   HpConfig *layer0 = hp_config_list_peek (list, 0);
   HpConfig *layer1 = hp_config_list_peek (list, 1);
   struct { HpConfig *config; HpConfig *parent; const gchar *attribute; gint index; } expected[] = {
     { root, NULL, NULL, -1 },
-    { test_get_object (middle, "leaf"), middle, "leaf", -1 },
+    { hp_test_get_object (middle, "leaf"), middle, "leaf", -1 },
     { layer0, root, "layers", 0 },
-    { test_get_object (layer0, "leaf"), layer0, "leaf", -1 },
+    { hp_test_get_object (layer0, "leaf"), layer0, "leaf", -1 },
     { layer1, root, "layers", 1 },
-    { test_get_object (layer1, "leaf"), layer1, "leaf", -1 },
+    { hp_test_get_object (layer1, "leaf"), layer1, "leaf", -1 },
   };
   g_autoptr(GPtrArray) visits = NULL;
   GType match_all[] = { G_TYPE_NONE, HP_TYPE_CONFIG };
@@ -838,7 +830,7 @@ test_paths_null_and_items (void)
 {
   g_autoptr(HpConfig) config = test_toy_config_new_populated ();
   g_autoptr(HpConfig) before = test_toy_config_new_populated ();
-  HpConfigList *list = HP_CONFIG_LIST (test_get_object (config, "layers"));
+  HpConfigList *list = HP_CONFIG_LIST (hp_test_get_object (config, "layers"));
   g_autofree gchar *item = NULL;
   guint n_changed = 0;
   HpConfig *replaced;
@@ -860,12 +852,12 @@ test_paths_null_and_items (void)
   g_assert_cmpstr (item, ==,
                    "{\"@type\": \"TestLayerConfig\", \"n-heads\": 4, "
                    "\"leaf\": {\"@type\": \"TestLeafConfig\", \"depth\": 2, \"scale\": 0.5}}");
-  count_signal (list, "items-changed", &n_changed);
+  hp_test_count_signal (list, "items-changed", &n_changed);
   set_path (config, "layers.0", "{\"@type\": \"TestLayerConfig\", \"n-heads\": 64}");
   g_assert_cmpuint (n_changed, ==, 1);
   g_assert_cmpuint (hp_config_list_get_length (list), ==, 2);
   replaced = hp_config_list_peek (list, 0);
-  g_assert_cmpint (test_get_int (replaced, "n-heads"), ==, 64);
+  g_assert_cmpint (hp_test_get_int (replaced, "n-heads"), ==, 64);
   assert_path (config, "layers.0.n-heads", "64");
   assert_path (config, "layers.0.leaf", NULL);
 }
@@ -993,7 +985,7 @@ test_config_list (void)
   g_assert_true (g_list_model_get_item_type (G_LIST_MODEL (list)) == HP_TYPE_CONFIG);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (list)), ==, 0);
   g_signal_connect (list, "items-changed", G_CALLBACK (on_items_changed), &record);
-  count_signal (list, "notify::n-items", &n_notify);
+  hp_test_count_signal (list, "notify::n-items", &n_notify);
 
   hp_config_list_append (list, a);
   assert_items_changed (&record, 1, 0, 0, 1);

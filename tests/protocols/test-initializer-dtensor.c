@@ -25,31 +25,10 @@ typedef struct
 static HpDeviceMesh *
 make_mesh (const MeshShape *ms)
 {
-  g_autoptr(GError) error = NULL;
-  const gchar *names_1d[] = { "tp", NULL };
-  const gchar *names_2d[] = { "dp", "tp", NULL };
-  HpDeviceMesh *mesh = hp_device_mesh_new (ms->shape, ms->ndim,
-                                           ms->ndim == 2 ? names_2d : names_1d, &error);
+  const gchar * const names_1d[] = { "tp", NULL };
+  const gchar * const names_2d[] = { "dp", "tp", NULL };
 
-  g_assert_no_error (error);
-  return mesh;
-}
-
-static GPtrArray *
-parse_placements (const gchar * const *texts,
-                  guint                n)
-{
-  GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
-
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(GError) error = NULL;
-      HpPlacement *p = hp_placement_new_from_string (texts[i], &error);
-
-      g_assert_no_error (error);
-      g_ptr_array_add (out, p);
-    }
-  return out;
+  return hp_test_mesh (ms->shape, ms->ndim, ms->ndim == 2 ? names_2d : names_1d);
 }
 
 /* The block this rank holds: mesh dims in order cut the tensor dim they
@@ -96,7 +75,7 @@ check_case (HpInitializer       *init,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(HpDeviceMesh) mesh = make_mesh (ms);
-  g_autoptr(GPtrArray) placements = parse_placements (texts, ms->ndim);
+  g_autoptr(GPtrArray) placements = hp_test_placements (texts, ms->ndim);
   g_autoptr(HpTensor) whole = hp_tensor_new_full (dtype, shape, ndim, -7.0);
   g_autoptr(HpTensor) blank = hp_tensor_new_full (dtype, shape, ndim, -7.0);
   g_autoptr(HpDTensor) dt = NULL;
@@ -239,8 +218,8 @@ test_errors (void)
   g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
   const gchar *partial_text[] = { "P(sum)" };
   const gchar *s0_text[] = { "S(0)" };
-  g_autoptr(GPtrArray) partial = parse_placements (partial_text, 1);
-  g_autoptr(GPtrArray) s0 = parse_placements (s0_text, 1);
+  g_autoptr(GPtrArray) partial = hp_test_placements (partial_text, 1);
+  g_autoptr(GPtrArray) s0 = hp_test_placements (s0_text, 1);
   g_autoptr(HpInitializer) normal = hp_initializer_new_normal (0, 1);
   g_autoptr(HpInitializer) zeros = hp_initializer_new_zeros ();
   g_autoptr(HpTensor) local = hp_tensor_new_full (HP_DTYPE_FLOAT64, (const gint64[]) { 2, 3 }, 2, 5.0);
@@ -285,11 +264,7 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
-
-  hp_test_init (&argc, &argv);
-  hp_init (&error);
-  g_assert_no_error (error);
+  hp_test_init_world (&argc, &argv);
   world_size = hp_get_world_size ();
 
   g_test_add_func ("/initializer-dtensor/one-dim-mesh", test_one_dim_mesh);

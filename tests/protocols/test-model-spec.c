@@ -14,45 +14,15 @@ G_DECLARE_FINAL_TYPE (TestModelConfig, test_model_config, TEST, MODEL_CONFIG, Hp
 struct _TestModelConfig
 {
   HpBaseModelConfig parent_instance;
-
-  gint dim;
 };
 
 G_DEFINE_FINAL_TYPE (TestModelConfig, test_model_config, HP_TYPE_BASE_MODEL_CONFIG)
 
-enum {
-  MODEL_PROP_0,
-  MODEL_PROP_DIM,
-};
-
-static void
-test_model_config_get_property (GObject    *object,
-                                guint       prop_id,
-                                GValue     *value,
-                                GParamSpec *pspec)
-{
-  g_assert_cmpuint (prop_id, ==, MODEL_PROP_DIM);
-  g_value_set_int (value, TEST_MODEL_CONFIG (object)->dim);
-}
-
-static void
-test_model_config_set_property (GObject      *object,
-                                guint         prop_id,
-                                const GValue *value,
-                                GParamSpec   *pspec)
-{
-  g_assert_cmpuint (prop_id, ==, MODEL_PROP_DIM);
-  TEST_MODEL_CONFIG (object)->dim = g_value_get_int (value);
-}
-
 static void
 test_model_config_class_init (TestModelConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = test_model_config_get_property;
-  object_class->set_property = test_model_config_set_property;
-  g_object_class_install_property (object_class, MODEL_PROP_DIM,
+  hp_test_class_store_properties (klass);
+  g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_int ("dim", NULL, NULL, 1, 4096, 8,
                                                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 }
@@ -60,7 +30,6 @@ test_model_config_class_init (TestModelConfigClass *klass)
 static void
 test_model_config_init (TestModelConfig *self)
 {
-  self->dim = 8;
 }
 
 /* A model configuration whose owner is a plain module */
@@ -69,23 +38,8 @@ test_model_config_init (TestModelConfig *self)
 G_DECLARE_FINAL_TYPE (TestModuleOwnerConfig, test_module_owner_config, TEST, MODULE_OWNER_CONFIG,
                       HpBaseModelConfig)
 
-struct _TestModuleOwnerConfig
-{
-  HpBaseModelConfig parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestModuleOwnerConfig, test_module_owner_config, HP_TYPE_BASE_MODEL_CONFIG)
-
-static void
-test_module_owner_config_class_init (TestModuleOwnerConfigClass *klass)
-{
-  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_MODULE);
-}
-
-static void
-test_module_owner_config_init (TestModuleOwnerConfig *self)
-{
-}
+HP_TEST_DEFINE_OWNED_CONFIG (TestModuleOwnerConfig, test_module_owner_config,
+                             HpBaseModelConfig, HP_TYPE_BASE_MODEL_CONFIG, HP_TYPE_MODULE)
 
 /* A model configuration whose owner is abstract */
 
@@ -93,33 +47,13 @@ test_module_owner_config_init (TestModuleOwnerConfig *self)
 G_DECLARE_FINAL_TYPE (TestAbstractOwnerConfig, test_abstract_owner_config, TEST,
                       ABSTRACT_OWNER_CONFIG, HpBaseModelConfig)
 
-struct _TestAbstractOwnerConfig
-{
-  HpBaseModelConfig parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestAbstractOwnerConfig, test_abstract_owner_config, HP_TYPE_BASE_MODEL_CONFIG)
-
-static void
-test_abstract_owner_config_class_init (TestAbstractOwnerConfigClass *klass)
-{
-  hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_MODEL_CONFIG_CONVERTER);
-}
-
-static void
-test_abstract_owner_config_init (TestAbstractOwnerConfig *self)
-{
-}
+HP_TEST_DEFINE_OWNED_CONFIG (TestAbstractOwnerConfig, test_abstract_owner_config,
+                             HpBaseModelConfig, HP_TYPE_BASE_MODEL_CONFIG, HP_TYPE_MODEL_CONFIG_CONVERTER)
 
 /* A state dict adapter that renames nothing */
 
 #define TEST_TYPE_ADAPTER (test_adapter_get_type ())
 G_DECLARE_FINAL_TYPE (TestAdapter, test_adapter, TEST, ADAPTER, GObject)
-
-struct _TestAdapter
-{
-  GObject parent_instance;
-};
 
 static HpStateDict *
 test_adapter_same (HpStateDictAdapter  *self,
@@ -136,19 +70,10 @@ test_adapter_iface_init (HpStateDictAdapterInterface *iface)
   iface->from_hf = test_adapter_same;
 }
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (TestAdapter, test_adapter, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (HP_TYPE_STATE_DICT_ADAPTER,
-                                                      test_adapter_iface_init))
-
-static void
-test_adapter_class_init (TestAdapterClass *klass)
-{
-}
-
-static void
-test_adapter_init (TestAdapter *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE (TestAdapter, test_adapter,
+                                          GObject, G_TYPE_OBJECT,
+                                          HP_TYPE_STATE_DICT_ADAPTER,
+                                          test_adapter_iface_init)
 
 /* Converters: the configuration, one that scales the model's dim, one
  * that implements nothing, one that breaks the contract */
@@ -170,45 +95,15 @@ G_DECLARE_FINAL_TYPE (TestBrokenConverter, test_broken_converter, TEST, BROKEN_C
 struct _TestConverterConfig
 {
   HpConfig parent_instance;
-
-  gint scale;
 };
 
 G_DEFINE_FINAL_TYPE (TestConverterConfig, test_converter_config, HP_TYPE_CONFIG)
 
-enum {
-  CONVERTER_PROP_0,
-  CONVERTER_PROP_SCALE,
-};
-
-static void
-test_converter_config_get_property (GObject    *object,
-                                    guint       prop_id,
-                                    GValue     *value,
-                                    GParamSpec *pspec)
-{
-  g_assert_cmpuint (prop_id, ==, CONVERTER_PROP_SCALE);
-  g_value_set_int (value, TEST_CONVERTER_CONFIG (object)->scale);
-}
-
-static void
-test_converter_config_set_property (GObject      *object,
-                                    guint         prop_id,
-                                    const GValue *value,
-                                    GParamSpec   *pspec)
-{
-  g_assert_cmpuint (prop_id, ==, CONVERTER_PROP_SCALE);
-  TEST_CONVERTER_CONFIG (object)->scale = g_value_get_int (value);
-}
-
 static void
 test_converter_config_class_init (TestConverterConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = test_converter_config_get_property;
-  object_class->set_property = test_converter_config_set_property;
-  g_object_class_install_property (object_class, CONVERTER_PROP_SCALE,
+  hp_test_class_store_properties (klass);
+  g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
                                    g_param_spec_int ("scale", NULL, NULL, 0, 16, 2,
                                                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), TEST_TYPE_CONVERTER);
@@ -217,7 +112,6 @@ test_converter_config_class_init (TestConverterConfigClass *klass)
 static void
 test_converter_config_init (TestConverterConfig *self)
 {
-  self->scale = 2;
 }
 
 struct _TestConverter
@@ -230,7 +124,7 @@ G_DEFINE_FINAL_TYPE (TestConverter, test_converter, HP_TYPE_MODEL_CONFIG_CONVERT
 static gint
 converter_scale (HpModelConfigConverter *self)
 {
-  return TEST_CONVERTER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)))->scale;
+  return hp_test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (self)), "scale");
 }
 
 static HpBaseModelConfig *
@@ -246,7 +140,7 @@ test_converter_convert (HpModelConfigConverter  *self,
       return NULL;
     }
   return HP_BASE_MODEL_CONFIG (hp_config_replace (HP_CONFIG (model_config),
-                                                  "dim", TEST_MODEL_CONFIG (model_config)->dim * scale,
+                                                  "dim", hp_test_get_int (model_config, "dim") * scale,
                                                   NULL));
 }
 
@@ -261,22 +155,8 @@ test_converter_init (TestConverter *self)
 {
 }
 
-struct _TestBareConverter
-{
-  HpModelConfigConverter parent_instance;
-};
-
-G_DEFINE_FINAL_TYPE (TestBareConverter, test_bare_converter, HP_TYPE_MODEL_CONFIG_CONVERTER)
-
-static void
-test_bare_converter_class_init (TestBareConverterClass *klass)
-{
-}
-
-static void
-test_bare_converter_init (TestBareConverter *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE (TestBareConverter, test_bare_converter,
+                           HpModelConfigConverter, HP_TYPE_MODEL_CONFIG_CONVERTER)
 
 struct _TestBrokenConverter
 {
@@ -326,14 +206,6 @@ static void
 count_destroy (gpointer data)
 {
   ((Calls *) data)->n_destroyed++;
-}
-
-static void
-count_notify (GObject    *object,
-              GParamSpec *pspec,
-              gpointer    data)
-{
-  (*(guint *) data)++;
 }
 
 static HpBaseModel *
@@ -398,7 +270,7 @@ test_properties (void)
   GType adapter_type = G_TYPE_INVALID;
   guint n_notify = 0;
 
-  g_signal_connect (spec, "notify", G_CALLBACK (count_notify), &n_notify);
+  hp_test_count_signal (spec, "notify", &n_notify);
 
   g_assert_cmpstr (hp_model_spec_get_name (spec), ==, "llama3");
   g_assert_null (hp_model_spec_get_flavor (spec));
@@ -504,15 +376,16 @@ test_build_from_config (void)
   g_assert_true (G_OBJECT_TYPE (model) == HP_TYPE_BASE_MODEL);
   model_config = hp_configurable_get_config (HP_CONFIGURABLE (model));
   g_assert_true (TEST_IS_MODEL_CONFIG (model_config));
-  g_assert_cmpint (TEST_MODEL_CONFIG (model_config)->dim, ==, 16);
+  g_assert_cmpint (hp_test_get_int (model_config, "dim"), ==, 16);
 
   /* built as the configuration is now; the model keeps its own copy */
   g_object_set (config, "dim", 32, NULL);
   again = hp_model_spec_build_model (spec, &error);
   g_assert_no_error (error);
   g_assert_true (again != model);
-  g_assert_cmpint (TEST_MODEL_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (again)))->dim, ==, 32);
-  g_assert_cmpint (TEST_MODEL_CONFIG (model_config)->dim, ==, 16);
+  g_assert_cmpint (hp_test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (again)), "dim"),
+                   ==, 32);
+  g_assert_cmpint (hp_test_get_int (model_config, "dim"), ==, 16);
 
   hp_model_spec_set_model (wrong, module_config);
   hp_test_assert_error (hp_model_spec_build_model (wrong, &error), &error, HP_ERROR_CONFIG,
@@ -846,8 +719,8 @@ test_converter (void)
   g_assert_no_error (error);
   g_assert_true (TEST_IS_MODEL_CONFIG (converted));
   g_assert_true (converted != model_config);
-  g_assert_cmpint (TEST_MODEL_CONFIG (converted)->dim, ==, 24);
-  g_assert_cmpint (TEST_MODEL_CONFIG (model_config)->dim, ==, 8);
+  g_assert_cmpint (hp_test_get_int (converted, "dim"), ==, 24);
+  g_assert_cmpint (hp_test_get_int (model_config, "dim"), ==, 8);
 
   /* the converter's error */
   zero = hp_config_build (zero_config, &error);
@@ -869,7 +742,7 @@ test_converter (void)
                         HP_ERROR_STATE,
                         "TestBrokenConverter.convert returned a HpModuleConfig, which is not a "
                         "HpBaseModelConfig");
-  g_assert_cmpint (TEST_MODEL_CONFIG (model_config)->dim, ==, 8);
+  g_assert_cmpint (hp_test_get_int (model_config, "dim"), ==, 8);
 }
 
 int

@@ -7,21 +7,8 @@
  * assertion.
  */
 
-#include <string.h>
-
 #include "hp-test-toys.h"
 #include "hp-test-utils.h"
-
-static HpDeviceMesh *
-tp_mesh (void)
-{
-  g_autoptr(GError) error = NULL;
-  gint shape[] = { hp_get_world_size () };
-  HpDeviceMesh *mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "tp", NULL }, &error);
-
-  g_assert_no_error (error);
-  return mesh;
-}
 
 static GPtrArray *
 named_list (const gchar *text)
@@ -57,7 +44,7 @@ static void
 test_wraps_callable (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpModuleConfig) config = local_map_config ("inner");
   g_autoptr(HpToyInner) module = hp_toy_inner_new (config);
   g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (7, 3), 5, TRUE);
@@ -72,7 +59,6 @@ test_wraps_callable (void)
   g_autoptr(HpTensor) weighted_ref = NULL;
   g_autoptr(HpTensor) loss = NULL;
   g_autoptr(HpTensor) loss_ref = NULL;
-  g_autofree gchar *placements = NULL;
 
   g_assert_false (hp_module_callable_is_local_mapped (HP_MODULE (module), "inner"));
   g_assert_true (hp_module_parallelize (HP_MODULE (module), mesh, &error));
@@ -82,10 +68,8 @@ test_wraps_callable (void)
   y = hp_module_forward1 (HP_MODULE (module), x, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (hp_toy_inner_get_inner_calls (module), ==, 1);
-  g_assert_true (HP_IS_DTENSOR (y));
-  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (y)));
-  g_assert_cmpstr (placements, ==, "(S(0))");
-  y_full = hp_dtensor_full_tensor (HP_DTENSOR (y), &error);
+  hp_test_assert_placements (y, "(S(0))");
+  y_full = hp_test_full_tensor (y);
   y_ref = hp_tensor_softmax (x_ref, -1, &error);
   g_assert_no_error (error);
   hp_test_assert_close (y_full, y_ref, 1e-14, 1e-15);
@@ -110,15 +94,12 @@ static void
 test_unset_is_unchanged (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpToyInner) module = hp_toy_inner_new (NULL);
   g_autoptr(HpToyInner) untouched = hp_toy_inner_new (NULL);
   g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (4, 5), 8, FALSE);
   g_autoptr(HpTensor) y = NULL;
   g_autoptr(HpTensor) y_ref = NULL;
-  g_autofree gdouble *a = NULL;
-  gsize n;
-  g_autofree gdouble *b = NULL;
 
   g_assert_true (hp_module_parallelize (HP_MODULE (module), mesh, &error));
   g_assert_no_error (error);
@@ -127,9 +108,7 @@ test_unset_is_unchanged (void)
   y_ref = hp_module_forward1 (HP_MODULE (untouched), x, &error);
   g_assert_no_error (error);
   g_assert_false (HP_IS_DTENSOR (y));
-  a = hp_tensor_to_float64_array (y, &n);
-  b = hp_tensor_to_float64_array (y_ref, &n);
-  g_assert_true (memcmp (a, b, 20 * sizeof (gdouble)) == 0);
+  hp_test_assert_identical (y, y_ref);
 }
 
 /* A parent's local_map may name a child's callable by a dotted path */
@@ -137,7 +116,7 @@ static void
 test_dotted_callable_path (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpModuleConfig) config = local_map_config ("attention.inner");
   g_autoptr(HpModule) parent = NULL;
   g_autoptr(HpToyInner) child = hp_toy_inner_new (NULL);
@@ -171,7 +150,7 @@ static void
 test_unknown_callable (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpModuleConfig) config = local_map_config ("nope");
   g_autoptr(HpToyInner) module = hp_toy_inner_new (config);
 
@@ -186,11 +165,7 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
-
-  hp_test_init (&argc, &argv);
-  g_assert_true (hp_init (&error));
-  g_assert_no_error (error);
+  hp_test_init_world (&argc, &argv);
 
   g_test_add_func ("/module-local-map/wraps-callable", test_wraps_callable);
   g_test_add_func ("/module-local-map/unset-is-unchanged", test_unset_is_unchanged);

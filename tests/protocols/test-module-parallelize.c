@@ -14,17 +14,6 @@
 #include "hp-test-toys.h"
 #include "hp-test-utils.h"
 
-static HpDeviceMesh *
-tp_mesh (void)
-{
-  g_autoptr(GError) error = NULL;
-  gint shape[] = { hp_get_world_size () };
-  HpDeviceMesh *mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "tp", NULL }, &error);
-
-  g_assert_no_error (error);
-  return mesh;
-}
-
 static HpShardingConfig *
 linear_sharding (void)
 {
@@ -73,7 +62,7 @@ static void
 test_linear_equals_one_rank (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpShardingConfig) sharding = linear_sharding ();
   g_autoptr(HpModule) reference = build_linear (6, 5, FALSE, NULL);
   g_autoptr(HpModule) parallel = build_linear (6, 5, FALSE, sharding);
@@ -85,8 +74,8 @@ test_linear_equals_one_rank (void)
   g_autoptr(HpTensor) loss_ref = NULL;
   g_autoptr(HpTensor) loss = NULL;
   g_autoptr(HpTensor) grad_full = NULL;
+  g_autoptr(HpTensor) weight_full = NULL;
   HpTensor *weight;
-  g_autofree gchar *placements = NULL;
   guint parallelized = 0;
 
   g_signal_connect (parallel, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
@@ -96,34 +85,24 @@ test_linear_equals_one_rank (void)
   g_assert_true (hp_module_get_mesh (parallel) == mesh);
 
   weight = hp_module_get_parameter (parallel, "weight");
-  g_assert_true (HP_IS_DTENSOR (weight));
+  hp_test_assert_placements (weight, "(S(0))");
   g_assert_true (hp_tensor_get_requires_grad (weight));
   g_assert_true (hp_tensor_is_leaf (weight));
   hp_test_assert_shape (weight, HP_TEST_SHAPE (5, 6));
-  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (weight)));
-  g_assert_cmpstr (placements, ==, "(S(0))");
 
   /* initialised after parallelize: each rank gets its slice */
   g_assert_true (hp_module_init_states (reference, 42, &error));
   g_assert_true (hp_module_init_states (parallel, 42, &error));
   g_assert_no_error (error);
   g_assert_true (hp_module_get_parameter (parallel, "weight") == weight);
-  {
-    g_autoptr(HpTensor) full = hp_dtensor_full_tensor (HP_DTENSOR (weight), &error);
-
-    g_assert_no_error (error);
-    hp_test_assert_close (full, hp_module_get_parameter (reference, "weight"), 0, 0);
-  }
+  weight_full = hp_test_full_tensor (weight);
+  hp_test_assert_close (weight_full, hp_module_get_parameter (reference, "weight"), 0, 0);
 
   y_ref = hp_module_forward1 (reference, x_ref, &error);
   y = hp_module_forward1 (parallel, x, &error);
   g_assert_no_error (error);
-  g_assert_true (HP_IS_DTENSOR (y));
-  g_free (placements);
-  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (y)));
-  g_assert_cmpstr (placements, ==, "(S(1))");
-  y_full = hp_dtensor_full_tensor (HP_DTENSOR (y), &error);
-  g_assert_no_error (error);
+  hp_test_assert_placements (y, "(S(1))");
+  y_full = hp_test_full_tensor (y);
   hp_test_assert_close (y_full, y_ref, 1e-12, 1e-12);
 
   loss_ref = hp_tensor_sum_all (y_ref, &error);
@@ -133,9 +112,7 @@ test_linear_equals_one_rank (void)
   g_assert_true (hp_tensor_backward (loss, NULL, &error));
   g_assert_no_error (error);
 
-  g_assert_true (HP_IS_DTENSOR (hp_tensor_get_grad (weight)));
-  grad_full = hp_dtensor_full_tensor (HP_DTENSOR (hp_tensor_get_grad (weight)), &error);
-  g_assert_no_error (error);
+  grad_full = hp_test_full_tensor (hp_tensor_get_grad (weight));
   hp_test_assert_close (grad_full, hp_tensor_get_grad (hp_module_get_parameter (reference, "weight")),
                         1e-12, 1e-12);
   hp_test_assert_close (hp_tensor_get_grad (x), hp_tensor_get_grad (x_ref), 1e-12, 1e-12);
@@ -147,7 +124,7 @@ static void
 test_tree (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpShardingConfig) sharding = linear_sharding ();
   g_autoptr(HpModule) root = hp_module_new ();
   g_autoptr(HpModule) sharded = build_linear (4, 3, TRUE, sharding);
@@ -182,7 +159,7 @@ static void
 test_errors_leave_module_unchanged (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpDeviceMesh) unnamed = NULL;
   g_autoptr(HpShardingConfig) good = linear_sharding ();
   g_autoptr(HpShardingConfig) bad = linear_sharding ();
@@ -193,7 +170,6 @@ test_errors_leave_module_unchanged (void)
   g_autoptr(HpModule) second = build_linear (4, 3, FALSE, bad);
   HpTensor *first_weight = hp_module_get_parameter (first, "weight");
   guint parallelized = 0;
-  gint shape[] = { hp_get_world_size () };
 
   g_assert_true (hp_module_add_child (root, "first", first, &error));
   g_assert_true (hp_module_add_child (root, "second", second, &error));
@@ -218,8 +194,7 @@ test_errors_leave_module_unchanged (void)
   g_clear_error (&error);
   g_assert_true (hp_module_get_parameter (first, "weight") == first_weight);
 
-  unnamed = hp_device_mesh_new (shape, 1, NULL, &error);
-  g_assert_no_error (error);
+  unnamed = hp_test_mesh ((gint[]) { hp_get_world_size () }, 1, NULL);
   g_assert_false (hp_module_parallelize (root, unnamed, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
   g_clear_error (&error);
@@ -242,7 +217,7 @@ static void
 test_input_placement_mismatch (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpShardingConfig) sharding = linear_sharding ();
   g_autoptr(HpNamedPlacement) replicate = hp_test_named ("tp:R");
   g_autoptr(HpModule) linear = NULL;
@@ -276,7 +251,7 @@ static void
 test_negative_shard_dim (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
   g_autoptr(HpNamedPlacement) columns = hp_test_named ("tp:S(-1)");
   g_autoptr(HpModule) linear = NULL;
@@ -314,15 +289,12 @@ static void
 test_no_sharding_config (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpModule) linear = build_linear (3, 2, TRUE, NULL);
   g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3), 9, FALSE);
   g_autoptr(HpTensor) before = NULL;
   g_autoptr(HpTensor) after = NULL;
   HpTensor *weight = hp_module_get_parameter (linear, "weight");
-  g_autofree gdouble *a = NULL;
-  gsize n;
-  g_autofree gdouble *b = NULL;
 
   g_assert_true (hp_module_init_states (linear, 3, &error));
   before = hp_module_forward1 (linear, x, &error);
@@ -332,9 +304,7 @@ test_no_sharding_config (void)
   after = hp_module_forward1 (linear, x, &error);
   g_assert_no_error (error);
   g_assert_false (HP_IS_DTENSOR (after));
-  a = hp_tensor_to_float64_array (before, &n);
-  b = hp_tensor_to_float64_array (after, &n);
-  g_assert_true (memcmp (a, b, 4 * sizeof (gdouble)) == 0);
+  hp_test_assert_identical (after, before);
 }
 
 /* Tied states must agree on their layout; a state that is already a
@@ -344,7 +314,7 @@ static void
 test_layout_conflicts (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpShardingConfig) rows = linear_sharding ();
   g_autoptr(HpShardingConfig) columns = hp_sharding_config_new ();
   g_autoptr(HpNamedPlacement) shard1 = hp_test_named ("tp:S(1)");
@@ -406,13 +376,12 @@ static void
 test_buffer_keeps_layout (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
   g_autoptr(HpNamedPlacement) rows = hp_test_named ("tp:S(0)");
   g_autoptr(HpToyBuffered) buffered = hp_toy_buffered_new ();
   g_autoptr(HpTensor) full = NULL;
   HpTensor *table;
-  g_autofree gchar *placements = NULL;
 
   hp_sharding_config_set_state_sharding (sharding, "table", rows);
   hp_module_set_sharding_config (HP_MODULE (buffered), sharding);
@@ -422,12 +391,9 @@ test_buffer_keeps_layout (void)
   g_assert_no_error (error);
 
   table = hp_module_get_buffer (HP_MODULE (buffered), "table");
-  g_assert_true (HP_IS_DTENSOR (table));
+  hp_test_assert_placements (table, "(S(0))");
   g_assert_true (hp_module_buffer_is_persistent (HP_MODULE (buffered), "table"));
-  placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (table)));
-  g_assert_cmpstr (placements, ==, "(S(0))");
-  full = hp_dtensor_full_tensor (HP_DTENSOR (table), &error);
-  g_assert_no_error (error);
+  full = hp_test_full_tensor (table);
   hp_test_assert_values (full, HP_TEST_DATA (0, 2, 4, 6, 8, 10), HP_TEST_SHAPE (6), 0, 0);
 }
 
@@ -435,11 +401,7 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
-
-  hp_test_init (&argc, &argv);
-  g_assert_true (hp_init (&error));
-  g_assert_no_error (error);
+  hp_test_init_world (&argc, &argv);
 
   g_test_add_func ("/module-parallelize/linear-equals-one-rank", test_linear_equals_one_rank);
   g_test_add_func ("/module-parallelize/tree", test_tree);

@@ -36,13 +36,6 @@ values (HpTensor *tensor)
 }
 
 static void
-count_signal (gpointer  instance,
-              guint    *count)
-{
-  (*count)++;
-}
-
-static void
 test_build_registers_parameters (void)
 {
   g_autoptr(HpToyLinear) linear = build_linear (3, 2, TRUE);
@@ -72,7 +65,7 @@ test_init_states_param_init (void)
   hp_param_init_set (init, "weight", normal);
   hp_param_init_set (init, "bias", ones);
   hp_module_set_param_init (HP_MODULE (linear), init);
-  g_signal_connect (linear, "states-initialized", G_CALLBACK (count_signal), &initialized);
+  hp_test_count_signal (linear, "states-initialized", &initialized);
 
   g_assert_true (hp_module_init_states (HP_MODULE (linear), 7, &error));
   g_assert_no_error (error);
@@ -131,7 +124,7 @@ test_init_states_errors (void)
 
   g_assert_true (hp_module_add_child (root, "linear", HP_MODULE (linear), &error));
   g_assert_true (hp_module_add_child (root, "bare", HP_MODULE (bare), &error));
-  g_signal_connect (linear, "states-initialized", G_CALLBACK (count_signal), &initialized);
+  hp_test_count_signal (linear, "states-initialized", &initialized);
 
   g_assert_false (hp_module_init_states (root, 0, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
@@ -172,7 +165,7 @@ test_init_self_buffers (void)
   g_autoptr(HpStateDict) buffers = NULL;
   guint initialized = 0;
 
-  g_signal_connect (buffered, "states-initialized", G_CALLBACK (count_signal), &initialized);
+  hp_test_count_signal (buffered, "states-initialized", &initialized);
   g_assert_true (hp_module_init_states (HP_MODULE (buffered), 0, &error));
   g_assert_true (hp_module_init_states (HP_MODULE (buffered), 0, &error));
   g_assert_no_error (error);
@@ -295,18 +288,9 @@ double_forward (HpModule   *module,
                 gpointer    user_data,
                 GError    **error)
 {
-  GPtrArray *outputs = g_ptr_array_new_with_free_func (g_object_unref);
-  HpTensor *out = hp_tensor_mul (g_ptr_array_index (args, 0),
-                                 hp_module_get_parameter (module, "factor"), error);
-
   (*(guint *) user_data)++;
-  if (out == NULL)
-    {
-      g_ptr_array_unref (outputs);
-      return NULL;
-    }
-  g_ptr_array_add (outputs, out);
-  return outputs;
+  return hp_test_one_output (hp_tensor_mul (g_ptr_array_index (args, 0),
+                                            hp_module_get_parameter (module, "factor"), error));
 }
 
 static void

@@ -5,31 +5,14 @@
 
 #include "hp-test-utils.h"
 
-static HpNamedPlacement *
-named (const gchar *text)
-{
-  g_autoptr(GError) error = NULL;
-  HpNamedPlacement *n = hp_named_placement_new_from_string (text, &error);
-
-  g_assert_no_error (error);
-  return n;
-}
-
-static void
-unref_nullable (gpointer object)
-{
-  if (object != NULL)
-    g_object_unref (object);
-}
-
 /* An array of named placements from texts, NULL for "-" */
 static GPtrArray *
 named_list (const gchar * const *texts)
 {
-  GPtrArray *list = g_ptr_array_new_with_free_func (unref_nullable);
+  GPtrArray *list = g_ptr_array_new_with_free_func (hp_test_unref_nullable);
 
   for (guint i = 0; texts[i] != NULL; i++)
-    g_ptr_array_add (list, g_str_equal (texts[i], "-") ? NULL : named (texts[i]));
+    g_ptr_array_add (list, g_str_equal (texts[i], "-") ? NULL : hp_test_named (texts[i]));
   return list;
 }
 
@@ -60,21 +43,6 @@ assert_config (HpShardingConfig *config,
   g_assert_cmpstr (text, ==, expected);
 }
 
-static void
-count (gpointer  object,
-       guint    *counter)
-{
-  (*counter)++;
-}
-
-static void
-count_notify (GObject    *object,
-              GParamSpec *pspec,
-              guint      *counter)
-{
-  (*counter)++;
-}
-
 /* HpLocalMapConfig */
 
 static void
@@ -89,10 +57,10 @@ test_local_map_config_basics (void)
   g_autoptr(GPtrArray) empty = g_ptr_array_new ();
   guint path_notes = 0, in_notes = 0, out_notes = 0, grad_notes = 0;
 
-  g_signal_connect (lm, "notify::callable-path", G_CALLBACK (count_notify), &path_notes);
-  g_signal_connect (lm, "notify::in-placements", G_CALLBACK (count_notify), &in_notes);
-  g_signal_connect (lm, "notify::out-placements", G_CALLBACK (count_notify), &out_notes);
-  g_signal_connect (lm, "notify::in-grad-placements", G_CALLBACK (count_notify), &grad_notes);
+  hp_test_count_signal (lm, "notify::callable-path", &path_notes);
+  hp_test_count_signal (lm, "notify::in-placements", &in_notes);
+  hp_test_count_signal (lm, "notify::out-placements", &out_notes);
+  hp_test_count_signal (lm, "notify::in-grad-placements", &grad_notes);
 
   g_assert_cmpstr (hp_local_map_config_get_callable_path (lm), ==, "attention");
   g_assert_null (hp_local_map_config_get_callable_path (unnamed));
@@ -261,13 +229,13 @@ check_map (SetFunc  set,
            ListFunc list)
 {
   g_autoptr(HpShardingConfig) config = hp_sharding_config_new ();
-  g_autoptr(HpNamedPlacement) s0 = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) s0_again = named ("tp:Shard(0)");
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
-  g_autoptr(HpNamedPlacement) two = named ("tp:S(1), dp:R");
+  g_autoptr(HpNamedPlacement) s0 = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) s0_again = hp_test_named ("tp:Shard(0)");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
+  g_autoptr(HpNamedPlacement) two = hp_test_named ("tp:S(1), dp:R");
   guint changed = 0;
 
-  g_signal_connect (config, "changed", G_CALLBACK (count), &changed);
+  hp_test_count_signal (config, "changed", &changed);
 
   set (config, "weight", s0);
   set (config, "bias", r);
@@ -322,8 +290,8 @@ static void
 test_maps_are_separate (void)
 {
   g_autoptr(HpShardingConfig) config = hp_sharding_config_new ();
-  g_autoptr(HpNamedPlacement) s0 = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
+  g_autoptr(HpNamedPlacement) s0 = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
 
   hp_sharding_config_set_state_sharding (config, "x", s0);
   hp_sharding_config_set_in_src_sharding (config, "x", r);
@@ -344,12 +312,12 @@ check_out_list (SetOutFunc set,
                 CountFunc  n)
 {
   g_autoptr(HpShardingConfig) config = hp_sharding_config_new ();
-  g_autoptr(HpNamedPlacement) s0 = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) s0_again = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
+  g_autoptr(HpNamedPlacement) s0 = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) s0_again = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
   guint changed = 0;
 
-  g_signal_connect (config, "changed", G_CALLBACK (count), &changed);
+  hp_test_count_signal (config, "changed", &changed);
 
   /* past the end: grows with NULL entries */
   set (config, 2, s0);
@@ -409,8 +377,8 @@ test_local_map (void)
   HpLocalMapConfig *got = NULL;
   guint changed = 0, notes = 0;
 
-  g_signal_connect (config, "changed", G_CALLBACK (count), &changed);
-  g_signal_connect (config, "notify::local-map", G_CALLBACK (count_notify), &notes);
+  hp_test_count_signal (config, "changed", &changed);
+  hp_test_count_signal (config, "notify::local-map", &notes);
 
   hp_sharding_config_set_local_map (config, lm);
   g_assert_true (hp_sharding_config_get_local_map (config) == lm);
@@ -474,10 +442,10 @@ static HpShardingConfig *
 example (void)
 {
   HpShardingConfig *config = hp_sharding_config_new ();
-  g_autoptr(HpNamedPlacement) s0 = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
-  g_autoptr(HpNamedPlacement) last = named ("tp:S(-1)");
-  g_autoptr(HpNamedPlacement) two = named ("dp:R, tp:S(1)");
+  g_autoptr(HpNamedPlacement) s0 = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
+  g_autoptr(HpNamedPlacement) last = hp_test_named ("tp:S(-1)");
+  g_autoptr(HpNamedPlacement) two = hp_test_named ("dp:R, tp:S(1)");
   g_autoptr(HpLocalMapConfig) lm = hp_local_map_config_new ("attention");
   g_autoptr(GPtrArray) in = named_list ((const gchar *[]) { "tp:S(2)", "-", NULL });
 
@@ -496,9 +464,9 @@ test_to_string (void)
 {
   g_autoptr(HpShardingConfig) config = hp_sharding_config_new ();
   g_autoptr(HpShardingConfig) full = example ();
-  g_autoptr(HpNamedPlacement) s0 = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
-  g_autoptr(HpNamedPlacement) last = named ("tp:S(-1)");
+  g_autoptr(HpNamedPlacement) s0 = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
+  g_autoptr(HpNamedPlacement) last = hp_test_named ("tp:S(-1)");
   g_autoptr(HpNamedPlacement) none = hp_named_placement_new ();
 
   hp_sharding_config_set_state_sharding (config, "weight", s0);
@@ -526,13 +494,13 @@ test_copy (void)
   g_autoptr(HpShardingConfig) copy = hp_sharding_config_copy (config);
   g_autofree gchar *before = hp_sharding_config_to_string (config);
   g_autofree gchar *copied = hp_sharding_config_to_string (copy);
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
   g_autoptr(GPtrArray) in = named_list ((const gchar *[]) { "tp:R", NULL });
   HpLocalMapConfig *copy_lm = hp_sharding_config_get_local_map (copy);
   guint original_changed = 0, copy_changed = 0;
 
-  g_signal_connect (config, "changed", G_CALLBACK (count), &original_changed);
-  g_signal_connect (copy, "changed", G_CALLBACK (count), &copy_changed);
+  hp_test_count_signal (config, "changed", &original_changed);
+  hp_test_count_signal (copy, "changed", &copy_changed);
 
   g_assert_cmpstr (copied, ==, before);
   g_assert_true (hp_sharding_config_equal (config, copy));
@@ -571,10 +539,10 @@ test_equal (void)
 {
   g_autoptr(HpShardingConfig) a = example ();
   g_autoptr(HpShardingConfig) b = hp_sharding_config_new ();
-  g_autoptr(HpNamedPlacement) s0 = named ("tp:S(0)");
-  g_autoptr(HpNamedPlacement) r = named ("tp:R");
-  g_autoptr(HpNamedPlacement) last = named ("tp:S(-1)");
-  g_autoptr(HpNamedPlacement) two = named ("tp:S(1), dp:R");
+  g_autoptr(HpNamedPlacement) s0 = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) r = hp_test_named ("tp:R");
+  g_autoptr(HpNamedPlacement) last = hp_test_named ("tp:S(-1)");
+  g_autoptr(HpNamedPlacement) two = hp_test_named ("tp:S(1), dp:R");
   g_autoptr(HpLocalMapConfig) lm = hp_local_map_config_copy (hp_sharding_config_get_local_map (a));
   g_autoptr(HpShardingConfig) empty_a = hp_sharding_config_new ();
   g_autoptr(HpShardingConfig) empty_b = hp_sharding_config_new ();

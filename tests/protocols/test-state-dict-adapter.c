@@ -48,11 +48,6 @@ rename_keys (GObject      *adapter,
 #define TEST_TYPE_RENAME_ADAPTER (test_rename_adapter_get_type ())
 G_DECLARE_FINAL_TYPE (TestRenameAdapter, test_rename_adapter, TEST, RENAME_ADAPTER, GObject)
 
-struct _TestRenameAdapter
-{
-  GObject parent_instance;
-};
-
 static HpStateDict *
 test_rename_adapter_to_hf (HpStateDictAdapter  *self,
                            HpStateDict         *sd,
@@ -76,29 +71,15 @@ test_rename_adapter_iface_init (HpStateDictAdapterInterface *iface)
   iface->from_hf = test_rename_adapter_from_hf;
 }
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (TestRenameAdapter, test_rename_adapter, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (HP_TYPE_STATE_DICT_ADAPTER,
-                                                      test_rename_adapter_iface_init))
-
-static void
-test_rename_adapter_class_init (TestRenameAdapterClass *klass)
-{
-}
-
-static void
-test_rename_adapter_init (TestRenameAdapter *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE (TestRenameAdapter, test_rename_adapter,
+                                          GObject, G_TYPE_OBJECT,
+                                          HP_TYPE_STATE_DICT_ADAPTER,
+                                          test_rename_adapter_iface_init)
 
 /* Implements nothing and clears the file functions */
 
 #define TEST_TYPE_BARE_ADAPTER (test_bare_adapter_get_type ())
 G_DECLARE_FINAL_TYPE (TestBareAdapter, test_bare_adapter, TEST, BARE_ADAPTER, GObject)
-
-struct _TestBareAdapter
-{
-  GObject parent_instance;
-};
 
 static void
 test_bare_adapter_iface_init (HpStateDictAdapterInterface *iface)
@@ -107,19 +88,10 @@ test_bare_adapter_iface_init (HpStateDictAdapterInterface *iface)
   iface->save_hf_state_dict = NULL;
 }
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (TestBareAdapter, test_bare_adapter, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (HP_TYPE_STATE_DICT_ADAPTER,
-                                                      test_bare_adapter_iface_init))
-
-static void
-test_bare_adapter_class_init (TestBareAdapterClass *klass)
-{
-}
-
-static void
-test_bare_adapter_init (TestBareAdapter *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE (TestBareAdapter, test_bare_adapter,
+                                          GObject, G_TYPE_OBJECT,
+                                          HP_TYPE_STATE_DICT_ADAPTER,
+                                          test_bare_adapter_iface_init)
 
 /* Keeps "checkpoints" in memory, by path, and records its arguments */
 
@@ -215,11 +187,6 @@ test_memory_adapter_init (TestMemoryAdapter *self)
 #define TEST_TYPE_BROKEN_ADAPTER (test_broken_adapter_get_type ())
 G_DECLARE_FINAL_TYPE (TestBrokenAdapter, test_broken_adapter, TEST, BROKEN_ADAPTER, GObject)
 
-struct _TestBrokenAdapter
-{
-  GObject parent_instance;
-};
-
 static HpStateDict *
 test_broken_adapter_to_hf (HpStateDictAdapter  *self,
                            HpStateDict         *sd,
@@ -265,19 +232,10 @@ test_broken_adapter_iface_init (HpStateDictAdapterInterface *iface)
   iface->save_hf_state_dict = test_broken_adapter_save;
 }
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (TestBrokenAdapter, test_broken_adapter, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (HP_TYPE_STATE_DICT_ADAPTER,
-                                                      test_broken_adapter_iface_init))
-
-static void
-test_broken_adapter_class_init (TestBrokenAdapterClass *klass)
-{
-}
-
-static void
-test_broken_adapter_init (TestBrokenAdapter *self)
-{
-}
+HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE (TestBrokenAdapter, test_broken_adapter,
+                                          GObject, G_TYPE_OBJECT,
+                                          HP_TYPE_STATE_DICT_ADAPTER,
+                                          test_broken_adapter_iface_init)
 
 /* A model state dict: tok_embeddings.weight [3, 2], norm.weight [2],
  * output.weight [3, 2] */

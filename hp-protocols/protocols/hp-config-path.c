@@ -1,0 +1,611 @@
+/* hp-config-path.c: fields reached by dotted paths, and their text
+ * forms
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "hp-config-list.h"
+#include "hp-config-private.h"
+#include "hp-config.h"
+#include "hp-enum-private.h"
+#include "hp-error.h"
+#include "hp-initializer.h"
+#include "hp-named-placement.h"
+#include "hp-param-init.h"
+
+void
+_hp_config_set_error (GError      **error,
+                      const gchar  *path,
+                      const gchar  *format,
+                      ...)
+{
+  g_autofree gchar *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  if (path == NULL || *path == '\0')
+    g_set_error_literal (error, HP_ERROR, HP_ERROR_CONFIG, message);
+  else
+    g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "%s: %s", path, message);
+}
+
+gchar *
+_hp_config_join_path (const gchar *path,
+                      const gchar *name)
+{
+  if (path == NULL || *path == '\0')
+    return g_strdup (name);
+  return g_strconcat (path, ".", name, NULL);
+}
+
+/* Where a path leads: a field of @config, or an item of @list */
+typedef struct
+{
+  HpConfig *config;
+  GParamSpec *pspec;
+  HpConfigList *list;
+  guint index;
+} PathTarget;
+
+static void
+path_target_clear (PathTarget *target)
+{
+  g_clear_object (&target->config);
+  g_clear_object (&target->list);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PathTarget, path_target_clear)
+
+static gboolean
+resolve_path (HpConfig     *self,
+              const gchar  *path,
+              PathTarget   *target,
+              GError      **error)
+{
+  g_auto(GStrv) parts = NULL;
+  g_autoptr(GString) walked = g_string_new (NULL);
+  g_autoptr(HpConfig) current = g_object_ref (self);
+
+  if (*path == '\0')
+    {
+      _hp_config_set_error (error, NULL, "empty field path");
+      return FALSE;
+    }
+
+  parts = g_strsplit (path, ".", -1);
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      g_autoptr(HpConfigList) list = NULL;
+      g_autoptr(HpConfig) next = NULL;
+      GParamSpec *pspec;
+      HpConfigFieldKind kind;
+      guint64 index;
+
+      g_string_append_printf (walked, "%s%s", i > 0 ? "." : "", parts[i]);
+      if (*parts[i] == '\0')
+        {
+          _hp_config_set_error (error, walked->str, "empty field name");
+          return FALSE;
+        }
+
+      pspec = _hp_config_type_find_field (G_OBJECT_TYPE (current), parts[i]);
+      if (pspec == NULL)
+        {
+          _hp_config_set_error (error, walked->str, "no field '%s' in %s",
+                                parts[i], G_OBJECT_TYPE_NAME (current));
+          return FALSE;
+        }
+      if (parts[i + 1] == NULL)
+        {
+          target->config = g_steal_pointer (&current);
+          target->pspec = pspec;
+          return TRUE;
+        }
+
+      kind = _hp_config_field_kind (pspec);
+      if (kind == HP_CONFIG_FIELD_CONFIG)
+        {
+          g_object_get (current, pspec->name, &next, NULL);
+          if (next == NULL)
+            {
+              _hp_config_set_error (error, walked->str, "is null, so it has no field '%s'",
+                                    parts[i + 1]);
+              return FALSE;
+            }
+          g_set_object (&current, next);
+          continue;
+        }
+      if (kind != HP_CONFIG_FIELD_CONFIG_LIST)
+        {
+          _hp_config_set_error (error, walked->str,
+                                "is a %s field, not a configuration or a list",
+                                g_type_name (G_PARAM_SPEC_VALUE_TYPE (pspec)));
+          return FALSE;
+        }
+
+      g_object_get (current, pspec->name, &list, NULL);
+      if (list == NULL)
+        {
+          _hp_config_set_error (error, walked->str, "is null, so it has no item %s", parts[i + 1]);
+          return FALSE;
+        }
+      i++;
+      g_string_append_printf (walked, ".%s", parts[i]);
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 0, G_MAXUINT, &index, NULL))
+        {
+          _hp_config_set_error (error, walked->str, "expected an item index, got '%s'", parts[i]);
+          return FALSE;
+        }
+      if (index >= hp_config_list_get_length (list))
+        {
+          guint length = hp_config_list_get_length (list);
+
+          _hp_config_set_error (error, walked->str, "index out of range (%u item%s)",
+                                length, length == 1 ? "" : "s");
+          return FALSE;
+        }
+      if (parts[i + 1] == NULL)
+        {
+          target->list = g_steal_pointer (&list);
+          target->index = (guint) index;
+          return TRUE;
+        }
+      g_set_object (&current, hp_config_list_peek (list, (guint) index));
+    }
+
+  g_return_val_if_reached (FALSE);
+}
+
+/* Whether a string array needs its JSON form to read back exactly */
+static gboolean
+strv_needs_json (const gchar * const *strv)
+{
+  if (strv[0] != NULL && strv[1] == NULL && g_str_equal (strv[0], "null"))
+    return TRUE;
+  if (strv[0] != NULL && strv[0][0] == '[')
+    return TRUE;
+  for (guint i = 0; strv[i] != NULL; i++)
+    {
+      gsize length = strlen (strv[i]);
+
+      if (length == 0 || strchr (strv[i], ',') != NULL ||
+          g_ascii_isspace (strv[i][0]) || g_ascii_isspace (strv[i][length - 1]))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gchar *
+object_to_string (HpConfigFieldKind  kind,
+                  GObject           *object)
+{
+  switch (kind)
+    {
+    case HP_CONFIG_FIELD_NAMED_PLACEMENT:
+      return hp_named_placement_to_string (HP_NAMED_PLACEMENT (object));
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      return hp_param_init_to_string (HP_PARAM_INIT (object));
+    case HP_CONFIG_FIELD_INITIALIZER:
+      return hp_initializer_to_string (HP_INITIALIZER (object));
+    default:
+      g_return_val_if_reached (NULL);
+    }
+}
+
+static gchar *
+format_value (GParamSpec   *pspec,
+              const GValue *value)
+{
+  switch (_hp_config_field_kind (pspec))
+    {
+    case HP_CONFIG_FIELD_BOOLEAN:
+      return g_strdup (g_value_get_boolean (value) ? "true" : "false");
+    case HP_CONFIG_FIELD_SIGNED:
+      return g_strdup_printf ("%" G_GINT64_FORMAT, _hp_config_value_get_signed (value));
+    case HP_CONFIG_FIELD_UNSIGNED:
+      return g_strdup_printf ("%" G_GUINT64_FORMAT, _hp_config_value_get_unsigned (value));
+    case HP_CONFIG_FIELD_FLOAT:
+      return _hp_config_format_float (g_value_get_float (value));
+    case HP_CONFIG_FIELD_DOUBLE:
+      return _hp_config_format_double (g_value_get_double (value));
+    case HP_CONFIG_FIELD_STRING:
+      return g_value_dup_string (value);
+    case HP_CONFIG_FIELD_ENUM:
+      return _hp_config_value_dup_enum_nick (value);
+    case HP_CONFIG_FIELD_FLAGS:
+      {
+        g_auto(GStrv) nicks = _hp_config_value_dup_flag_nicks (value);
+
+        return g_strjoinv ("|", nicks);
+      }
+    case HP_CONFIG_FIELD_STRV:
+      {
+        const gchar * const *strv = g_value_get_boxed (value);
+
+        if (strv == NULL)
+          return NULL;
+        if (!strv_needs_json (strv))
+          return g_strjoinv (",", (GStrv) strv);
+      }
+      break;
+    case HP_CONFIG_FIELD_NAMED_PLACEMENT:
+    case HP_CONFIG_FIELD_PARAM_INIT:
+    case HP_CONFIG_FIELD_INITIALIZER:
+      if (g_value_get_object (value) == NULL)
+        return NULL;
+      return object_to_string (_hp_config_field_kind (pspec), g_value_get_object (value));
+    default:
+      if (g_value_get_object (value) == NULL)
+        return NULL;
+      break;
+    }
+
+  /* compound values, and string arrays the comma form cannot hold */
+  {
+    g_autoptr(JsonNode) node = _hp_config_value_to_json_node (pspec, value);
+
+    return _hp_config_json_node_to_string (node, FALSE);
+  }
+}
+
+static gboolean
+parse_signed (GParamSpec   *pspec,
+              const gchar  *text,
+              GValue       *value,
+              GError      **error)
+{
+  g_autoptr(GError) parse_error = NULL;
+  gint64 number;
+  guint64 unsigned_number;
+
+  if (g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, &number, &parse_error))
+    return _hp_config_value_set_int64 (pspec, value, number, error);
+
+  /* beyond 64 bits: out of range if it is a number at all */
+  if (g_error_matches (parse_error, G_NUMBER_PARSER_ERROR, G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS))
+    {
+      if (_hp_config_field_kind (pspec) == HP_CONFIG_FIELD_UNSIGNED &&
+          g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, &unsigned_number, NULL))
+        return _hp_config_value_set_uint64 (pspec, value, unsigned_number, error);
+
+      _hp_config_set_range_error (pspec, text, error);
+      return FALSE;
+    }
+
+  g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "expected an integer, got '%s'", text);
+  return FALSE;
+}
+
+static gboolean
+parse_number (GParamSpec   *pspec,
+              const gchar  *text,
+              GValue       *value,
+              GError      **error)
+{
+  gchar *end = NULL;
+  gdouble number;
+
+  if (_hp_config_parse_non_finite (text, &number))
+    return _hp_config_value_set_double (pspec, value, number, error);
+
+  number = g_ascii_strtod (text, &end);
+  if (*text == '\0' || g_ascii_isspace (*text) || *end != '\0' || !isfinite (number))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "expected a number (or inf, -inf), got '%s'", text);
+      return FALSE;
+    }
+  return _hp_config_value_set_double (pspec, value, number, error);
+}
+
+static gboolean
+parse_flags (GParamSpec   *pspec,
+             const gchar  *text,
+             GValue       *value,
+             GError      **error)
+{
+  g_autoptr(GFlagsClass) klass = g_type_class_ref (G_PARAM_SPEC_VALUE_TYPE (pspec));
+  g_auto(GStrv) parts = NULL;
+  guint flags = 0;
+
+  if (*text != '\0')
+    {
+      parts = g_strsplit (text, "|", -1);
+      for (guint i = 0; parts[i] != NULL; i++)
+        {
+          const gchar *nick = g_strstrip (parts[i]);
+
+          if (!_hp_config_flags_from_nick (klass, nick, &flags))
+            {
+              g_autofree gchar *nicks = _hp_enum_list_nicks (G_PARAM_SPEC_VALUE_TYPE (pspec));
+
+              g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                           "unknown flag '%s' (flags are %s separated by '|')", nick, nicks);
+              return FALSE;
+            }
+        }
+    }
+  g_value_set_flags (value, flags);
+  return TRUE;
+}
+
+/* The objects that have a text form of their own */
+static GObject *
+object_new_from_string (HpConfigFieldKind   kind,
+                        const gchar        *text,
+                        GError            **error)
+{
+  switch (kind)
+    {
+    case HP_CONFIG_FIELD_NAMED_PLACEMENT:
+      return G_OBJECT (hp_named_placement_new_from_string (text, error));
+    case HP_CONFIG_FIELD_PARAM_INIT:
+      return G_OBJECT (hp_param_init_new_from_string (text, error));
+    case HP_CONFIG_FIELD_INITIALIZER:
+      return G_OBJECT (hp_initializer_new_from_string (text, error));
+    default:
+      g_return_val_if_reached (NULL);
+    }
+}
+
+/* The constructors' errors become HP_ERROR_CONFIG errors, as every
+ * error of a path is */
+static gboolean
+parse_object (HpConfigFieldKind   kind,
+              const gchar        *text,
+              GValue             *value,
+              GError            **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GObject) object = object_new_from_string (kind, text, &local_error);
+
+  if (object == NULL)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_CONFIG, local_error->message);
+      return FALSE;
+    }
+  g_value_set_object (value, object);
+  return TRUE;
+}
+
+/* The JSON form of a value; a syntax error is a config error at @path,
+ * as every error of a path is */
+static JsonNode *
+parse_json (const gchar  *text,
+            const gchar  *path,
+            GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  JsonNode *node = _hp_config_json_parse (text, &local_error);
+
+  if (node == NULL)
+    _hp_config_set_error (error, path, "%s", local_error->message);
+  return node;
+}
+
+/* The text forms of hp_config_set_path_from_string(): @value zeroed,
+ * errors prefixed with @path */
+static gboolean
+parse_value (GParamSpec   *pspec,
+             const gchar  *text,
+             const gchar  *path,
+             GValue       *value,
+             GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  HpConfigFieldKind kind = _hp_config_field_kind (pspec);
+  gboolean ok = TRUE;
+
+  if (text == NULL)
+    {
+      if (_hp_config_field_is_nullable (pspec))
+        {
+          g_value_init (value, G_PARAM_SPEC_VALUE_TYPE (pspec));
+          return TRUE;
+        }
+      _hp_config_set_error (error, path, "a %s field cannot be null",
+                            g_type_name (G_PARAM_SPEC_VALUE_TYPE (pspec)));
+      return FALSE;
+    }
+
+  /* compound values and the JSON form of string arrays */
+  if (kind == HP_CONFIG_FIELD_CONFIG || kind == HP_CONFIG_FIELD_CONFIG_LIST ||
+      kind == HP_CONFIG_FIELD_SHARDING_CONFIG || kind == HP_CONFIG_FIELD_LOCAL_MAP_CONFIG ||
+      (kind == HP_CONFIG_FIELD_STRV && (text[0] == '[' || g_str_equal (text, "null"))))
+    {
+      g_autoptr(JsonNode) node = parse_json (text, path, error);
+
+      return node != NULL && _hp_config_value_from_json_node (pspec, node, path, value, error);
+    }
+
+  g_value_init (value, G_PARAM_SPEC_VALUE_TYPE (pspec));
+  switch (kind)
+    {
+    case HP_CONFIG_FIELD_BOOLEAN:
+      if (g_str_equal (text, "true") || g_str_equal (text, "false"))
+        g_value_set_boolean (value, g_str_equal (text, "true"));
+      else
+        {
+          g_set_error (&local_error, HP_ERROR, HP_ERROR_CONFIG,
+                       "expected true or false, got '%s'", text);
+          ok = FALSE;
+        }
+      break;
+    case HP_CONFIG_FIELD_SIGNED:
+    case HP_CONFIG_FIELD_UNSIGNED:
+      ok = parse_signed (pspec, text, value, &local_error);
+      break;
+    case HP_CONFIG_FIELD_FLOAT:
+    case HP_CONFIG_FIELD_DOUBLE:
+      ok = parse_number (pspec, text, value, &local_error);
+      break;
+    case HP_CONFIG_FIELD_STRING:
+      g_value_set_string (value, text);
+      break;
+    case HP_CONFIG_FIELD_ENUM:
+      ok = _hp_config_value_set_enum_nick (pspec, text, TRUE, value, &local_error);
+      break;
+    case HP_CONFIG_FIELD_FLAGS:
+      ok = parse_flags (pspec, text, value, &local_error);
+      break;
+    case HP_CONFIG_FIELD_STRV:
+      {
+        g_auto(GStrv) parts = *text == '\0' ? g_new0 (gchar *, 1) : g_strsplit (text, ",", -1);
+
+        for (guint i = 0; parts[i] != NULL; i++)
+          g_strstrip (parts[i]);
+        g_value_take_boxed (value, g_steal_pointer (&parts));
+      }
+      break;
+    case HP_CONFIG_FIELD_NAMED_PLACEMENT:
+    case HP_CONFIG_FIELD_PARAM_INIT:
+    case HP_CONFIG_FIELD_INITIALIZER:
+      ok = parse_object (kind, text, value, &local_error);
+      break;
+    default:
+      g_return_val_if_reached (FALSE);
+    }
+
+  if (ok)
+    ok = _hp_config_value_validate (pspec, value, &local_error);
+  if (!ok)
+    {
+      _hp_config_set_error (error, path, "%s", local_error->message);
+      g_value_unset (value);
+    }
+  return ok;
+}
+
+/**
+ * hp_config_set_path_from_string:
+ * @self: a #HpConfig
+ * @path: a dotted path to a field, through nested configurations and
+ *   list items, such as `layers.0.attention.n-heads`; field names may
+ *   use `_` for `-`
+ * @value: (nullable): the new value as text, or %NULL for a string,
+ *   string array or object field that is to be %NULL
+ * @error: return location for a #GError
+ *
+ * Sets the field at @path from its text form, the form
+ * hp_config_get_path_as_string() gives:
+ *
+ * - booleans: `true` or `false`;
+ * - integers in decimal; numbers as C reads them (`0.1`, `1e-5`), and
+ *   `inf`, `-inf`;
+ * - strings as they are;
+ * - enums by nick (or name), flags as nicks separated by `|`;
+ * - string arrays as items separated by commas (stripped of
+ *   surrounding whitespace; the empty string is the empty array), or as
+ *   a JSON array of strings;
+ * - named placements as hp_named_placement_new_from_string() reads them
+ *   (`tp:S(0), dp:R`), parameter initialisers as
+ *   hp_param_init_new_from_string() reads them
+ *   (`weight=normal(std=0.02); bias=zeros`), initialisers as
+ *   hp_initializer_new_from_string() does;
+ * - nested configurations, lists, sharding configs and local map
+ *   configs in their JSON form (see hp_config_to_json()):
+ *   `{"@type": "MyLeafConfig", "depth": 2}`.
+ *
+ * A path ending in a list item (`layers.1`) replaces that item of the
+ * list with a configuration given in its JSON form.
+ *
+ * The value is checked against the field's param spec (an out-of-range
+ * value is an error, not clamped). The configuration that holds the
+ * field is changed in place, so configurations sharing it (shallow
+ * copies) see the change. On error nothing is changed.
+ *
+ * Returns: %TRUE on success, %FALSE with %HP_ERROR_CONFIG naming the
+ *   path (`layers.0.attention.n-heads: expected an integer, got 'x'`,
+ *   `layers.9: index out of range (2 items)`,
+ *   `foo: no field 'foo' in MyConfig`) when the path leads nowhere or the
+ *   value does not fit the field
+ */
+gboolean
+hp_config_set_path_from_string (HpConfig     *self,
+                                const gchar  *path,
+                                const gchar  *value,
+                                GError      **error)
+{
+  g_auto(PathTarget) target = { NULL, NULL, NULL, 0 };
+  g_auto(GValue) parsed = G_VALUE_INIT;
+
+  g_return_val_if_fail (HP_IS_CONFIG (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!resolve_path (self, path, &target, error))
+    return FALSE;
+
+  if (target.list != NULL)
+    {
+      g_autoptr(JsonNode) node = NULL;
+      g_autoptr(HpConfig) item = NULL;
+
+      if (value == NULL)
+        {
+          _hp_config_set_error (error, path, "a list item cannot be null");
+          return FALSE;
+        }
+      node = parse_json (value, path, error);
+      if (node == NULL)
+        return FALSE;
+      item = _hp_config_from_json_node (HP_TYPE_CONFIG, node, path, error);
+      if (item == NULL)
+        return FALSE;
+      _hp_config_list_set (target.list, target.index, item);
+      return TRUE;
+    }
+
+  if (!parse_value (target.pspec, value, path, &parsed, error))
+    return FALSE;
+  g_object_set_property (G_OBJECT (target.config), target.pspec->name, &parsed);
+  return TRUE;
+}
+
+/**
+ * hp_config_get_path_as_string:
+ * @self: a #HpConfig
+ * @path: a dotted path to a field or list item, as for
+ *   hp_config_set_path_from_string()
+ * @error: return location for a #GError
+ *
+ * Gets the value of the field (or list item) at @path in the text form
+ * that hp_config_set_path_from_string() reads back to an equal value.
+ * Numbers are written in their shortest form that reads back exactly;
+ * a string array whose items the comma form cannot hold (empty items,
+ * commas, surrounding whitespace) in its JSON form.
+ *
+ * Returns: (transfer full) (nullable): the value as text; %NULL without
+ *   an error for a string, string array or object field that is %NULL;
+ *   %NULL with %HP_ERROR_CONFIG naming the path when the path leads
+ *   nowhere
+ */
+gchar *
+hp_config_get_path_as_string (HpConfig     *self,
+                              const gchar  *path,
+                              GError      **error)
+{
+  g_auto(PathTarget) target = { NULL, NULL, NULL, 0 };
+  g_auto(GValue) value = G_VALUE_INIT;
+
+  g_return_val_if_fail (HP_IS_CONFIG (self), NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!resolve_path (self, path, &target, error))
+    return NULL;
+
+  if (target.list != NULL)
+    return hp_config_to_json (hp_config_list_peek (target.list, target.index), FALSE);
+
+  _hp_config_get_field (target.config, target.pspec, &value);
+  return format_value (target.pspec, &value);
+}
