@@ -56,6 +56,8 @@ typedef struct
 
 /* --require, in the order given */
 static GPtrArray *required_namespaces;
+/* --version */
+static gboolean show_version;
 /* new --set and -o */
 static gchar **set_options;
 static gchar *output_file;
@@ -86,6 +88,12 @@ static const GOptionEntry global_entries[] = {
   { "require", 'r', 0, G_OPTION_ARG_CALLBACK, (gpointer) parse_require,
     "Load the typelib of another library for its configuration types (repeatable)",
     "NAMESPACE-VERSION" },
+  { NULL }
+};
+
+/* The options before any command only */
+static const GOptionEntry main_entries[] = {
+  { "version", 0, 0, G_OPTION_ARG_NONE, &show_version, "Print the version of hp-config", NULL },
   { NULL }
 };
 
@@ -152,9 +160,11 @@ info_derives_from_config (GIBaseInfo *info)
 }
 
 /* Registers the configuration types of every loaded namespace: getting
- * the GType of an object info runs its get_type function */
-static void
-register_config_types (GIRepository *repository)
+ * the GType of an object info runs its get_type function, from the
+ * namespace's shared library */
+static gboolean
+register_config_types (GIRepository  *repository,
+                       GError       **error)
 {
   g_auto(GStrv) namespaces = g_irepository_get_loaded_namespaces (repository);
 
@@ -165,12 +175,25 @@ register_config_types (GIRepository *repository)
       for (gint j = 0; j < n_infos; j++)
         {
           GIBaseInfo *info = g_irepository_get_info (repository, namespaces[i], j);
+          gboolean registered = TRUE;
 
           if (g_base_info_get_type (info) == GI_INFO_TYPE_OBJECT && info_derives_from_config (info))
-            g_registered_type_info_get_g_type ((GIRegisteredTypeInfo *) info);
+            registered = g_registered_type_info_get_g_type ((GIRegisteredTypeInfo *) info) != G_TYPE_NONE;
+          if (!registered)
+            {
+              const gchar *library = g_irepository_get_shared_library (repository, namespaces[i]);
+
+              g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                           "%s.%s: the type cannot be registered (does %s load?)",
+                           namespaces[i], g_base_info_get_name (info),
+                           library != NULL ? library : "its library");
+            }
           g_base_info_unref (info);
+          if (!registered)
+            return FALSE;
         }
     }
+  return TRUE;
 }
 
 /* Loads @namespace_ from GI_TYPELIB_PATH and the system directory, or
@@ -213,8 +236,7 @@ load_typelibs (GError **error)
           return FALSE;
         }
     }
-  register_config_types (repository);
-  return TRUE;
+  return register_config_types (repository, error);
 }
 
 static void
@@ -1170,6 +1192,7 @@ make_main_context (void)
   g_string_append_printf (summary, "  %-10s%s", "help", "Show the help of a command");
   g_option_context_set_summary (context, summary->str);
   g_option_context_set_description (context, main_description);
+  g_option_context_add_main_entries (context, main_entries, NULL);
   g_option_context_add_main_entries (context, global_entries, NULL);
   /* the options after the command are the command's */
   g_option_context_set_strict_posix (context, TRUE);
@@ -1276,7 +1299,12 @@ main (int    argc,
   context = make_main_context ();
   if (g_option_context_parse (context, &argc, &argv, &error))
     {
-      if (argc < 2)
+      if (show_version)
+        {
+          printf ("hp-config %s\n", PACKAGE_VERSION);
+          status = STATUS_OK;
+        }
+      else if (argc < 2)
         set_usage_error (&error, "no command given");
       else if (g_str_equal (argv[1], "help"))
         status = run_help (context, argc - 1, argv + 1, &error);

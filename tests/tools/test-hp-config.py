@@ -40,9 +40,9 @@ class Tap:
 tap = Tap()
 
 
-def run(*args):
+def run(*args, env=None):
     return subprocess.run([HP_CONFIG] + list(args), capture_output=True, text=True,
-                          errors="replace")
+                          errors="replace", env=env)
 
 
 def describe(result):
@@ -98,6 +98,15 @@ def test_types():
 
     expect_error("--require of a missing namespace", run("--require", "NoSuchLib-1.0", "types"),
                  "--require NoSuchLib-1.0", "NoSuchLib")
+    # the typelib loads, its shared library does not (GIRepository warns too)
+    paths = os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(p for p in paths
+                                                  if not p.rstrip("/").endswith("tests/tools")))
+    result = run("--require", TOOL_TEST, "types", env=env)
+    tap.check(result.returncode == 1 and result.stdout == "" and result.stderr.splitlines()[-1] ==
+              "hp-config types: HpToolTest.Config: the type cannot be registered "
+              "(does libhp-tool-test.so load?)", "--require of a library that does not load",
+              describe(result))
     expect_error("--require without a version", run("--require", "NoSuchLib", "types"),
                  "NAMESPACE-VERSION", "'NoSuchLib'", status=2)
     expect_error("types takes no argument", run("types", "HpLinearConfig"),
@@ -417,6 +426,9 @@ def test_usage():
                   "help %s" % command, describe(via_help))
     tap.check("--set=PATH=VALUE" in run("new", "--help").stdout, "new --help gives --set")
     tap.check(run("help").stdout == run("--help").stdout, "help without a command")
+    version = run("--version")
+    tap.check(version.returncode == 0 and version.stdout.startswith("hp-config ")
+              and version.stdout.strip().split(" ")[1][0].isdigit(), "--version", describe(version))
     expect_error("no command", run(), "no command given", status=2)
     expect_error("an unknown command", run("frob"), "unknown command 'frob'", status=2)
     expect_error("help of an unknown command", run("help", "frob"), "unknown command 'frob'",
