@@ -95,10 +95,11 @@ hp_adamw_config_set_property (GObject      *object,
 
 static GParamSpec *
 double_param (const gchar *name,
+              const gchar *blurb,
               gdouble      maximum,
               gdouble      default_value)
 {
-  return g_param_spec_double (name, NULL, NULL,
+  return g_param_spec_double (name, NULL, blurb,
                               0.0, maximum, default_value,
                               (G_PARAM_READWRITE |
                                G_PARAM_EXPLICIT_NOTIFY |
@@ -119,7 +120,7 @@ hp_adamw_config_class_init (HpAdamWConfigClass *klass)
    * The decay rate of the running average of the gradient (the first
    * moment), below 1.
    */
-  properties[PROP_BETA1] = double_param ("beta1", 1.0, 0.9);
+  properties[PROP_BETA1] = double_param ("beta1", "Decay of the first moment", 1.0, 0.9);
 
   /**
    * HpAdamWConfig:beta2:
@@ -127,7 +128,7 @@ hp_adamw_config_class_init (HpAdamWConfigClass *klass)
    * The decay rate of the running average of the squared gradient (the
    * second moment), below 1.
    */
-  properties[PROP_BETA2] = double_param ("beta2", 1.0, 0.999);
+  properties[PROP_BETA2] = double_param ("beta2", "Decay of the second moment", 1.0, 0.999);
 
   /**
    * HpAdamWConfig:eps:
@@ -135,7 +136,7 @@ hp_adamw_config_class_init (HpAdamWConfigClass *klass)
    * The term added to the denominator of the update, for numerical
    * stability.
    */
-  properties[PROP_EPS] = double_param ("eps", DBL_MAX, 1e-8);
+  properties[PROP_EPS] = double_param ("eps", "Added to the denominator", DBL_MAX, 1e-8);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

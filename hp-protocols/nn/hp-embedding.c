@@ -147,7 +147,7 @@ hp_embedding_config_class_init (HpEmbeddingConfigClass *klass)
    * The number of rows of the table: ids lie in [0, num-embeddings).
    */
   config_properties[CONFIG_PROP_NUM_EMBEDDINGS] =
-    g_param_spec_int ("num-embeddings", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("num-embeddings", NULL, "Number of rows (the vocabulary size)", 1, G_MAXINT, 1, flags);
 
   /**
    * HpEmbeddingConfig:embedding-dim:
@@ -155,7 +155,7 @@ hp_embedding_config_class_init (HpEmbeddingConfigClass *klass)
    * The size of each row: the last dim of the output.
    */
   config_properties[CONFIG_PROP_EMBEDDING_DIM] =
-    g_param_spec_int ("embedding-dim", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("embedding-dim", NULL, "Size of each embedding vector", 1, G_MAXINT, 1, flags);
 
   /**
    * HpEmbeddingConfig:dtype:
@@ -163,7 +163,7 @@ hp_embedding_config_class_init (HpEmbeddingConfigClass *klass)
    * The element type of the table: float32 or float64.
    */
   config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, NULL, HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
+    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
 
   g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
 

@@ -254,7 +254,7 @@ hp_feed_forward_config_class_init (HpFeedForwardConfigClass *klass)
    * The size of the last dim of the input and the output.
    */
   config_properties[CONFIG_PROP_DIM] =
-    g_param_spec_int ("dim", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("dim", NULL, "Input and output width", 1, G_MAXINT, 1, flags);
 
   /**
    * HpFeedForwardConfig:hidden-dim:
@@ -263,7 +263,7 @@ hp_feed_forward_config_class_init (HpFeedForwardConfigClass *klass)
    * and `w3`, the input features of `w2`.
    */
   config_properties[CONFIG_PROP_HIDDEN_DIM] =
-    g_param_spec_int ("hidden-dim", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("hidden-dim", NULL, "Hidden width of w1 and w3", 1, G_MAXINT, 1, flags);
 
   /**
    * HpFeedForwardConfig:dtype:
@@ -273,7 +273,7 @@ hp_feed_forward_config_class_init (HpFeedForwardConfigClass *klass)
    * have it.
    */
   config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, NULL, HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
+    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
 
   /**
    * HpFeedForwardConfig:w1:

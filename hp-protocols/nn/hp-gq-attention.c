@@ -213,7 +213,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * It must be a multiple of #HpGQAttentionConfig:n-heads.
    */
   config_properties[CONFIG_PROP_DIM] =
-    g_param_spec_int ("dim", NULL, NULL, 1, G_MAXINT, 256, flags);
+    g_param_spec_int ("dim", NULL, "Model width", 1, G_MAXINT, 256, flags);
 
   /**
    * HpGQAttentionConfig:n-heads:
@@ -221,7 +221,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * The number of query heads.
    */
   config_properties[CONFIG_PROP_N_HEADS] =
-    g_param_spec_int ("n-heads", NULL, NULL, 1, G_MAXINT, 8, flags);
+    g_param_spec_int ("n-heads", NULL, "Query heads", 1, G_MAXINT, 8, flags);
 
   /**
    * HpGQAttentionConfig:n-kv-heads:
@@ -231,7 +231,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * (multi-head attention).
    */
   config_properties[CONFIG_PROP_N_KV_HEADS] =
-    g_param_spec_int ("n-kv-heads", NULL, NULL, 0, G_MAXINT, 0, flags);
+    g_param_spec_int ("n-kv-heads", NULL, "Key/value heads (0: n-heads)", 0, G_MAXINT, 0, flags);
 
   /**
    * HpGQAttentionConfig:max-seq-len:
@@ -239,7 +239,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * The longest sequence, the length of the rotary tables.
    */
   config_properties[CONFIG_PROP_MAX_SEQ_LEN] =
-    g_param_spec_int ("max-seq-len", NULL, NULL, 1, G_MAXINT, 2048, flags);
+    g_param_spec_int ("max-seq-len", NULL, "Longest sequence the rotary tables cover", 1, G_MAXINT, 2048, flags);
 
   /**
    * HpGQAttentionConfig:rope-theta:
@@ -247,7 +247,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * The base of the rotary frequencies.
    */
   config_properties[CONFIG_PROP_ROPE_THETA] =
-    g_param_spec_double ("rope-theta", NULL, NULL, G_MINDOUBLE, G_MAXDOUBLE, 10000.0, flags);
+    g_param_spec_double ("rope-theta", NULL, "Rotary embedding base", G_MINDOUBLE, G_MAXDOUBLE, 10000.0, flags);
 
   /**
    * HpGQAttentionConfig:dtype:
@@ -255,7 +255,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * The dtype of the parameters and of the rotary tables.
    */
   config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, NULL, HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
+    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
 
   /**
    * HpGQAttentionConfig:wq:
@@ -264,7 +264,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * from the scalar fields.
    */
   config_properties[CONFIG_PROP_WQ] =
-    g_param_spec_object ("wq", NULL, NULL, HP_TYPE_LINEAR_CONFIG, flags);
+    g_param_spec_object ("wq", NULL, "Query projection (made from the sizes when null)", HP_TYPE_LINEAR_CONFIG, flags);
 
   /**
    * HpGQAttentionConfig:wk:
@@ -273,7 +273,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * from the scalar fields.
    */
   config_properties[CONFIG_PROP_WK] =
-    g_param_spec_object ("wk", NULL, NULL, HP_TYPE_LINEAR_CONFIG, flags);
+    g_param_spec_object ("wk", NULL, "Key projection (made from the sizes when null)", HP_TYPE_LINEAR_CONFIG, flags);
 
   /**
    * HpGQAttentionConfig:wv:
@@ -282,7 +282,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * derived from the scalar fields.
    */
   config_properties[CONFIG_PROP_WV] =
-    g_param_spec_object ("wv", NULL, NULL, HP_TYPE_LINEAR_CONFIG, flags);
+    g_param_spec_object ("wv", NULL, "Value projection (made from the sizes when null)", HP_TYPE_LINEAR_CONFIG, flags);
 
   /**
    * HpGQAttentionConfig:wo:
@@ -291,7 +291,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * from the scalar fields.
    */
   config_properties[CONFIG_PROP_WO] =
-    g_param_spec_object ("wo", NULL, NULL, HP_TYPE_LINEAR_CONFIG, flags);
+    g_param_spec_object ("wo", NULL, "Output projection (made from the sizes when null)", HP_TYPE_LINEAR_CONFIG, flags);
 
   /**
    * HpGQAttentionConfig:rope:
@@ -300,7 +300,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * scalar fields.
    */
   config_properties[CONFIG_PROP_ROPE] =
-    g_param_spec_object ("rope", NULL, NULL, HP_TYPE_ROTARY_EMBEDDING_CONFIG, flags);
+    g_param_spec_object ("rope", NULL, "Rotary embedding (made from the sizes when null)", HP_TYPE_ROTARY_EMBEDDING_CONFIG, flags);
 
   /**
    * HpGQAttentionConfig:inner-attention:
@@ -309,7 +309,7 @@ hp_gq_attention_config_class_init (HpGQAttentionConfigClass *klass)
    * (causal) #HpSDPAConfig.
    */
   config_properties[CONFIG_PROP_INNER_ATTENTION] =
-    g_param_spec_object ("inner-attention", NULL, NULL, HP_TYPE_SDPA_CONFIG, flags);
+    g_param_spec_object ("inner-attention", NULL, "Inner attention (made from the sizes when null)", HP_TYPE_SDPA_CONFIG, flags);
 
   g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
 

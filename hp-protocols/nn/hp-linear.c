@@ -174,7 +174,7 @@ hp_linear_config_class_init (HpLinearConfigClass *klass)
    * The size of the last dim of the input.
    */
   config_properties[CONFIG_PROP_IN_FEATURES] =
-    g_param_spec_int ("in-features", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("in-features", NULL, "Input features", 1, G_MAXINT, 1, flags);
 
   /**
    * HpLinearConfig:out-features:
@@ -182,7 +182,7 @@ hp_linear_config_class_init (HpLinearConfigClass *klass)
    * The size of the last dim of the output.
    */
   config_properties[CONFIG_PROP_OUT_FEATURES] =
-    g_param_spec_int ("out-features", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("out-features", NULL, "Output features", 1, G_MAXINT, 1, flags);
 
   /**
    * HpLinearConfig:bias:
@@ -190,7 +190,7 @@ hp_linear_config_class_init (HpLinearConfigClass *klass)
    * Whether the layer adds a learned bias.
    */
   config_properties[CONFIG_PROP_BIAS] =
-    g_param_spec_boolean ("bias", NULL, NULL, FALSE, flags);
+    g_param_spec_boolean ("bias", NULL, "Whether there is a bias", FALSE, flags);
 
   /**
    * HpLinearConfig:dtype:
@@ -198,7 +198,7 @@ hp_linear_config_class_init (HpLinearConfigClass *klass)
    * The element type of the parameters: float32 or float64.
    */
   config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, NULL, HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
+    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
 
   g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
 

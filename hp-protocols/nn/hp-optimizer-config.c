@@ -100,7 +100,7 @@ hp_optimizer_config_class_init (HpOptimizerConfigClass *klass)
    * own copy (#HpOptimizer:lr), which a schedule changes while training.
    */
   properties[PROP_LR] =
-    g_param_spec_double ("lr", NULL, NULL,
+    g_param_spec_double ("lr", NULL, "Learning rate",
                          0.0, DBL_MAX, 1e-3,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -117,7 +117,7 @@ hp_optimizer_config_class_init (HpOptimizerConfigClass *klass)
    * torch.optim.AdamW does.
    */
   properties[PROP_WEIGHT_DECAY] =
-    g_param_spec_double ("weight-decay", NULL, NULL,
+    g_param_spec_double ("weight-decay", NULL, "Weight decay",
                          0.0, DBL_MAX, 0.0,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |

@@ -144,7 +144,7 @@ hp_rms_norm_config_class_init (HpRMSNormConfigClass *klass)
    * The size of the normalised (last) dim of the input.
    */
   config_properties[CONFIG_PROP_DIM] =
-    g_param_spec_int ("dim", NULL, NULL, 1, G_MAXINT, 1, flags);
+    g_param_spec_int ("dim", NULL, "Normalised width", 1, G_MAXINT, 1, flags);
 
   /**
    * HpRMSNormConfig:eps:
@@ -153,7 +153,7 @@ hp_rms_norm_config_class_init (HpRMSNormConfigClass *klass)
    * negative.
    */
   config_properties[CONFIG_PROP_EPS] =
-    g_param_spec_double ("eps", NULL, NULL, 0.0, G_MAXDOUBLE, 1e-6, flags);
+    g_param_spec_double ("eps", NULL, "Epsilon added to the mean square", 0.0, G_MAXDOUBLE, 1e-6, flags);
 
   /**
    * HpRMSNormConfig:dtype:
@@ -161,7 +161,7 @@ hp_rms_norm_config_class_init (HpRMSNormConfigClass *klass)
    * The element type of the scale: float32 or float64.
    */
   config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, NULL, HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
+    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
 
   g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
 

@@ -126,7 +126,7 @@ hp_rotary_embedding_config_class_init (HpRotaryEmbeddingConfigClass *klass)
    * the tables hold D/2 frequencies.
    */
   config_properties[CONFIG_PROP_HEAD_DIM] =
-    g_param_spec_int ("head-dim", NULL, NULL,
+    g_param_spec_int ("head-dim", NULL, "Head size (even)",
                       2, G_MAXINT, 64,
                       (G_PARAM_READWRITE |
                        G_PARAM_EXPLICIT_NOTIFY |
@@ -139,7 +139,7 @@ hp_rotary_embedding_config_class_init (HpRotaryEmbeddingConfigClass *klass)
    * be at most this long.
    */
   config_properties[CONFIG_PROP_MAX_SEQ_LEN] =
-    g_param_spec_int ("max-seq-len", NULL, NULL,
+    g_param_spec_int ("max-seq-len", NULL, "Rows of the tables",
                       1, G_MAXINT, 2048,
                       (G_PARAM_READWRITE |
                        G_PARAM_EXPLICIT_NOTIFY |
@@ -152,7 +152,7 @@ hp_rotary_embedding_config_class_init (HpRotaryEmbeddingConfigClass *klass)
    * `position * theta^(-2i/D)` radians.
    */
   config_properties[CONFIG_PROP_THETA] =
-    g_param_spec_double ("theta", NULL, NULL,
+    g_param_spec_double ("theta", NULL, "Rotary embedding base",
                          G_MINDOUBLE, G_MAXDOUBLE, 10000.0,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -164,7 +164,7 @@ hp_rotary_embedding_config_class_init (HpRotaryEmbeddingConfigClass *klass)
    * The dtype of the tables, which must be that of the tensors rotated.
    */
   config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, NULL,
+    g_param_spec_enum ("dtype", NULL, "Table dtype",
                        HP_TYPE_DTYPE, HP_DTYPE_FLOAT32,
                        (G_PARAM_READWRITE |
                         G_PARAM_EXPLICIT_NOTIFY |

@@ -124,7 +124,7 @@ hp_sdpa_config_class_init (HpSDPAConfigClass *klass)
    * top left, as in hp_tensor_scaled_dot_product_attention()).
    */
   config_properties[CONFIG_PROP_CAUSAL] =
-    g_param_spec_boolean ("causal", NULL, NULL,
+    g_param_spec_boolean ("causal", NULL, "Whether query i sees only keys j <= i",
                           TRUE,
                           (G_PARAM_READWRITE |
                            G_PARAM_EXPLICIT_NOTIFY |
@@ -138,7 +138,7 @@ hp_sdpa_config_class_init (HpSDPAConfigClass *klass)
    * [B, S, H].
    */
   config_properties[CONFIG_PROP_RETURN_LSE] =
-    g_param_spec_boolean ("return-lse", NULL, NULL,
+    g_param_spec_boolean ("return-lse", NULL, "Whether the log-sum-exp is a second output",
                           FALSE,
                           (G_PARAM_READWRITE |
                            G_PARAM_EXPLICIT_NOTIFY |
@@ -151,7 +151,7 @@ hp_sdpa_config_class_init (HpSDPAConfigClass *klass)
    * `1 / sqrt(D)`, D being the head dim.
    */
   config_properties[CONFIG_PROP_SCALE] =
-    g_param_spec_double ("scale", NULL, NULL,
+    g_param_spec_double ("scale", NULL, "Score scale (<= 0: 1/sqrt(head size))",
                          -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |

@@ -107,7 +107,7 @@ hp_sgd_config_class_init (HpSGDConfigClass *klass)
    * The momentum factor; 0 turns momentum off.
    */
   properties[PROP_MOMENTUM] =
-    g_param_spec_double ("momentum", NULL, NULL,
+    g_param_spec_double ("momentum", NULL, "Momentum factor",
                          0.0, DBL_MAX, 0.0,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -121,7 +121,7 @@ hp_sgd_config_class_init (HpSGDConfigClass *klass)
    * whole).
    */
   properties[PROP_DAMPENING] =
-    g_param_spec_double ("dampening", NULL, NULL,
+    g_param_spec_double ("dampening", NULL, "Dampening of the momentum",
                          0.0, 1.0, 0.0,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -134,7 +134,7 @@ hp_sgd_config_class_init (HpSGDConfigClass *klass)
    * 0 and #HpSGDConfig:dampening 0.
    */
   properties[PROP_NESTEROV] =
-    g_param_spec_boolean ("nesterov", NULL, NULL,
+    g_param_spec_boolean ("nesterov", NULL, "Nesterov momentum",
                           FALSE,
                           (G_PARAM_READWRITE |
                            G_PARAM_EXPLICIT_NOTIFY |

@@ -123,7 +123,7 @@ hp_transformer_block_config_class_init (HpTransformerBlockConfigClass *klass)
    * The configuration of the attention.
    */
   config_properties[CONFIG_PROP_ATTENTION] =
-    g_param_spec_object ("attention", NULL, NULL,
+    g_param_spec_object ("attention", NULL, "Attention",
                          HP_TYPE_GQ_ATTENTION_CONFIG,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -135,7 +135,7 @@ hp_transformer_block_config_class_init (HpTransformerBlockConfigClass *klass)
    * The configuration of the feed-forward network.
    */
   config_properties[CONFIG_PROP_FEED_FORWARD] =
-    g_param_spec_object ("feed-forward", NULL, NULL,
+    g_param_spec_object ("feed-forward", NULL, "Feed-forward network",
                          HP_TYPE_FEED_FORWARD_CONFIG,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -147,7 +147,7 @@ hp_transformer_block_config_class_init (HpTransformerBlockConfigClass *klass)
    * The configuration of the norm before the attention.
    */
   config_properties[CONFIG_PROP_ATTENTION_NORM] =
-    g_param_spec_object ("attention-norm", NULL, NULL,
+    g_param_spec_object ("attention-norm", NULL, "Norm before the attention",
                          HP_TYPE_RMS_NORM_CONFIG,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -159,7 +159,7 @@ hp_transformer_block_config_class_init (HpTransformerBlockConfigClass *klass)
    * The configuration of the norm before the feed-forward network.
    */
   config_properties[CONFIG_PROP_FFN_NORM] =
-    g_param_spec_object ("ffn-norm", NULL, NULL,
+    g_param_spec_object ("ffn-norm", NULL, "Norm before the feed-forward network",
                          HP_TYPE_RMS_NORM_CONFIG,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |

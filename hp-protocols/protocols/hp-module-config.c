@@ -111,7 +111,7 @@ hp_module_config_class_init (HpModuleConfigClass *klass)
    * #HpModuleClass.reset_parameters.
    */
   properties[PROP_PARAM_INIT] =
-    g_param_spec_object ("param-init", NULL, NULL,
+    g_param_spec_object ("param-init", NULL, "Initialiser of each parameter by name",
                          HP_TYPE_PARAM_INIT,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
@@ -124,7 +124,7 @@ hp_module_config_class_init (HpModuleConfigClass *klass)
    * parallelized; %NULL leaves them to the module's children.
    */
   properties[PROP_SHARDING_CONFIG] =
-    g_param_spec_object ("sharding-config", NULL, NULL,
+    g_param_spec_object ("sharding-config", NULL, "Layout over a device mesh",
                          HP_TYPE_SHARDING_CONFIG,
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |

@@ -139,10 +139,11 @@ hp_parallel_dims_set_property (GObject      *object,
 
 static GParamSpec *
 degree_param (const gchar *name,
+              const gchar *blurb,
               gint         minimum,
               gint         default_value)
 {
-  return g_param_spec_int (name, NULL, NULL,
+  return g_param_spec_int (name, NULL, blurb,
                            minimum, G_MAXINT, default_value,
                            (G_PARAM_READWRITE |
                             G_PARAM_EXPLICIT_NOTIFY |
@@ -163,7 +164,7 @@ hp_parallel_dims_class_init (HpParallelDimsClass *klass)
    * The degree of replicated data parallelism (DDP, or the replicate
    * dim of HSDP).
    */
-  properties[PROP_DP_REPLICATE] = degree_param ("dp-replicate", 1, 1);
+  properties[PROP_DP_REPLICATE] = degree_param ("dp-replicate", "Replicated data-parallel degree (DDP)", 1, 1);
 
   /**
    * HpParallelDims:dp-shard:
@@ -172,28 +173,28 @@ hp_parallel_dims_class_init (HpParallelDimsClass *klass)
    * rank the other dims leave (see hp_parallel_dims_resolve()). 0 is
    * not a degree: hp_parallel_dims_resolve() rejects it.
    */
-  properties[PROP_DP_SHARD] = degree_param ("dp-shard", -1, -1);
+  properties[PROP_DP_SHARD] = degree_param ("dp-shard", "Sharded data-parallel degree (FSDP; -1: the ranks left)", -1, -1);
 
   /**
    * HpParallelDims:cp:
    *
    * The degree of context parallelism.
    */
-  properties[PROP_CP] = degree_param ("cp", 1, 1);
+  properties[PROP_CP] = degree_param ("cp", "Context-parallel degree", 1, 1);
 
   /**
    * HpParallelDims:tp:
    *
    * The degree of tensor parallelism.
    */
-  properties[PROP_TP] = degree_param ("tp", 1, 1);
+  properties[PROP_TP] = degree_param ("tp", "Tensor-parallel degree", 1, 1);
 
   /**
    * HpParallelDims:pp:
    *
    * The degree of pipeline parallelism.
    */
-  properties[PROP_PP] = degree_param ("pp", 1, 1);
+  properties[PROP_PP] = degree_param ("pp", "Pipeline-parallel degree", 1, 1);
 
   /**
    * HpParallelDims:ep:
@@ -202,7 +203,7 @@ hp_parallel_dims_class_init (HpParallelDimsClass *klass)
    * part of dp_shard instead of adding ranks: a multiple of
    * #HpParallelDims:cp that divides `dp_shard * cp`.
    */
-  properties[PROP_EP] = degree_param ("ep", 1, 1);
+  properties[PROP_EP] = degree_param ("ep", "Expert-parallel degree", 1, 1);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
