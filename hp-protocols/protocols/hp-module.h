@@ -173,6 +173,14 @@ HpTensor         *hp_module_forward1                    (HpModule            *se
                                                          GError             **error);
 
 HP_AVAILABLE_IN_ALL
+HpStateDict      *hp_module_state_dict                  (HpModule            *self);
+HP_AVAILABLE_IN_ALL
+gboolean          hp_module_load_state_dict             (HpModule            *self,
+                                                         HpStateDict         *state_dict,
+                                                         gboolean             strict,
+                                                         GError             **error);
+
+HP_AVAILABLE_IN_ALL
 gboolean          hp_module_parallelize                 (HpModule            *self,
                                                          HpDeviceMesh        *mesh,
                                                          GError             **error);
