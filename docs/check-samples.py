@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Usage: check-samples.py SRCDIR BUILDDIR CC RUN-MPI GUIDE.md...
+# (CC is the compiler command, which may have several words)
 #
 # A sample is a fenced code block right after a line
 # `<!-- sample: LANGUAGE [mpi=N] -->` (an HTML comment, which the
@@ -68,8 +69,8 @@ def main():
                     program = [os.path.join(tmp, "sample")]
                     with open(source, "w", encoding="utf-8") as out:
                         out.write(code)
-                    status, output = run([cc, "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
-                                          "-o", program[0], source]
+                    warnings = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
+                    status, output = run(shlex.split(cc) + warnings + ["-o", program[0], source]
                                          + shlex.split(flags))
                 elif language == "python":
                     source = os.path.join(tmp, "sample.py")

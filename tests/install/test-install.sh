@@ -5,6 +5,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Usage: test-install.sh MESON BUILDDIR PYTHON CC
+# (CC is the compiler command, which may have several words)
 #
 # Installs BUILDDIR with --destdir (nothing is rebuilt and nothing goes
 # to the real prefix), checks that every file the build declares is
@@ -93,14 +94,15 @@ for file in \
     "$libdir/girepository-1.0/Hp-1.0.typelib" \
     "$datadir/vala/vapi/hp-protocols-1.0.vapi" \
     "$datadir/vala/vapi/hp-protocols-1.0.deps" \
-    "$datadir/doc/hp-protocols-1.0/Hp/index.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/class.Module.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/getting-started.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/configs.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/sharding.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/local-map.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/dtensor.html" \
-    "$datadir/doc/hp-protocols-1.0/Hp/checkpoints.html"; do
+    "$datadir/doc/hp-protocols-1.0/index.html" \
+    "$datadir/doc/hp-protocols-1.0/hp-protocols-1.0.devhelp2" \
+    "$datadir/doc/hp-protocols-1.0/class.Module.html" \
+    "$datadir/doc/hp-protocols-1.0/getting-started.html" \
+    "$datadir/doc/hp-protocols-1.0/configs.html" \
+    "$datadir/doc/hp-protocols-1.0/sharding.html" \
+    "$datadir/doc/hp-protocols-1.0/local-map.html" \
+    "$datadir/doc/hp-protocols-1.0/dtensor.html" \
+    "$datadir/doc/hp-protocols-1.0/checkpoints.html"; do
   check "installed: ${file#"$dest"}" test -f "$file"
 done
 
@@ -128,9 +130,9 @@ sed "s|^prefix=.*|prefix=$dest$prefix|" "$pcfile" > "$tmp/pkgconfig/hp-protocols
 export PKG_CONFIG_PATH="$tmp/pkgconfig"
 check "pkg-config gives the headers and library of the temporary tree" \
   sh -c "pkg-config --cflags --libs hp-protocols-1.0 | grep -q -e '-I$dest$prefix/include/hp-protocols-1.0 .*-L$libdir '"
-# shellcheck disable=SC2046
+# shellcheck disable=SC2046,SC2086
 check "an outside C program builds against the installed headers and library" \
-  "$cc" -Wall -Wextra -Werror -o "$tmp/outside" "$here/outside.c" $(pkg-config --cflags --libs hp-protocols-1.0)
+  $cc -Wall -Wextra -Werror -o "$tmp/outside" "$here/outside.c" $(pkg-config --cflags --libs hp-protocols-1.0)
 check "the outside C program runs on the installed library" \
   env LD_LIBRARY_PATH="$libdir" "$tmp/outside" "$dest"
 
