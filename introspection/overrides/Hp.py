@@ -38,9 +38,9 @@ MPI, and numpy is imported the first time a tensor meets an array.
 
 import contextlib
 import ctypes
-import itertools
 import json
 import re
+import sys
 
 # what PyGObject's class set-up calls for each do_* method
 from gi._gi import hook_up_vfunc_implementation
@@ -377,10 +377,7 @@ def _np():
 
 
 class _GLibC:
-    """The few GLib and GObject C functions the numpy bridge calls."""
-
-    # GDestroyNotify
-    DESTROY_NOTIFY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    """The few C functions the numpy bridge calls."""
 
     def __init__(self):
         glib = ctypes.CDLL("libglib-2.0.so.0")
@@ -388,30 +385,40 @@ class _GLibC:
         self.bytes_new_with_free_func = glib.g_bytes_new_with_free_func
         self.bytes_new_with_free_func.restype = ctypes.c_void_p
         self.bytes_new_with_free_func.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
-                                                  self.DESTROY_NOTIFY, ctypes.c_void_p]
+                                                  ctypes.c_void_p, ctypes.c_void_p]
         self.bytes_get_data = glib.g_bytes_get_data
         self.bytes_get_data.restype = ctypes.c_void_p
         self.bytes_get_data.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
         self.value_take_boxed = gobject.g_value_take_boxed
         self.value_take_boxed.restype = None
         self.value_take_boxed.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        # the arrays whose memory GBytes made by from_numpy() point into,
-        # by the key each GBytes passes to its destroy notify
-        self.arrays = {}
-        self.keys = itertools.count(1)
-        arrays = self.arrays
-        self.release = self.DESTROY_NOTIFY(lambda key: arrays.pop(key, None))
-        # GLib may drop a buffer while the interpreter shuts down: the
-        # callback must outlive this module, so it is never freed
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.release))
+        self.release = self._pygobject_destroy_notify()
+
+    @staticmethod
+    def _pygobject_destroy_notify():
+        """PyGObject's GDestroyNotify that drops a reference to a Python
+        object, taking the GIL (GLib may release a buffer while another
+        call into C holds none). It runs no Python code, so it neither
+        sees nor disturbs an exception a Python callback left pending.
+        It is a field of the C API table PyGObject exports to extension
+        modules (pygobject.h); the two fields around it are checked."""
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype = ctypes.c_void_p
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        table = (ctypes.c_void_p * 8).from_address(
+            get_pointer(sys.modules["gi._gi"]._PyGObject_API, b"gobject._PyGObject_API"))
+        lookup_class = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t)(table[2])
+        type_from_object = ctypes.PYFUNCTYPE(ctypes.c_size_t, ctypes.py_object)(table[7])
+        if lookup_class(type_from_object(GObject.Object)) != id(GObject.Object):
+            raise RuntimeError("this PyGObject's C API table is not laid out as pygobject.h says")
+        return table[6]
 
     def bytes_over(self, array):
         """A GLib.Bytes over the memory of the contiguous array, which it
         keeps alive until GLib releases the last reference."""
-        key = next(self.keys)
-        self.arrays[key] = array
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(array))
         address = self.bytes_new_with_free_func(array.ctypes.data, array.nbytes,
-                                                self.release, key)
+                                                self.release, id(array))
         value = GObject.Value(GLib.Bytes.__gtype__)
         self.value_take_boxed(hash(value), address)
         return value.get_boxed()
