@@ -462,13 +462,16 @@ class Tensor(Hp.Tensor):
         anything ``numpy.asarray()`` takes) of dtype float32, float64 or
         int64, with its shape.
 
-        No copy is made when ``array`` is C-contiguous, aligned and in the
-        host's byte order: the tensor then shares the array's memory and
-        keeps the array alive as long as it (or any tensor or GLib.Bytes
-        sharing its buffer) lives. Tensors are immutable and autograd
-        keeps the tensors it needs for backward, so the array must not be
-        written to afterwards: pass ``array.copy()`` if it will be.
-        Other arrays are copied once, in C order. Other dtypes raise
+        No copy is made when ``array`` is writable, C-contiguous, aligned
+        and in the host's byte order: the tensor then shares the array's
+        memory, as ``torch.from_numpy()`` does, and keeps the array alive
+        as long as it (or any tensor or GLib.Bytes sharing its buffer)
+        lives. The sharing goes both ways: ops never write to their
+        inputs, and autograd keeps the tensors it needs for backward, so
+        do not write to the array afterwards (pass ``array.copy()`` if you
+        will); an optimizer step, which updates parameters in place,
+        writes the new values into the array. Other arrays (read-only
+        ones included) are copied once, in C order. Other dtypes raise
         ``TypeError``: convert them with ``array.astype()``.
         """
         np = _np()
@@ -478,7 +481,8 @@ class Tensor(Hp.Tensor):
         if dtype is None:
             raise TypeError("Hp.Tensor.from_numpy: unsupported dtype %s (float32, float64 or "
                             "int64 are)" % array.dtype)
-        if not (array.flags.c_contiguous and array.flags.aligned and array.dtype.isnative):
+        if not (array.flags.writeable and array.flags.c_contiguous and array.flags.aligned
+                and array.dtype.isnative):
             array = np.array(array, dtype=_dtypes()[dtype], order="C")
         return Hp.Tensor.new_from_bytes(_c().bytes_over(array), dtype, list(array.shape))
 
@@ -486,10 +490,13 @@ class Tensor(Hp.Tensor):
         """A read-only numpy array of the tensor's values, with its shape
         and dtype (float32, float64 or int64).
 
-        No copy is made: the array views the tensor's buffer (which the
-        tensor never changes) and keeps it alive; ``numpy.shares_memory()``
-        is true for two arrays of one tensor, and for the array a tensor
-        was made from with :meth:`from_numpy`. Write to ``.copy()``.
+        No copy is made: the array views the tensor's buffer and keeps it
+        alive; ``numpy.shares_memory()`` is true for two arrays of one
+        tensor, and for the array a tensor was made from with
+        :meth:`from_numpy`. Ops never change a tensor's values, but an
+        optimizer step updates a parameter in place, and its arrays show
+        the new values: take ``.copy()`` to keep the old ones, or to
+        write.
         A DTensor has no buffer of its own: take ``get_local().numpy()``
         (this rank's part) or ``full_tensor().numpy()`` (collective).
         """

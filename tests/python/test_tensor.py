@@ -80,9 +80,11 @@ class NumpyBridgeTest(unittest.TestCase):
 
     def test_copies_when_it_must(self):
         base = np.arange(12.0).reshape(3, 4)
-        for array in (base.T, base[:, ::2], base.astype(">f8"), np.asfortranarray(base)):
+        read_only = base.copy()
+        read_only.flags.writeable = False
+        for array in (base.T, base[:, ::2], base.astype(">f8"), np.asfortranarray(base), read_only):
             t = Hp.Tensor.from_numpy(array)
-            self.assertFalse(np.shares_memory(t.numpy(), base))
+            self.assertFalse(np.shares_memory(t.numpy(), array))
             np.testing.assert_array_equal(t.numpy(), array)
         # lists and scalars go through numpy.asarray
         self.assertEqual(Hp.Tensor.from_numpy([[1, 2], [3, 4]]).get_dtype(), Hp.DType.INT64)
