@@ -4,7 +4,7 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The rules, on the text of the other tests/python/*.py files:
+# The rules, on the text of the other tests/python/test_*.py files:
 #   class, interface, enum:        "Hp.Name" appears in some file
 #   function, constructor, static: "Hp.Name.method(" ("Hp.function(") appears
 #   instance method:               ".method(" appears in a file that names
@@ -36,7 +36,7 @@ LEFT_TO_IO = re.compile(r"^(Safetensors|safetensors_)")
 
 def test_sources():
     sources = {}
-    for path in sorted(glob.glob(os.path.join(HERE, "*.py"))):
+    for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
         if os.path.basename(path) != os.path.basename(__file__):
             with open(path, encoding="utf-8") as source:
                 sources[os.path.basename(path)] = source.read()

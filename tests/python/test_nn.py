@@ -275,6 +275,7 @@ class ShardingHelperTest(unittest.TestCase):
 class OptimizerTest(unittest.TestCase):
     def test_sgd(self):
         config = Hp.SGDConfig.new()
+        self.assertIsInstance(config, Hp.OptimizerConfig)
         config.set_lr(0.1)
         config.set_momentum(0.9)
         config.set_dampening(0.1)

@@ -487,6 +487,7 @@ class ConfigApiTest(unittest.TestCase):
         self.assertIs(config.get_sharding_config(), sharding)
         module = config.build()
         self.assertIsInstance(module, Hp.Module)
+        self.assertIsInstance(module, Hp.Configurable)
         self.assertIsInstance(module.get_config(), Hp.ModuleConfig)
         self.assertTrue(module.get_param_init().equal(param_init))
         self.assertTrue(module.get_sharding_config().equal(sharding))
