@@ -32,8 +32,9 @@ named placement may be written ``"tp:S(0)"``; ``with Hp.no_grad():``
 turns autograd off for a block. Tensors, placements, meshes and
 configurations have readable ``repr()``.
 
-The override uses GObject machinery only: importing it initialises no
-MPI, and numpy is imported the first time a tensor meets an array.
+Importing the override initialises no MPI; numpy, and the few GLib C
+functions the numpy bridge calls through ctypes, are loaded the first
+time a tensor meets an array.
 """
 
 import contextlib

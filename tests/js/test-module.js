@@ -67,7 +67,8 @@ check('JSON fields', fields['in-features'] === 6 && fields['out-features'] === 4
 const back = Hp.Config.new_from_json(Hp.LinearConfig.$gtype, text);
 check('JSON reads back an equal config', back instanceof Hp.LinearConfig && back.equal(config));
 check('JSON rejects an unknown field',
-    throwsHp(Hp.Error.CONFIG, () => Hp.Config.new_from_json(Hp.LinearConfig.$gtype, '{"in_features": 6, "gain": 2}')));
+    throwsHp(Hp.Error.CONFIG,
+        () => Hp.Config.new_from_json(Hp.LinearConfig.$gtype, '{"in_features": 6, "gain": 2}')));
 
 // the same layer, column-parallel over a mesh of every rank
 const parallelConfig = config.copy();

@@ -101,8 +101,9 @@ def _method_symbol(owner, method, classes):
     flags = GIRepository.function_info_get_flags(method)
     if flags & GIRepository.FunctionInfoFlags.IS_METHOD:
         return Symbol("%s.%s" % (owner, name), "method", r"\.%s\(" % re.escape(name), classes)
-    return Symbol("%s.%s" % (owner, name), "static" if not flags & GIRepository.FunctionInfoFlags.IS_CONSTRUCTOR
-                  else "constructor", r"\bHp\.%s\.%s\(" % (re.escape(owner), re.escape(name)))
+    kind = "constructor" if flags & GIRepository.FunctionInfoFlags.IS_CONSTRUCTOR else "static"
+    return Symbol("%s.%s" % (owner, name), kind,
+                  r"\bHp\.%s\.%s\(" % (re.escape(owner), re.escape(name)))
 
 
 def symbols():

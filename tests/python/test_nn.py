@@ -71,8 +71,8 @@ class LayerTest(unittest.TestCase):
         config = Hp.LinearConfig.new(3, 2)
         self.assertEqual((config.get_in_features(), config.get_out_features(), config.get_bias(),
                           config.get_dtype()), (3, 2, False, Hp.DType.FLOAT32))
-        config = config.replace(bias=True, dtype=F64,
-                                param_init=Hp.ParamInit.new_from_string("weight=normal(std=1); bias=uniform(a=-1, b=1)"))
+        param_init = Hp.ParamInit.new_from_string("weight=normal(std=1); bias=uniform(a=-1, b=1)")
+        config = config.replace(bias=True, dtype=F64, param_init=param_init)
         built = []
         config.connect("built", lambda _, module: built.append(module))
         linear = config.build()
