@@ -397,7 +397,15 @@ hp_optimizer_add_parameters (HpOptimizer  *self,
  *
  * Gets the parameters @self optimises, in the order they were added.
  *
- * Returns: (transfer full) (element-type HpTensor): the parameters
+ * The array is annotated `(transfer container)` although the caller owns
+ * the parameters' references too: the array holds one reference to each
+ * and drops it when it is freed (its free function is g_object_unref()),
+ * so freeing the array is all a caller does. Language bindings read
+ * `(transfer full)` on such an array as one reference per element on top
+ * of that and unref the elements twice.
+ *
+ * Returns: (transfer container) (element-type HpTensor): a new array of
+ *   the parameters that unrefs them when freed
  */
 GPtrArray *
 hp_optimizer_get_parameters (HpOptimizer *self)

@@ -23,12 +23,25 @@ Configurations and configurable classes are written as in torchtitan::
     linear = Linear.Config(in_features=3).build()
 
 A ``Config`` class nested in a subclass of :class:`Configurable` (such as
-``Hp.Module``) names that subclass as the class it builds. The override
-uses GObject machinery only: importing it initialises no MPI.
+``Hp.Module``) names that subclass as the class it builds.
+
+Tensors trade memory with numpy (:meth:`Tensor.from_numpy`,
+:meth:`Tensor.numpy`) without copying; wherever a list of placements is
+expected, a string will do (``"S(0), R"``, ``["S(0)", "R"]``), and a
+named placement may be written ``"tp:S(0)"``; ``with Hp.no_grad():``
+turns autograd off for a block. Tensors, placements, meshes and
+configurations have readable ``repr()``.
+
+Importing the override initialises no MPI; numpy, and the few GLib C
+functions the numpy bridge calls through ctypes, are loaded the first
+time a tensor meets an array.
 """
 
+import contextlib
+import ctypes
 import json
 import re
+import sys
 
 # what PyGObject's class set-up calls for each do_* method
 from gi._gi import hook_up_vfunc_implementation
@@ -134,6 +147,10 @@ def _names_and_values(gtype, properties):
 def _repr_value(value):
     if isinstance(value, Hp.ConfigList):
         return "[%s]" % ", ".join(repr(value.peek(i)) for i in range(value.get_length()))
+    if isinstance(value, GObject.GEnum):
+        # Hp.DType.FLOAT32 rather than <enum HP_DTYPE_FLOAT32 of type Hp.DType>
+        return "%s.%s.%s" % (type(value).__module__.rsplit(".", 1)[-1], type(value).__name__,
+                              value.value_nick.upper().replace("-", "_"))
     return repr(value)
 
 
@@ -339,3 +356,397 @@ class Configurable(Hp.Configurable, metaclass=_ConfigurableMeta):
 
 Configurable = override(Configurable)
 __all__.append("Configurable")
+
+
+# Tensors and numpy
+#
+# GLib.Bytes offers Python no way to wrap memory it does not copy, nor to
+# read its data without copying, so the buffers are handed over through
+# the GLib C API (ctypes): PyGObject hashes a boxed value (GLib.Bytes,
+# GObject.Value) to the address of the C structure it wraps.
+
+_numpy_module = None
+
+
+def _np():
+    """numpy, imported on first use so that importing Hp does not need it."""
+    global _numpy_module  # pylint: disable=global-statement
+    if _numpy_module is None:
+        import numpy  # pylint: disable=import-outside-toplevel
+        _numpy_module = numpy
+    return _numpy_module
+
+
+class _GLibC:
+    """The few C functions the numpy bridge calls."""
+
+    def __init__(self):
+        glib = ctypes.CDLL("libglib-2.0.so.0")
+        gobject = ctypes.CDLL("libgobject-2.0.so.0")
+        self.bytes_new_with_free_func = glib.g_bytes_new_with_free_func
+        self.bytes_new_with_free_func.restype = ctypes.c_void_p
+        self.bytes_new_with_free_func.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                  ctypes.c_void_p, ctypes.c_void_p]
+        self.bytes_get_data = glib.g_bytes_get_data
+        self.bytes_get_data.restype = ctypes.c_void_p
+        self.bytes_get_data.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+        self.value_take_boxed = gobject.g_value_take_boxed
+        self.value_take_boxed.restype = None
+        self.value_take_boxed.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.release = self._pygobject_destroy_notify()
+
+    @staticmethod
+    def _pygobject_destroy_notify():
+        """PyGObject's GDestroyNotify that drops a reference to a Python
+        object, taking the GIL (GLib may release a buffer while another
+        call into C holds none). It runs no Python code, so it neither
+        sees nor disturbs an exception a Python callback left pending.
+        It is a field of the C API table PyGObject exports to extension
+        modules (pygobject.h); the two fields around it are checked."""
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype = ctypes.c_void_p
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        table = (ctypes.c_void_p * 8).from_address(
+            get_pointer(sys.modules["gi._gi"]._PyGObject_API, b"gobject._PyGObject_API"))
+        lookup_class = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t)(table[2])
+        type_from_object = ctypes.PYFUNCTYPE(ctypes.c_size_t, ctypes.py_object)(table[7])
+        if lookup_class(type_from_object(GObject.Object)) != id(GObject.Object):
+            raise RuntimeError("this PyGObject's C API table is not laid out as pygobject.h says")
+        return table[6]
+
+    def bytes_over(self, array):
+        """A GLib.Bytes over the memory of the contiguous array, which it
+        keeps alive until GLib releases the last reference."""
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(array))
+        address = self.bytes_new_with_free_func(array.ctypes.data, array.nbytes,
+                                                self.release, id(array))
+        value = GObject.Value(GLib.Bytes.__gtype__)
+        self.value_take_boxed(hash(value), address)
+        return value.get_boxed()
+
+    def memory_of(self, gbytes):
+        """A read-only memoryview of the data of gbytes, which keeps gbytes
+        alive."""
+        size = ctypes.c_size_t()
+        address = self.bytes_get_data(hash(gbytes), ctypes.byref(size))
+        if size.value == 0:
+            return memoryview(b"")
+        view = (ctypes.c_char * size.value).from_address(address)
+        view.owner = gbytes
+        return memoryview(view).toreadonly()
+
+
+_glib_c = None
+
+
+def _c():
+    global _glib_c  # pylint: disable=global-statement
+    if _glib_c is None:
+        _glib_c = _GLibC()
+    return _glib_c
+
+
+def _dtypes():
+    """The numpy dtypes of the Hp dtypes, in the host's byte order."""
+    np = _np()
+    return {Hp.DType.FLOAT32: np.dtype(np.float32), Hp.DType.FLOAT64: np.dtype(np.float64),
+            Hp.DType.INT64: np.dtype(np.int64)}
+
+
+class Tensor(Hp.Tensor):
+    """A dense, immutable, row-major tensor on the CPU; see also
+    :meth:`from_numpy` and :meth:`numpy`."""
+
+    @staticmethod
+    def from_numpy(array):
+        """A tensor holding the values of ``array`` (a numpy array or
+        anything ``numpy.asarray()`` takes) of dtype float32, float64 or
+        int64, with its shape.
+
+        No copy is made when ``array`` is writable, C-contiguous, aligned
+        and in the host's byte order: the tensor then shares the array's
+        memory, as ``torch.from_numpy()`` does, and keeps the array alive
+        as long as it (or any tensor or GLib.Bytes sharing its buffer)
+        lives. The sharing goes both ways: ops never write to their
+        inputs, and autograd keeps the tensors it needs for backward, so
+        do not write to the array afterwards (pass ``array.copy()`` if you
+        will); an optimizer step, which updates parameters in place,
+        writes the new values into the array. Other arrays (read-only
+        ones included) are copied once, in C order. Other dtypes raise
+        ``TypeError``: convert them with ``array.astype()``.
+        """
+        np = _np()
+        array = np.asarray(array)
+        dtype = next((hp for hp, dt in _dtypes().items() if dt == array.dtype.newbyteorder("=")),
+                     None)
+        if dtype is None:
+            raise TypeError("Hp.Tensor.from_numpy: unsupported dtype %s (float32, float64 or "
+                            "int64 are)" % array.dtype)
+        if not (array.flags.writeable and array.flags.c_contiguous and array.flags.aligned
+                and array.dtype.isnative):
+            array = np.array(array, dtype=_dtypes()[dtype], order="C")
+        return Hp.Tensor.new_from_bytes(_c().bytes_over(array), dtype, list(array.shape))
+
+    def numpy(self):
+        """A read-only numpy array of the tensor's values, with its shape
+        and dtype (float32, float64 or int64).
+
+        No copy is made: the array views the tensor's buffer and keeps it
+        alive; ``numpy.shares_memory()`` is true for two arrays of one
+        tensor, and for the array a tensor was made from with
+        :meth:`from_numpy`. Ops never change a tensor's values, but an
+        optimizer step updates a parameter in place, and its arrays show
+        the new values: take ``.copy()`` to keep the old ones, or to
+        write.
+        A DTensor has no buffer of its own: take ``get_local().numpy()``
+        (this rank's part) or ``full_tensor().numpy()`` (collective).
+        """
+        if isinstance(self, Hp.DTensor):
+            raise TypeError("Hp.DTensor.numpy: a DTensor has no values of its own; use "
+                            "get_local().numpy() for this rank's part or full_tensor().numpy() "
+                            "for the whole tensor")
+        np = _np()
+        return np.frombuffer(_c().memory_of(self.get_bytes()),
+                             dtype=_dtypes()[self.get_dtype()]).reshape(self.get_shape())
+
+    def __repr__(self):
+        # the library's torch-style text, which already abbreviates large
+        # tensors like numpy, with the shape before the dtype
+        text = self.to_string()
+        head, dtype = text.rsplit(", dtype=", 1)
+        head = re.sub(r", size=\[[0-9, ]*\]$", "", head)
+        return "%s, shape=%s, dtype=%s" % (head, _shape_string(self.get_shape()), dtype)
+
+
+def _shape_string(shape):
+    return "[%s]" % ", ".join(str(size) for size in shape)
+
+
+Tensor = override(Tensor)
+__all__.append("Tensor")
+
+
+# Placements written as strings
+
+def _placement(placement):
+    if isinstance(placement, str):
+        return Hp.Placement.new_from_string(placement)
+    return placement
+
+
+def _placement_list(placements):
+    """A list of Hp.Placement from a list of placements or strings, or a
+    string listing them (``"S(0), R"``)."""
+    if isinstance(placements, str):
+        return Hp.placements_new_from_string(placements)
+    return [_placement(placement) for placement in placements]
+
+
+def _named(named):
+    if isinstance(named, str):
+        return Hp.NamedPlacement.new_from_string(named)
+    return named
+
+
+def _named_list(placements):
+    """A list of named placements (or None entries) from one named
+    placement or string, or a list of them (None stays None)."""
+    if placements is None:
+        return None
+    if isinstance(placements, (str, Hp.NamedPlacement)):
+        placements = [placements]
+    return [_named(named) for named in placements]
+
+
+class Placement(Hp.Placement):
+    """How a tensor is laid out along one mesh dim: ``Shard(0)``,
+    ``Replicate()`` or ``Partial(sum)``."""
+
+    def __repr__(self):
+        if self.is_shard():
+            return "Shard(%d)" % self.get_dim()
+        if self.is_partial():
+            return "Partial(%s)" % Hp.reduce_op_to_string(self.get_reduce_op())
+        return "Replicate()"
+
+
+Placement = override(Placement)
+__all__.append("Placement")
+
+
+class DTensor(Hp.DTensor):
+    """A tensor laid out over a device mesh. Placements may be given as
+    strings: ``"S(0), R"`` or ``["S(0)", "R"]``."""
+
+    @staticmethod
+    def distribute(tensor, mesh, placements, src_data_rank=0):
+        """Lays tensor out over mesh, from the rank at coordinate
+        src_data_rank (-1: every rank cuts its part from its own tensor,
+        without communication); see hp_dtensor_distribute()."""
+        return Hp.DTensor.distribute(tensor, mesh, _placement_list(placements), src_data_rank)
+
+    @staticmethod
+    def new_from_local(local, mesh, placements, shape=None, run_check=False):
+        """Wraps each rank's local tensor; see hp_dtensor_new_from_local()."""
+        return Hp.DTensor.new_from_local(local, mesh, _placement_list(placements), shape,
+                                         run_check)
+
+    def redistribute(self, placements):
+        """The same tensor with other placements; see
+        hp_dtensor_redistribute()."""
+        return Hp.DTensor.redistribute(self, _placement_list(placements))
+
+    def __repr__(self):
+        # from the layout alone: no communication
+        text = "DTensor(shape=%s, dtype=%s, placements=%s, mesh=%s, local_shape=%s" % (
+            _shape_string(self.get_shape()), Hp.dtype_to_string(self.get_dtype()),
+            Hp.placements_to_string(self.get_placements()), self.get_mesh().to_string(),
+            _shape_string(self.get_local().get_shape()))
+        if self.get_requires_grad():
+            text += ", requires_grad=True"
+        return text + ")"
+
+
+DTensor = override(DTensor)
+__all__.append("DTensor")
+
+
+class DeviceMesh(Hp.DeviceMesh):
+    """An N-d grid of MPI ranks with named dims."""
+
+    def __repr__(self):
+        return self.to_string()
+
+
+DeviceMesh = override(DeviceMesh)
+__all__.append("DeviceMesh")
+
+
+class NamedPlacement(Hp.NamedPlacement):
+    """Placements by mesh axis name: ``"tp:S(0), dp:R"``. Where a
+    placement is expected, a string will do."""
+
+    def set(self, axis, placement):  # pylint: disable=arguments-differ
+        Hp.NamedPlacement.set(self, axis, _placement(placement))
+
+    def set_axis(self, axis, placement):
+        Hp.NamedPlacement.set_axis(self, axis, _placement(placement))
+
+    def __repr__(self):
+        return "NamedPlacement(%r)" % self.to_string()
+
+
+NamedPlacement = override(NamedPlacement)
+__all__.append("NamedPlacement")
+
+
+def resolve_placements(named, mesh_dim_names):
+    """The placements of named (a NamedPlacement, a string such as
+    ``"tp:S(0)"``, or None) in the order of mesh_dim_names."""
+    return Hp.resolve_placements(_named(named), mesh_dim_names)
+
+
+__all__.append("resolve_placements")
+
+
+class LocalMap(Hp.LocalMap):
+    """A plain function run on the local parts of DTensors. Each entry of
+    the placement lists is a NamedPlacement, a string (``"tp:S(0)"``) or
+    None; a single one stands for a list of one."""
+
+    @staticmethod
+    def new(func, out_placements, in_placements, in_grad_placements, mesh,
+            redistribute_inputs):
+        return Hp.LocalMap.new(func, _named_list(out_placements), _named_list(in_placements),
+                               _named_list(in_grad_placements), mesh, redistribute_inputs)
+
+
+LocalMap = override(LocalMap)
+__all__.append("LocalMap")
+
+
+class LocalMapConfig(Hp.LocalMapConfig):
+    """The local_map of a sharding config; its placement lists take
+    strings as :class:`LocalMap` does."""
+
+    def set_in_placements(self, placements):
+        Hp.LocalMapConfig.set_in_placements(self, _named_list(placements))
+
+    def set_out_placements(self, placements):
+        Hp.LocalMapConfig.set_out_placements(self, _named_list(placements))
+
+    def set_in_grad_placements(self, placements):
+        Hp.LocalMapConfig.set_in_grad_placements(self, _named_list(placements))
+
+
+LocalMapConfig = override(LocalMapConfig)
+__all__.append("LocalMapConfig")
+
+
+class ShardingConfig(Hp.ShardingConfig):
+    """Named placements of a module's states, inputs and outputs; the
+    setters take strings (``"tp:S(0)"``) for named placements."""
+
+    def set_state_sharding(self, path, named):
+        Hp.ShardingConfig.set_state_sharding(self, path, _named(named))
+
+    def set_in_src_sharding(self, arg_name, named):
+        Hp.ShardingConfig.set_in_src_sharding(self, arg_name, _named(named))
+
+    def set_in_dst_sharding(self, arg_name, named):
+        Hp.ShardingConfig.set_in_dst_sharding(self, arg_name, _named(named))
+
+    def set_out_src_sharding(self, index, named):
+        Hp.ShardingConfig.set_out_src_sharding(self, index, _named(named))
+
+    def set_out_dst_sharding(self, index, named):
+        Hp.ShardingConfig.set_out_dst_sharding(self, index, _named(named))
+
+    def __repr__(self):
+        return self.to_string()
+
+
+ShardingConfig = override(ShardingConfig)
+__all__.append("ShardingConfig")
+
+
+class ParamInit(Hp.ParamInit):
+    """Initialisers by parameter name: ``"weight=normal(std=0.02)"``."""
+
+    def __repr__(self):
+        return "ParamInit(%r)" % self.to_string()
+
+
+ParamInit = override(ParamInit)
+__all__.append("ParamInit")
+
+
+class Initializer(Hp.Initializer):
+    """How to fill a parameter: ``"normal(mean=0, std=0.02)"``."""
+
+    def __repr__(self):
+        return "Initializer(%r)" % self.to_string()
+
+
+Initializer = override(Initializer)
+__all__.append("Initializer")
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Turns grad mode off for a block, as ``torch.no_grad()``::
+
+        with Hp.no_grad():
+            y = x.mul(w)        # records no autograd node
+
+    The previous mode comes back when the block ends, also by an
+    exception; blocks nest. Works as a decorator too."""
+    previous = Hp.grad_mode_is_enabled()
+    Hp.grad_mode_set_enabled(False)
+    try:
+        yield
+    finally:
+        Hp.grad_mode_set_enabled(previous)
+
+
+__all__.append("no_grad")

@@ -25,16 +25,13 @@ __all__ = ["OVERRIDES_DIR", "GLib", "GObject", "Hp", "from_numpy", "to_numpy", "
 
 
 def from_numpy(array):
-    """A float64 tensor holding array."""
-    array = np.ascontiguousarray(array, dtype=np.float64)
-    return Hp.Tensor.new_from_bytes(GLib.Bytes.new(array.tobytes()), Hp.DType.FLOAT64,
-                                    list(array.shape))
+    """A float64 tensor holding array (a list, or an array of any dtype)."""
+    return Hp.Tensor.from_numpy(np.asarray(array, dtype=np.float64))
 
 
 def to_numpy(tensor):
-    """The values of a float64 tensor (the local ones for a DTensor's
-    local tensor)."""
-    return np.frombuffer(tensor.get_bytes().get_data(), dtype=np.float64).reshape(tensor.get_shape())
+    """The values of a plain tensor (a DTensor's local or full tensor)."""
+    return tensor.numpy()
 
 
 def assert_error(test, code, message, func, *args, **kwargs):

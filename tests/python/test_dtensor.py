@@ -9,25 +9,23 @@ import unittest
 
 import numpy as np
 
-from hptest import GLib, Hp
-
-DTYPES = {np.float32: Hp.DType.FLOAT32, np.float64: Hp.DType.FLOAT64, np.int64: Hp.DType.INT64}
-NP_DTYPES = {v: k for k, v in DTYPES.items()}
+from hptest import GLib, Hp, assert_error
 
 
 def from_numpy(array):
-    array = np.ascontiguousarray(array)
-    return Hp.Tensor.new_from_bytes(GLib.Bytes.new(array.tobytes()),
-                                    DTYPES[array.dtype.type], list(array.shape))
+    return Hp.Tensor.from_numpy(array)
 
 
 def to_numpy(tensor):
-    data = tensor.get_bytes().get_data()
-    return np.frombuffer(data, dtype=NP_DTYPES[tensor.get_dtype()]).reshape(tensor.get_shape())
+    return tensor.numpy()
 
 
 def placements(text):
     return [Hp.Placement.new_from_string(p) for p in text.split(",")]
+
+
+def names(placement_list):
+    return [p.to_string() for p in placement_list]
 
 
 def chunks(size, n):
@@ -103,6 +101,103 @@ class DTensorTest(unittest.TestCase):
         with self.assertRaises(GLib.Error) as caught:
             Hp.DeviceMesh.new([self.size + 1], None)
         self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.MESH))
+
+    def test_placements_as_strings(self):
+        """Every way of writing placements gives the same DTensor"""
+        whole = from_numpy(self.whole)
+        for written in ("S(0)", ["S(0)"], [Hp.Shard.new(0)], "Shard(dim=0)", ["Shard(0)"]):
+            dt = Hp.DTensor.distribute(whole, self.mesh, written, -1)
+            self.assertEqual(names(dt.get_placements()), ["S(0)"])
+        # src_data_rank defaults to 0, as in PyTorch
+        dt = Hp.DTensor.distribute(whole if self.rank == 0 else None, self.mesh, "S(1)")
+        np.testing.assert_array_equal(to_numpy(dt.full_tensor()), self.whole)
+        moved = dt.redistribute("R")
+        self.assertEqual(names(moved.get_placements()), ["R"])
+        np.testing.assert_array_equal(to_numpy(moved.get_local()), self.whole)
+        self.assertEqual(names(dt.redistribute(["S(0)"]).get_placements()), ["S(0)"])
+        local = Hp.DTensor.new_from_local(from_numpy(self.whole), self.mesh, "P(sum)")
+        self.assertEqual(names(local.get_placements()), ["P(sum)"])
+        checked = Hp.DTensor.new_from_local(from_numpy(self.whole), self.mesh, ["R"],
+                                            [7, 5], True)
+        np.testing.assert_array_equal(to_numpy(checked.full_tensor()), self.whole)
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "placement 0: cannot parse placement 'X(0)': expected S(dim), R or P(op)",
+                     Hp.DTensor.distribute, whole, self.mesh, "X(0)", -1)
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "cannot parse placement 'X(0)': expected S(dim), R or P(op)",
+                     Hp.DTensor.distribute, whole, self.mesh, ["R", "X(0)"], -1)
+
+    def test_two_dim_mesh_and_lists(self):
+        shape = [2, self.size // 2] if self.size % 2 == 0 else [self.size, 1]
+        mesh = Hp.DeviceMesh.new(shape, ["dp", "tp"])
+        self.assertEqual(mesh.get_ndim(), 2)
+        self.assertEqual(mesh.get_size(), self.size)
+        self.assertEqual(mesh.get_rank(), self.rank)
+        self.assertEqual(mesh.get_ranks(), list(range(self.size)))
+        row, column = divmod(self.rank, shape[1])
+        self.assertEqual(mesh.get_coordinate(), [row, column])
+        self.assertEqual([mesh.get_local_rank(0), mesh.get_local_rank(1)], [row, column])
+        tp = mesh.slice(["tp"])
+        self.assertEqual(tp.get_shape(), [shape[1]])
+        self.assertEqual(tp.get_dim_names(), ["tp"])
+        self.assertEqual(tp.get_ranks(), [row * shape[1] + c for c in range(shape[1])])
+        self.assertTrue(tp.equal(mesh.slice(["tp"])))
+        self.assertFalse(tp.equal(mesh))
+
+        dt = Hp.DTensor.distribute(from_numpy(self.whole), mesh, "S(0), R", -1)
+        self.assertIs(dt.get_mesh(), mesh)
+        self.assertIs(dt.props.mesh, mesh)
+        self.assertEqual(names(dt.get_placements()), ["S(0)", "R"])
+        self.assertEqual(Hp.placements_to_string(dt.get_placements()), "(S(0), R)")
+        self.assertEqual(names(Hp.placements_new_from_string("S(1), P(max)")), ["S(1)", "P(max)"])
+        back = dt.redistribute("R, S(1)")
+        np.testing.assert_array_equal(to_numpy(back.full_tensor()), self.whole)
+        self.assertEqual(repr(dt), "DTensor(shape=[7, 5], dtype=float64, placements=(S(0), R), "
+                                   "mesh=%s, local_shape=%s)" % (mesh.to_string(),
+                                                                 dt.get_local().get_shape()))
+
+    def test_placement_classes(self):
+        shard = Hp.Shard.new(1)
+        self.assertIsInstance(shard, Hp.Shard)
+        self.assertIsInstance(shard, Hp.Placement)
+        self.assertEqual(shard.get_dim(), 1)
+        self.assertEqual(shard.props.dim, 1)
+        self.assertTrue(shard.is_shard())
+        self.assertFalse(shard.is_replicate() or shard.is_partial())
+        self.assertTrue(shard.equal(Hp.Placement.new_from_string("S(1)")))
+        self.assertFalse(shard.equal(Hp.Shard.new(0)))
+        replicate = Hp.Replicate.new()
+        self.assertTrue(replicate.is_replicate())
+        self.assertEqual(replicate.to_string(), "R")
+        partial = Hp.Partial.new(Hp.ReduceOp.MAX)
+        self.assertTrue(partial.is_partial())
+        self.assertEqual(partial.get_reduce_op(), Hp.ReduceOp.MAX)
+        self.assertEqual(partial.props.reduce_op, Hp.ReduceOp.MAX)
+        self.assertEqual(partial.to_string(), "P(max)")
+        self.assertEqual([repr(p) for p in (shard, replicate, partial)],
+                         ["Shard(1)", "Replicate()", "Partial(max)"])
+        self.assertEqual(repr(Hp.placements_new_from_string("S(0), R")), "[Shard(0), Replicate()]")
+        for op, name in ((Hp.ReduceOp.SUM, "sum"), (Hp.ReduceOp.MAX, "max")):
+            self.assertEqual(Hp.reduce_op_to_string(op), name)
+            self.assertEqual(Hp.ReduceOp.to_string(op), name)
+            self.assertEqual(Hp.reduce_op_from_string(name), (True, op))
+            self.assertEqual(Hp.ReduceOp.from_string(name), (True, op))
+        with self.assertRaises(GLib.Error) as caught:
+            Hp.reduce_op_from_string("median")
+        self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.INVALID_ARGUMENT))
+
+    def test_repr(self):
+        self.assertEqual(repr(self.mesh), self.mesh.to_string())
+        self.assertIn("dim_names=(tp)", repr(self.mesh))
+        dt = Hp.DTensor.distribute(from_numpy(self.whole), self.mesh, "S(0)", -1)
+        dt.set_requires_grad(True)
+        start, end = chunks(7, self.size)[self.rank]
+        self.assertEqual(repr(dt), "DTensor(shape=[7, 5], dtype=float64, placements=(S(0)), "
+                                   "mesh=%s, local_shape=[%d, 5], requires_grad=True)"
+                         % (self.mesh.to_string(), end - start))
+        with self.assertRaises(TypeError) as caught:
+            dt.numpy()
+        self.assertIn("use get_local().numpy()", str(caught.exception))
 
     def test_visualize(self):
         dt = Hp.DTensor.distribute(from_numpy(self.whole), self.mesh, placements("S(0)"), -1)

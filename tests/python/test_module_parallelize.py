@@ -31,6 +31,39 @@ class Linear(Hp.Module):
         return [args[0].linear(self.get_parameter("weight"), None)]
 
 
+class Inner(Hp.Module):
+    """softmax(x) over the last dim, through the registered callable
+    "inner", which parallelize() may wrap with local_map"""
+
+    def setup(self):
+        self.inner_calls = 0
+        self.register_callable("inner", self.inner)
+
+    def inner(self, args):
+        self.inner_calls += 1
+        self.seen_dtensor = isinstance(args[0], Hp.DTensor)
+        return [args[0].softmax(-1)]
+
+    def do_get_forward_arg_names(self):
+        return ["x"]
+
+    def do_forward(self, args):
+        return self.call("inner", args)
+
+
+def inner_config():
+    """x arrives replicated, is split by rows, and the callable runs on
+    the local rows; placements written as strings"""
+    local_map = Hp.LocalMapConfig.new("inner")
+    local_map.set_in_placements(["tp:S(0)"])
+    local_map.set_out_placements(["tp:S(0)"])
+    sharding = Hp.ShardingConfig.new()
+    sharding.set_in_src_sharding("x", "tp:R")
+    sharding.set_in_dst_sharding("x", "tp:S(0)")
+    sharding.set_local_map(local_map)
+    return Hp.ModuleConfig(sharding_config=sharding)
+
+
 def named(text):
     return Hp.NamedPlacement.new_from_string(text)
 
@@ -128,6 +161,36 @@ class ModuleParallelizeTest(unittest.TestCase):
                      "%s.input: input DTensor has placements (S(0)), but in_src_shardings "
                      "expects (R)." % Linear.__gtype__.name,
                      checked.forward, [dtensor_input])
+
+    def test_local_mapped_callable(self):
+        module = Inner(config=inner_config())
+        reference = Inner()
+        self.assertTrue(module.has_callable("inner"))
+        self.assertFalse(module.has_callable("outer"))
+        self.assertFalse(module.callable_is_local_mapped("inner"))
+        module.parallelize(self.mesh)
+        self.assertTrue(module.callable_is_local_mapped("inner"))
+        self.assertFalse(reference.callable_is_local_mapped("inner"))
+
+        x = np.arange(21.0).reshape(7, 3) % 5 - 2
+        y = module.forward1(from_numpy(x))
+        self.assertEqual(module.inner_calls, 1)
+        self.assertFalse(module.seen_dtensor, "local_map hands the callable local tensors")
+        self.assertEqual(placements(y), ["S(0)"])
+        y_ref = reference.forward1(from_numpy(x))
+        self.assertFalse(reference.seen_dtensor)
+        np.testing.assert_allclose(to_numpy(y.full_tensor()), to_numpy(y_ref), rtol=1e-14)
+
+        # the callable may be called by path, on distributed inputs
+        rows = Hp.DTensor.distribute(from_numpy(x), self.mesh, "S(0)", -1)
+        out, = module.call("inner", [rows])
+        np.testing.assert_allclose(to_numpy(out.full_tensor()), to_numpy(y_ref), rtol=1e-14)
+        parent = Hp.Module.new()
+        parent.add_child("attention", Inner())
+        self.assertTrue(parent.has_callable("attention.inner"))
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "HpModule has no callable 'attention.outer'",
+                     parent.call, "attention.outer", [from_numpy(x)])
 
 
 if __name__ == "__main__":

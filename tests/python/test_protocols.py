@@ -438,5 +438,388 @@ class ModuleTest(unittest.TestCase):
                      Hp.Module.new().forward, [from_numpy([1.0])])
 
 
+class ConfigApiTest(unittest.TestCase):
+    def test_json_and_paths(self):
+        root = block_config()
+        text = root.to_json(True)
+        self.assertEqual(json.loads(text), root.to_dict())
+        node = root.to_json_node()
+        back = Hp.Config.new_from_json_node(Block.Config, node)
+        self.assertTrue(back.equal(root))
+        self.assertTrue(Hp.Config.new_from_json(Hp.Config, text).equal(root))
+
+        self.assertEqual(root.get_path_as_string("layers.1.in_features"), "3")
+        root.set_path_from_string("layers.1.in-features", "9")
+        self.assertEqual(root.layers.peek(1).in_features, 9)
+        root.set_path_from_string("middle.param_init", "weight=normal(std=0.5)")
+        self.assertEqual(root.get_path_as_string("middle.param-init"),
+                         "weight=normal(mean=0, std=0.5)")
+        assert_error(self, Hp.Error.CONFIG, "layers.5: index out of range (2 items)",
+                     root.get_path_as_string, "layers.5")
+
+    def test_register_owner_and_config_list(self):
+        owned = type("Owned", (Hp.ModuleConfig,), {"__module__": MODULE})
+        self.assertEqual(owned().get_owner_type(), Hp.Module.__gtype__)
+        Hp.Config.register_owner(owned.__gtype__, Linear.__gtype__)
+        self.assertEqual(owned().get_owner_type(), Linear.__gtype__)
+
+        layers = Hp.ConfigList.new()
+        first, second = Linear.Config(in_features=1), Linear.Config(in_features=2)
+        layers.append(first)
+        layers.insert(0, second)
+        self.assertEqual([layers.peek(i).in_features for i in range(layers.get_length())], [2, 1])
+        self.assertEqual(layers.props.n_items, 2)
+        copy = layers.copy()
+        layers.remove(0)
+        self.assertEqual(layers.get_length(), 1)
+        self.assertIs(layers.peek(0), first)
+        self.assertEqual(copy.get_length(), 2)
+
+    def test_module_config(self):
+        config = Hp.ModuleConfig.new()
+        self.assertIsNone(config.get_param_init())
+        self.assertIsNone(config.get_sharding_config())
+        param_init = Hp.ParamInit.new_from_string("weight=zeros")
+        sharding = Hp.ShardingConfig.new()
+        config.set_param_init(param_init)
+        config.set_sharding_config(sharding)
+        self.assertIs(config.get_param_init(), param_init)
+        self.assertIs(config.get_sharding_config(), sharding)
+        module = config.build()
+        self.assertIsInstance(module, Hp.Module)
+        self.assertIsInstance(module, Hp.Configurable)
+        self.assertIsInstance(module.get_config(), Hp.ModuleConfig)
+        self.assertTrue(module.get_param_init().equal(param_init))
+        self.assertTrue(module.get_sharding_config().equal(sharding))
+        self.assertIsNone(module.get_mesh())
+        module.set_param_init(None)
+        module.set_sharding_config(None)
+        self.assertIsNone(module.get_param_init())
+        self.assertIsNone(module.get_sharding_config())
+
+    def test_repr_of_fields(self):
+        config = Hp.LinearConfig(in_features=2, out_features=3,
+                                 param_init=Hp.ParamInit.new_from_string("weight=ones"))
+        self.assertEqual(repr(config), "Hp.LinearConfig(param_init=ParamInit('weight=ones'), "
+                                       "sharding_config=None, in_features=2, out_features=3, "
+                                       "bias=False, dtype=Hp.DType.FLOAT32)")
+
+
+class InitializerTest(unittest.TestCase):
+    def test_kinds(self):
+        cases = ((Hp.Initializer.new_zeros(), Hp.InitKind.ZEROS, "zeros"),
+                 (Hp.Initializer.new_ones(), Hp.InitKind.ONES, "ones"),
+                 (Hp.Initializer.new_constant(0.5), Hp.InitKind.CONSTANT, "constant(value=0.5)"),
+                 (Hp.Initializer.new_normal(1.0, 0.02), Hp.InitKind.NORMAL,
+                  "normal(mean=1, std=0.02)"),
+                 (Hp.Initializer.new_trunc_normal(0.0, 0.02, -0.04, 0.04), Hp.InitKind.TRUNC_NORMAL,
+                  "trunc_normal(mean=0, std=0.02, a=-0.04, b=0.04)"),
+                 (Hp.Initializer.new_uniform(-1.0, 1.0), Hp.InitKind.UNIFORM,
+                  "uniform(a=-1, b=1)"),
+                 (Hp.Initializer.new_depth_scaled_normal(0.02, 4), Hp.InitKind.DEPTH_SCALED_NORMAL,
+                  "depth_scaled_normal(std=0.02, depth=4)"))
+        for initializer, kind, text in cases:
+            self.assertEqual(initializer.get_kind(), kind)
+            self.assertEqual(initializer.to_string(), text)
+            self.assertEqual(repr(initializer), "Initializer(%r)" % text)
+            self.assertTrue(Hp.Initializer.new_from_string(text).equal(initializer))
+        trunc = cases[4][0]
+        self.assertEqual((trunc.get_mean(), trunc.get_std(), trunc.get_a(), trunc.get_b()),
+                         (0.0, 0.02, -0.04, 0.04))
+        self.assertEqual(cases[2][0].get_value(), 0.5)
+        self.assertEqual(cases[6][0].get_depth(), 4)
+
+        weight = Hp.Tensor.new_zeros(Hp.DType.FLOAT64, [200])
+        self.assertTrue(trunc.apply(weight, 3))
+        values = to_numpy(weight)
+        self.assertTrue(np.all(np.abs(values) <= 0.04) and values.std() > 0.005)
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "cannot parse initializer 'gaussian(1)': unknown kind 'gaussian' (expected one "
+                     "of zeros, ones, constant, normal, trunc_normal, uniform, depth_scaled_normal)",
+                     Hp.Initializer.new_from_string, "gaussian(1)")
+
+    def test_param_init(self):
+        param_init = Hp.ParamInit.new()
+        param_init.set("weight", Hp.Initializer.new_ones())
+        param_init.set("bias", Hp.Initializer.new_zeros())
+        self.assertEqual(param_init.get_n_entries(), 2)
+        self.assertEqual(param_init.get_names(), ["weight", "bias"])
+        self.assertEqual(param_init.get("bias").get_kind(), Hp.InitKind.ZEROS)
+        self.assertIsNone(param_init.get("scale"))
+        self.assertEqual(param_init.to_string(), "weight=ones; bias=zeros")
+        self.assertEqual(repr(param_init), "ParamInit('weight=ones; bias=zeros')")
+        copy = param_init.copy()
+        self.assertTrue(copy.equal(param_init))
+        copy.set("bias", None)
+        self.assertEqual(copy.get_names(), ["weight"])
+        self.assertFalse(copy.equal(param_init))
+
+
+class ShardingConfigTest(unittest.TestCase):
+    def test_entries(self):
+        sharding = Hp.ShardingConfig.new()
+        changes = []
+        sharding.connect("changed", lambda _: changes.append(1))
+        sharding.set_state_sharding("weight", "tp:S(0)")
+        sharding.set_state_sharding("bias", Hp.NamedPlacement.new_from_string("tp:S(0)"))
+        sharding.set_in_src_sharding("x", "tp:R")
+        sharding.set_in_dst_sharding("x", "tp:S(1)")
+        sharding.set_out_src_sharding(1, "tp:P(sum)")
+        sharding.set_out_dst_sharding(0, "tp:S(-1)")
+        self.assertEqual(len(changes), 6)
+        self.assertEqual(sharding.get_state_sharding("weight").to_string(), "tp:S(0)")
+        self.assertIsNone(sharding.get_state_sharding("scale"))
+        self.assertEqual(sharding.list_state_shardings(), ["weight", "bias"])
+        self.assertEqual(sharding.list_in_src_shardings(), ["x"])
+        self.assertEqual(sharding.list_in_dst_shardings(), ["x"])
+        self.assertEqual(sharding.get_in_src_sharding("x").to_string(), "tp:R")
+        self.assertEqual(sharding.get_in_dst_sharding("x").to_string(), "tp:S(1)")
+        self.assertEqual(sharding.get_n_out_src_shardings(), 2)
+        self.assertIsNone(sharding.get_out_src_sharding(0))
+        self.assertEqual(sharding.get_out_src_sharding(1).to_string(), "tp:P(sum)")
+        self.assertEqual(sharding.get_n_out_dst_shardings(), 1)
+        self.assertEqual(sharding.get_out_dst_sharding(0).to_string(), "tp:S(-1)")
+        self.assertIsNone(sharding.get_local_map())
+        self.assertEqual(repr(sharding), sharding.to_string())
+        self.assertEqual(sharding.to_string(),
+                         "ShardingConfig(state={weight: tp:S(0), bias: tp:S(0)}, in_src={x: tp:R}, "
+                         "in_dst={x: tp:S(1)}, out_src=[None, tp:P(sum)], out_dst=[tp:S(-1)], "
+                         "local_map=None)")
+        copy = sharding.copy()
+        self.assertTrue(copy.equal(sharding))
+        copy.set_state_sharding("bias", None)
+        self.assertEqual(copy.list_state_shardings(), ["weight"])
+        self.assertFalse(copy.equal(sharding))
+
+
+class ContainerTest(unittest.TestCase):
+    def test_module_list_dict_sequential(self):
+        layers = Hp.ModuleList.new()
+        first = Linear(config=Linear.Config(in_features=2, out_features=3))
+        layers.append(first)
+        layers.append(Linear(config=Linear.Config(in_features=3, out_features=2)))
+        self.assertEqual(layers.get_length(), 2)
+        self.assertIs(layers.get(0), first)
+        self.assertIsNone(layers.get(2))
+        self.assertEqual(layers.get_child_names(), ["0", "1"])
+
+        heads = Hp.ModuleDict.new()
+        self.assertTrue(heads.insert("left", first))
+        self.assertIs(heads.lookup("left"), first)
+        self.assertIsNone(heads.lookup("right"))
+
+        chain = Hp.Sequential.new()
+        chain.append(Linear(config=Linear.Config(in_features=2, out_features=3)))
+        chain.append(Linear(config=Linear.Config(in_features=3, out_features=1)))
+        chain.get_child("0").register_parameter("weight", from_numpy(np.ones((3, 2))))
+        chain.get_child("1").register_parameter("weight", from_numpy([[1.0, 2.0, 3.0]]))
+        np.testing.assert_array_equal(to_numpy(chain.forward1(from_numpy([[1.0, 1.0]]))), [[12.0]])
+
+    def test_function_module(self):
+        calls = []
+
+        def add(module, args):
+            calls.append(module)
+            return [args[0].add(args[1])]
+
+        added = Hp.FunctionModule.new(None, ["a", "b"], add)
+        self.assertEqual(added.get_forward_arg_names(), ["a", "b"])
+        out, = added.forward([from_numpy([1.0]), from_numpy([2.0])])
+        np.testing.assert_array_equal(to_numpy(out), [3.0])
+        self.assertEqual(calls, [added])
+        self.assertEqual(Hp.FunctionModule.new(Hp.ModuleConfig.new(), None,
+                                               add).get_forward_arg_names(), ["input"])
+
+
+class ModuleStateTest(unittest.TestCase):
+    def test_parameters_and_buffers(self):
+        block = block_config().build()
+        names = ["middle.weight", "layers_0.weight", "layers_1.weight"]
+        self.assertEqual(block.named_parameters().get_names(), names)
+        self.assertEqual(len(block.parameters()), 3)
+        self.assertIs(block.parameters()[0], block.get_parameter("middle.weight"))
+        self.assertEqual(block.get_parameter_names(), [])
+        self.assertEqual(block.get_child("middle").get_parameter_names(), ["weight"])
+
+        reset = ResetLinear(config=Linear.Config(in_features=2))
+        reset.register_buffer("scratch", from_numpy([0.0]), False)
+        self.assertTrue(reset.buffer_is_persistent("total"))
+        self.assertFalse(reset.buffer_is_persistent("scratch"))
+        self.assertFalse(reset.buffer_is_persistent("missing"))
+        self.assertEqual(reset.named_buffers().get_names(), ["total", "scratch"])
+        self.assertTrue(reset.init_self_parameters(3))
+        self.assertEqual(reset.seeds, [3])
+
+    def test_state_dict(self):
+        sd = Hp.StateDict.new()
+        a, b = from_numpy([1.0]), from_numpy([2.0, 3.0])
+        sd.insert("a", a)
+        sd.insert("b", b)
+        self.assertEqual(sd.get_size(), 2)
+        self.assertEqual(sd.get_names(), ["a", "b"])
+        self.assertEqual(sd.get_name(1), "b")
+        self.assertIs(sd.get_tensor(0), a)
+        self.assertIs(sd.lookup("b"), b)
+        self.assertIsNone(sd.lookup("c"))
+        self.assertTrue(sd.contains("a"))
+        sd.insert("a", b)
+        self.assertIs(sd.lookup("a"), b)
+        self.assertEqual(sd.get_size(), 2)
+        self.assertTrue(sd.remove("a"))
+        self.assertFalse(sd.remove("a"))
+        self.assertFalse(sd.contains("a"))
+        self.assertEqual(sd.get_names(), ["b"])
+
+
+class Toy(Hp.BaseModel):
+    """A model of one Linear whose width follows the job's tp degree"""
+
+    class Config(Hp.BaseModelConfig):
+        dim = GObject.Property(type=int, default=3, minimum=1, maximum=64)
+
+        def do_update_from_config(self, job_config):
+            self.dim = 2 * job_config.get_tp()
+            return True
+
+    def setup(self):
+        self.add_child("proj", Hp.LinearConfig(
+            in_features=self.config.dim, out_features=2, dtype=Hp.DType.FLOAT64,
+            param_init=Hp.ParamInit.new_from_string("weight=ones")).build())
+
+    def do_forward(self, args):
+        return self.get_child("proj").forward(args)
+
+
+class HalfWidth(Hp.ModelConfigConverter):
+    def do_convert(self, model_config):
+        return model_config.replace(dim=max(1, model_config.dim // 2))
+
+
+class Renamer(GObject.Object, Hp.StateDictAdapter):
+    """Adds or strips "model." and keeps checkpoints in a dict by path"""
+
+    def __init__(self):
+        super().__init__()
+        self.files = {}
+
+    @staticmethod
+    def _renamed(sd, rename):
+        out = Hp.StateDict.new()
+        for i in range(sd.get_size()):
+            out.insert(rename(sd.get_name(i)), sd.get_tensor(i))
+        return out
+
+    def do_to_hf(self, sd):
+        return self._renamed(sd, lambda name: "model." + name)
+
+    def do_from_hf(self, hf_sd):
+        return self._renamed(hf_sd, lambda name: name[len("model."):])
+
+    def do_save_hf_state_dict(self, sd, model_config, path):
+        self.files[path] = sd
+        return True
+
+    def do_load_hf_state_dict(self, path, model_config, dtype):
+        return self.files[path]
+
+
+class ModelTest(unittest.TestCase):
+    def test_base_model(self):
+        config = Toy.Config()
+        dims = Hp.ParallelDims(tp=1).resolve(1)
+        self.assertTrue(config.update_from_config(dims))
+        self.assertEqual(config.dim, 2)
+        model = config.build()
+        self.assertIsInstance(model, Hp.BaseModel)
+        self.assertTrue(model.verify_module_protocol())
+        self.assertTrue(model.init_weights(4))
+        np.testing.assert_array_equal(to_numpy(model.get_parameter("proj.weight")), np.ones((2, 2)))
+        nparams, flops = config.get_nparams_and_flops(model, 16)
+        self.assertEqual((nparams, flops), (4, 24))
+
+        # a child whose parameter nothing initialises
+        model.add_child("extra", Linear())
+        with self.assertRaises(GLib.Error) as caught:
+            model.verify_module_protocol()
+        self.assertEqual(caught.exception.message, MODULE + "+Toy does not follow the module "
+                         "protocol: parameter 'extra.weight' has no initializer")
+
+        converted = HalfWidth().convert(Toy.Config(dim=8))
+        self.assertIsInstance(converted, Toy.Config)
+        self.assertEqual(converted.dim, 4)
+
+    def test_model_spec(self):
+        spec = Hp.ModelSpec.new("toy-python")
+        self.assertEqual(spec.get_name(), "toy-python")
+        assert_error(self, Hp.Error.CONFIG,
+                     "ModelSpec 'toy-python' requires build_model_fn or model config", spec.validate)
+        spec.set_flavor("tiny")
+        self.assertEqual(spec.get_flavor(), "tiny")
+        config = Toy.Config(dim=3)
+        spec.set_model(config)
+        self.assertIs(spec.get_model(), config)
+        self.assertTrue(spec.validate())
+        self.assertIsInstance(spec.build_model(), Toy)
+        spec.set_build_model_func(lambda spec: Toy.Config(dim=5).build())
+        self.assertTrue(spec.has_build_model_func())
+        assert_error(self, Hp.Error.CONFIG,
+                     "ModelSpec 'toy-python' must not set both build_model_fn and model config",
+                     spec.validate)
+        spec.set_model(None)
+        self.assertIsNone(spec.get_model())
+        model = spec.build_model()
+        self.assertEqual(model.config.dim, 5)
+
+        spec.set_state_dict_adapter_type(Renamer.__gtype__)
+        self.assertEqual(spec.get_state_dict_adapter_type(), Renamer.__gtype__)
+        dims = Hp.ParallelDims.new().resolve(1)
+        self.assertFalse(spec.has_parallelize_func())
+        with self.assertRaises(GLib.Error) as caught:
+            spec.parallelize(model, dims)
+        self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.NOT_SUPPORTED))
+        seen = []
+        spec.set_parallelize_func(lambda model, dims: seen.append(("parallelize", model)) or True)
+        spec.set_pipelining_func(lambda model, dims: seen.append(("pipeline", model)) or True)
+        spec.set_post_optimizer_build_func(
+            lambda optimizers, model: seen.append(("post", optimizers)))
+        self.assertTrue(spec.has_parallelize_func() and spec.has_pipelining_func()
+                        and spec.has_post_optimizer_build_func())
+        self.assertTrue(spec.parallelize(model, dims))
+        self.assertTrue(spec.pipeline(model, dims))
+        optimizer = Hp.SGDConfig(lr=0.1).build_optimizer(model.parameters())
+        spec.post_optimizer_build(optimizer, model)
+        self.assertEqual(seen, [("parallelize", model), ("pipeline", model), ("post", optimizer)])
+
+        registry = Hp.ModelSpecRegistry.get_default()
+        registered = []
+        handler = registry.connect("registered", lambda _, spec: registered.append(spec))
+        try:
+            self.assertTrue(spec.register())
+            self.assertEqual(registered, [spec])
+            self.assertIn("toy-python", Hp.ModelSpec.list_names())
+            self.assertIs(Hp.ModelSpec.lookup("toy-python"), spec)
+            assert_error(self, Hp.Error.CONFIG, "ModelSpec 'toy-python' is already registered",
+                         spec.register)
+        finally:
+            registry.disconnect(handler)
+            self.assertTrue(Hp.ModelSpec.unregister("toy-python"))
+        self.assertFalse(Hp.ModelSpec.unregister("toy-python"))
+        with self.assertRaises(GLib.Error) as caught:
+            Hp.ModelSpec.lookup("toy-python")
+        self.assertTrue(caught.exception.message.startswith("Unknown model 'toy-python'. Available: ["))
+
+    def test_state_dict_adapter(self):
+        model = Toy.Config(dim=2).build()
+        model.init_weights(1)
+        adapter = Renamer()
+        self.assertIsInstance(adapter, Hp.StateDictAdapter)
+        hf = adapter.to_hf(model.named_parameters())
+        self.assertEqual(hf.get_names(), ["model.proj.weight"])
+        self.assertTrue(adapter.save_hf_state_dict(hf, model.config, "/checkpoints/toy"))
+        loaded = adapter.load_hf_state_dict("/checkpoints/toy", None, Hp.DType.FLOAT64)
+        self.assertIs(loaded, hf)
+        self.assertEqual(adapter.from_hf(loaded).get_names(), ["proj.weight"])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

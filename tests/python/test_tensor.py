@@ -2,28 +2,108 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
+import gc
+import math
 import unittest
+import weakref
 
 import numpy as np
 
-from hptest import GLib, Hp
+from hptest import GLib, Hp, assert_error
 
 DTYPES = {np.float32: Hp.DType.FLOAT32, np.float64: Hp.DType.FLOAT64, np.int64: Hp.DType.INT64}
-NP_DTYPES = {v: k for k, v in DTYPES.items()}
 
 
-def from_numpy(array, requires_grad=False):
-    array = np.ascontiguousarray(array)
-    tensor = Hp.Tensor.new_from_bytes(GLib.Bytes.new(array.tobytes()),
-                                      DTYPES[array.dtype.type], list(array.shape))
+def tensor(array, requires_grad=False):
+    t = Hp.Tensor.from_numpy(np.asarray(array, dtype=np.float64))
     if requires_grad:
-        tensor.set_requires_grad(True)
-    return tensor
+        t.set_requires_grad(True)
+    return t
 
 
-def to_numpy(tensor):
-    data = tensor.get_bytes().get_data()
-    return np.frombuffer(data, dtype=NP_DTYPES[tensor.get_dtype()]).reshape(tensor.get_shape())
+class NumpyBridgeTest(unittest.TestCase):
+    def test_round_trip_per_dtype(self):
+        rng = np.random.default_rng(0)
+        for dtype, hp_dtype in DTYPES.items():
+            a = (rng.standard_normal((2, 3, 4)) * 10).astype(dtype)
+            t = Hp.Tensor.from_numpy(a)
+            self.assertEqual(t.get_dtype(), hp_dtype)
+            self.assertEqual(t.get_shape(), [2, 3, 4])
+            self.assertEqual(t.get_ndim(), 3)
+            self.assertEqual(t.get_numel(), 24)
+            self.assertEqual(t.props.numel, 24)
+            back = t.numpy()
+            self.assertEqual(back.dtype, dtype)
+            np.testing.assert_array_equal(back, a)
+
+    def test_zero_copy_and_aliasing(self):
+        a = np.arange(6.0).reshape(2, 3)
+        t = Hp.Tensor.from_numpy(a)
+        view = t.numpy()
+        self.assertTrue(np.shares_memory(view, a))
+        self.assertTrue(np.shares_memory(t.numpy(), view))
+        # the tensor aliases the array: writing to the array shows (and
+        # is what the documentation says not to do)
+        a[0, 0] = 42.0
+        self.assertEqual(t.numpy()[0, 0], 42.0)
+        # a detached tensor shares the buffer as well
+        self.assertTrue(np.shares_memory(t.detach().numpy(), a))
+
+    def test_views_are_read_only(self):
+        view = Hp.Tensor.new_ones(Hp.DType.FLOAT64, [3]).numpy()
+        self.assertFalse(view.flags.writeable)
+        with self.assertRaises(ValueError):
+            view[0] = 2.0
+        with self.assertRaises(ValueError):
+            view.flags.writeable = True
+        copy = view.copy()
+        copy[0] = 2.0
+        np.testing.assert_array_equal(copy, [2.0, 1.0, 1.0])
+
+    def test_lifetimes(self):
+        a = np.arange(4.0)
+        array_ref = weakref.ref(a)
+        t = Hp.Tensor.from_numpy(a)
+        del a
+        gc.collect()
+        self.assertIsNotNone(array_ref(), "the tensor keeps the array alive")
+        view = t.numpy()
+        tensor_ref = weakref.ref(t)
+        del t
+        gc.collect()
+        self.assertIsNone(tensor_ref())
+        self.assertIsNotNone(array_ref(), "the view keeps the buffer alive")
+        np.testing.assert_array_equal(view, [0.0, 1.0, 2.0, 3.0])
+        del view
+        gc.collect()
+        self.assertIsNone(array_ref(), "the buffer is released with the last holder")
+
+    def test_copies_when_it_must(self):
+        base = np.arange(12.0).reshape(3, 4)
+        read_only = base.copy()
+        read_only.flags.writeable = False
+        for array in (base.T, base[:, ::2], base.astype(">f8"), np.asfortranarray(base), read_only):
+            t = Hp.Tensor.from_numpy(array)
+            self.assertFalse(np.shares_memory(t.numpy(), array))
+            np.testing.assert_array_equal(t.numpy(), array)
+        # lists and scalars go through numpy.asarray
+        self.assertEqual(Hp.Tensor.from_numpy([[1, 2], [3, 4]]).get_dtype(), Hp.DType.INT64)
+        scalar = Hp.Tensor.from_numpy(np.float64(2.5))
+        self.assertEqual(scalar.get_shape(), [])
+        self.assertEqual(scalar.numpy().shape, ())
+        self.assertEqual(scalar.item(), 2.5)
+        empty = Hp.Tensor.from_numpy(np.zeros((0, 3)))
+        self.assertEqual(empty.get_shape(), [0, 3])
+        self.assertEqual(empty.numpy().shape, (0, 3))
+
+    def test_errors(self):
+        with self.assertRaises(TypeError) as caught:
+            Hp.Tensor.from_numpy(np.arange(3, dtype=np.int32))
+        self.assertEqual(str(caught.exception),
+                         "Hp.Tensor.from_numpy: unsupported dtype int32 (float32, float64 or "
+                         "int64 are)")
+        with self.assertRaises(TypeError):
+            Hp.Tensor.from_numpy(np.array(["a"]))
 
 
 class TensorTest(unittest.TestCase):
@@ -33,63 +113,128 @@ class TensorTest(unittest.TestCase):
     def randn(self, *shape):
         return self.rng.standard_normal(shape)
 
-    def test_round_trip(self):
-        for dtype in (np.float32, np.float64, np.int64):
-            a = (self.randn(2, 3, 4) * 10).astype(dtype)
-            t = from_numpy(a)
-            self.assertEqual(t.get_shape(), [2, 3, 4])
-            self.assertEqual(t.props.numel, 24)
-            np.testing.assert_array_equal(to_numpy(t), a)
+    def assert_close(self, got, want, rtol=1e-12, atol=1e-12):
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
 
     def test_constructors(self):
-        np.testing.assert_array_equal(to_numpy(Hp.Tensor.new_arange(Hp.DType.INT64, 5)), np.arange(5))
-        np.testing.assert_array_equal(to_numpy(Hp.Tensor.new_full(Hp.DType.FLOAT64, [2, 2], 1.5)),
+        np.testing.assert_array_equal(Hp.Tensor.new_arange(Hp.DType.INT64, 5).numpy(), np.arange(5))
+        np.testing.assert_array_equal(Hp.Tensor.new_full(Hp.DType.FLOAT64, [2, 2], 1.5).numpy(),
                                       np.full((2, 2), 1.5))
+        np.testing.assert_array_equal(Hp.Tensor.new_zeros(Hp.DType.FLOAT32, [3]).numpy(), np.zeros(3))
+        np.testing.assert_array_equal(Hp.Tensor.new_ones(Hp.DType.INT64, [2]).numpy(), [1, 1])
         t = Hp.Tensor.new_from_data(Hp.DType.FLOAT32, [1.0, 2.0, 3.0, 4.0], [2, 2])
         self.assertEqual(t.to_float64_array(), [1.0, 2.0, 3.0, 4.0])
         self.assertEqual(t.to_string(), "tensor([[1., 2.],\n        [3., 4.]], dtype=float32)")
+        ids = Hp.Tensor.new_from_int64_data([3, 1, 4, 1, 5, 9], [2, 3])
+        self.assertEqual(ids.get_dtype(), Hp.DType.INT64)
+        np.testing.assert_array_equal(ids.numpy(), [[3, 1, 4], [1, 5, 9]])
+        raw = Hp.Tensor.new_from_bytes(GLib.Bytes.new(np.arange(3.0).tobytes()), Hp.DType.FLOAT64, [3])
+        np.testing.assert_array_equal(raw.numpy(), [0.0, 1.0, 2.0])
+        assert_error(self, Hp.Error.SHAPE, "12 bytes given for a float64 tensor of shape [2], "
+                     "which needs 16 bytes",
+                     Hp.Tensor.new_from_bytes, GLib.Bytes.new(b"\0" * 12), Hp.DType.FLOAT64, [2])
+        with self.assertRaises(GLib.Error) as caught:
+            Hp.Tensor.new_from_int64_data([1, 2, 3], [2, 2])
+        self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.SHAPE))
 
-    def test_random_slices(self):
-        whole = to_numpy(Hp.Tensor.new_randn(Hp.DType.FLOAT64, [8, 6], 3))
-        part = to_numpy(Hp.Tensor.new_randn_slice(Hp.DType.FLOAT64, [8, 6], [4, 2], [4, 3], 3))
+    def test_random(self):
+        whole = Hp.Tensor.new_randn(Hp.DType.FLOAT64, [8, 6], 3).numpy()
+        part = Hp.Tensor.new_randn_slice(Hp.DType.FLOAT64, [8, 6], [4, 2], [4, 3], 3).numpy()
         np.testing.assert_array_equal(part, whole[4:8, 2:5])
+        self.assertAlmostEqual(whole.std(), 1.0, delta=0.3)
+        uniform = Hp.Tensor.new_uniform(Hp.DType.FLOAT64, [50, 4], -2.0, 3.0, 7).numpy()
+        self.assertTrue(np.all((uniform >= -2.0) & (uniform < 3.0)))
+        self.assertGreater(len(np.unique(uniform)), 190)
+        np.testing.assert_array_equal(
+            Hp.Tensor.new_uniform_slice(Hp.DType.FLOAT64, [50, 4], [10, 1], [5, 2], -2.0, 3.0, 7).numpy(),
+            uniform[10:15, 1:3])
+        np.testing.assert_array_equal(Hp.Tensor.new_uniform(Hp.DType.FLOAT64, [50, 4], -2.0, 3.0, 7).numpy(),
+                                      uniform)
 
-    def test_ops_match_numpy(self):
+    def test_pointwise(self):
         a, b = self.randn(4, 1, 3), self.randn(5, 3)
-        np.testing.assert_allclose(to_numpy(from_numpy(a).add(from_numpy(b))), a + b)
-        np.testing.assert_allclose(to_numpy(from_numpy(a).mul(from_numpy(b))), a * b)
-        np.testing.assert_allclose(to_numpy(from_numpy(a).div(from_numpy(b))), a / b)
+        ta, tb = tensor(a), tensor(b)
+        self.assert_close(ta.add(tb), a + b)
+        self.assert_close(ta.sub(tb), a - b)
+        self.assert_close(ta.mul(tb), a * b)
+        self.assert_close(ta.div(tb), a / b)
+        self.assert_close(ta.neg(), -a)
+        self.assert_close(ta.scale(2.5), 2.5 * a)
+        self.assert_close(ta.exp(), np.exp(a))
+        self.assert_close(ta.relu(), np.maximum(a, 0))
+        self.assert_close(ta.silu(), a / (1 + np.exp(-a)))
+        erf = np.vectorize(math.erf)
+        self.assert_close(ta.gelu(), a * 0.5 * (1 + erf(a / math.sqrt(2))))
 
+    def test_linear_algebra_and_shapes(self):
         x, y = self.randn(2, 3, 4), self.randn(4, 5)
-        np.testing.assert_allclose(to_numpy(from_numpy(x).matmul(from_numpy(y))), x @ y, rtol=1e-12)
-
+        self.assert_close(tensor(x).matmul(tensor(y)), x @ y)
         w, bias = self.randn(6, 4), self.randn(6)
-        np.testing.assert_allclose(to_numpy(from_numpy(x).linear(from_numpy(w), from_numpy(bias))),
-                                   x @ w.T + bias, rtol=1e-12)
+        self.assert_close(tensor(x).linear(tensor(w), tensor(bias)), x @ w.T + bias)
+        self.assert_close(tensor(x).linear(tensor(w), None), x @ w.T)
+        self.assert_close(tensor(x).transpose(0, 2), x.transpose(2, 1, 0))
+        self.assert_close(tensor(x).permute([2, 0, 1]), x.transpose(2, 0, 1))
+        self.assert_close(tensor(x).reshape([6, -1]), x.reshape(6, 4))
+        self.assert_close(tensor(x).narrow(2, 1, 2), x[:, :, 1:3])
+        a, b = self.randn(2, 3), self.randn(4, 3)
+        self.assert_close(Hp.Tensor.cat([tensor(a), tensor(b)], 0), np.concatenate([a, b]))
 
-        np.testing.assert_allclose(to_numpy(from_numpy(x).sum(1, False)), x.sum(1))
-        np.testing.assert_allclose(to_numpy(from_numpy(x).mean(-1, True)), x.mean(-1, keepdims=True))
-        np.testing.assert_allclose(to_numpy(from_numpy(x).transpose(0, 2)), x.transpose(2, 1, 0))
-        np.testing.assert_allclose(to_numpy(from_numpy(x).reshape([6, -1])), x.reshape(6, 4))
-
+    def test_reductions(self):
+        x = self.randn(2, 3, 4)
+        t = tensor(x)
+        self.assert_close(t.sum(1, False), x.sum(1))
+        self.assert_close(t.mean(-1, True), x.mean(-1, keepdims=True))
+        self.assertAlmostEqual(t.sum_all().item(), x.sum(), places=12)
+        self.assertAlmostEqual(t.mean_all().item(), x.mean(), places=12)
         e = np.exp(x - x.max(-1, keepdims=True))
-        np.testing.assert_allclose(to_numpy(from_numpy(x).softmax(-1)), e / e.sum(-1, keepdims=True),
-                                   rtol=1e-12)
+        self.assert_close(t.softmax(-1), e / e.sum(-1, keepdims=True))
+        self.assert_close(t.log_softmax(-1), np.log(e / e.sum(-1, keepdims=True)))
+
+    def test_nn_ops(self):
+        x, weight = self.randn(2, 5, 4), self.randn(4)
+        normed = x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-6)
+        self.assert_close(tensor(x).rms_norm(tensor(weight), 1e-6), normed * weight)
+        self.assert_close(tensor(x).rms_norm(None, 1e-6), normed)
 
         ids = np.array([[0, 2], [5, 2]], dtype=np.int64)
         table = self.randn(6, 3)
-        np.testing.assert_array_equal(to_numpy(from_numpy(table).embedding(from_numpy(ids))), table[ids])
+        self.assert_close(tensor(table).embedding(Hp.Tensor.from_numpy(ids)), table[ids])
 
-        cat = Hp.Tensor.cat([from_numpy(a[0]), from_numpy(b)], 0)
-        np.testing.assert_array_equal(to_numpy(cat), np.concatenate([a[0], b]))
+        # rotary: pairs (x0, x1) of [..., S, H, D] turned by angle[s, i]
+        q = self.randn(1, 3, 2, 4)
+        angles = self.randn(3, 2)
+        cos, sin = np.cos(angles), np.sin(angles)
+        rotated = tensor(q).apply_rotary(tensor(cos), tensor(sin)).numpy()
+        x0, x1 = q[..., 0::2], q[..., 1::2]
+        c, s = cos[None, :, None, :], sin[None, :, None, :]
+        np.testing.assert_allclose(rotated[..., 0::2], x0 * c - x1 * s, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(rotated[..., 1::2], x0 * s + x1 * c, rtol=1e-12, atol=1e-12)
+
+        # attention [B, H, S, D] with 2 query heads per key/value head
+        query, key, value = self.randn(1, 4, 3, 2), self.randn(1, 2, 3, 2), self.randn(1, 2, 3, 5)
+        kv = np.repeat(np.arange(2), 2)
+        scores = query @ key[:, kv].transpose(0, 1, 3, 2) * 0.5
+        scores = scores + np.triu(np.full((3, 3), -np.inf), 1)
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        out = tensor(query).scaled_dot_product_attention(tensor(key), tensor(value), None, True, 0.5)
+        self.assert_close(out, p @ value[:, kv])
+
+    def test_allclose(self):
+        a = tensor([1.0, 2.0])
+        self.assertTrue(a.allclose(tensor([1.0, 2.0 + 1e-9]), 1e-8, 0.0))
+        self.assertFalse(a.allclose(tensor([1.0, 2.1]), 1e-8, 0.0))
+        self.assertFalse(a.allclose(tensor([1.0, 2.0, 3.0]), 1.0, 1.0))
 
     def test_backward_matches_numpy(self):
         x, w, b = self.randn(8, 4), self.randn(3, 4), self.randn(3)
         targets = np.array([0, 2, 1, 1, 0, 2, 2, 1], dtype=np.int64)
-        tw, tb = from_numpy(w, True), from_numpy(b, True)
+        tw, tb = tensor(w, True), tensor(b, True)
+        self.assertTrue(tw.is_leaf())
 
-        logits = from_numpy(x).linear(tw, tb)
-        loss = logits.cross_entropy(from_numpy(targets), -100)
+        logits = tensor(x).linear(tw, tb)
+        self.assertFalse(logits.is_leaf())
+        loss = logits.cross_entropy(Hp.Tensor.from_numpy(targets), -100)
         loss.backward(None)
 
         z = x @ w.T + b
@@ -97,33 +242,138 @@ class TensorTest(unittest.TestCase):
         p /= p.sum(1, keepdims=True)
         self.assertAlmostEqual(loss.item(), -np.log(p[np.arange(8), targets]).mean(), places=12)
         dz = (p - np.eye(3)[targets]) / 8
-        np.testing.assert_allclose(to_numpy(tw.get_grad()), dz.T @ x, rtol=1e-10)
-        np.testing.assert_allclose(to_numpy(tb.get_grad()), dz.sum(0), rtol=1e-10)
+        np.testing.assert_allclose(tw.get_grad().numpy(), dz.T @ x, rtol=1e-10)
+        np.testing.assert_allclose(tb.get_grad().numpy(), dz.sum(0), rtol=1e-10)
 
-    def test_grad_mode(self):
-        x = from_numpy(self.randn(3), True)
-        Hp.grad_mode_set_enabled(False)
-        try:
-            y = x.exp()
-        finally:
-            Hp.grad_mode_set_enabled(True)
-        self.assertFalse(y.props.requires_grad)
-        self.assertTrue(x.exp().get_requires_grad())
+        # gradients accumulate until zero_grad
+        tensor(x).linear(tw, tb).sum_all().backward(None)
+        np.testing.assert_allclose(tb.get_grad().numpy(), dz.sum(0) + 8, rtol=1e-10)
+        tw.zero_grad()
+        self.assertIsNone(tw.get_grad())
+        tw.set_grad(tensor(np.ones((3, 4))))
+        np.testing.assert_array_equal(tw.props.grad.numpy(), np.ones((3, 4)))
+        tw.set_grad(None)
+        self.assertIsNone(tw.get_grad())
+
+        # a detached tensor is a leaf that needs no gradient
+        detached = logits.detach()
+        self.assertTrue(detached.is_leaf())
+        self.assertFalse(detached.get_requires_grad())
+
+    def test_backward_with_gradient(self):
+        x = tensor([1.0, 2.0, 3.0], True)
+        x.mul(x).backward(tensor([1.0, 0.5, 2.0]))
+        np.testing.assert_array_equal(x.get_grad().numpy(), [2.0, 2.0, 12.0])
 
     def test_errors(self):
+        assert_error(self, Hp.Error.SHAPE, "add: shapes [2, 3] and [4] cannot be broadcast together",
+                     tensor(self.randn(2, 3)).add, tensor(self.randn(4)))
         with self.assertRaises(GLib.Error) as caught:
-            from_numpy(self.randn(2, 3)).add(from_numpy(self.randn(4)))
-        self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.SHAPE))
-        self.assertIn("[2, 3] and [4]", caught.exception.message)
+            Hp.Tensor.new_arange(Hp.DType.INT64, 3).exp()
+        self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.INVALID_ARGUMENT))
 
-        with self.assertRaises(GLib.Error) as caught:
-            Hp.Tensor.new_from_bytes(GLib.Bytes.new(b"\0" * 12), Hp.DType.FLOAT64, [2])
-        self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.SHAPE))
 
+class GradModeTest(unittest.TestCase):
+    def test_set_enabled(self):
+        x = tensor([1.0, 2.0], True)
+        self.assertTrue(Hp.grad_mode_is_enabled())
+        Hp.grad_mode_set_enabled(False)
+        try:
+            self.assertFalse(Hp.grad_mode_is_enabled())
+            self.assertFalse(x.exp().props.requires_grad)
+        finally:
+            Hp.grad_mode_set_enabled(True)
+        self.assertTrue(x.exp().get_requires_grad())
+
+    def test_no_grad(self):
+        x = tensor([1.0, 2.0], True)
+        with Hp.no_grad():
+            self.assertFalse(Hp.grad_mode_is_enabled())
+            y = x.exp()
+            with Hp.no_grad():
+                self.assertFalse(Hp.grad_mode_is_enabled())
+            self.assertFalse(Hp.grad_mode_is_enabled(), "an inner block restores the outer mode")
+        self.assertTrue(Hp.grad_mode_is_enabled())
+        self.assertFalse(y.get_requires_grad())
+        self.assertTrue(y.is_leaf())
+
+    def test_no_grad_restores_on_exceptions(self):
+        with self.assertRaises(GLib.Error):
+            with Hp.no_grad():
+                Hp.Tensor.new_arange(Hp.DType.INT64, 3).exp()
+        self.assertTrue(Hp.grad_mode_is_enabled())
+
+        # and restores the mode it found, off included
+        Hp.grad_mode_set_enabled(False)
+        try:
+            with self.assertRaises(KeyError):
+                with Hp.no_grad():
+                    raise KeyError("inside")
+            self.assertFalse(Hp.grad_mode_is_enabled())
+        finally:
+            Hp.grad_mode_set_enabled(True)
+
+    def test_no_grad_decorator(self):
+        @Hp.no_grad()
+        def double(t):
+            self.assertFalse(Hp.grad_mode_is_enabled())
+            return t.scale(2.0)
+
+        y = double(tensor([1.0], True))
+        self.assertFalse(y.get_requires_grad())
+        self.assertTrue(Hp.grad_mode_is_enabled())
+
+
+class ReprTest(unittest.TestCase):
+    def test_tensor(self):
+        t = Hp.Tensor.new_from_data(Hp.DType.FLOAT32, [1.0, 2.0, 3.0, 4.0], [2, 2])
+        self.assertEqual(repr(t), "tensor([[1., 2.],\n        [3., 4.]], shape=[2, 2], dtype=float32)")
+        self.assertEqual(repr(Hp.Tensor.new_full(Hp.DType.FLOAT64, [], 2.5)),
+                         "tensor(2.5, shape=[], dtype=float64)")
+        self.assertEqual(repr(Hp.Tensor.new_zeros(Hp.DType.INT64, [0, 3])),
+                         "tensor([], shape=[0, 3], dtype=int64)")
+        w = tensor([1.0, -2.0], True)
+        self.assertEqual(repr(w), "tensor([1., -2.], shape=[2], dtype=float64, requires_grad=True)")
+        self.assertEqual(repr(w.scale(2.0)),
+                         "tensor([2., -4.], shape=[2], dtype=float64, grad_fn=<scale>)")
+
+    def test_large_tensors_are_abbreviated(self):
+        text = repr(Hp.Tensor.new_arange(Hp.DType.INT64, 2000).reshape([2, 1000]))
+        self.assertEqual(text, "tensor([[0, 1, 2, ..., 997, 998, 999],\n"
+                               "        [1000, 1001, 1002, ..., 1997, 1998, 1999]], "
+                               "shape=[2, 1000], dtype=int64)")
+
+
+class DTypeTest(unittest.TestCase):
+    def test_functions(self):
+        for dtype, name, size, floating in ((Hp.DType.FLOAT32, "float32", 4, True),
+                                            (Hp.DType.FLOAT64, "float64", 8, True),
+                                            (Hp.DType.INT64, "int64", 8, False)):
+            self.assertEqual(Hp.dtype_to_string(dtype), name)
+            self.assertEqual(Hp.DType.to_string(dtype), name)
+            self.assertEqual(Hp.dtype_get_size(dtype), size)
+            self.assertEqual(Hp.DType.get_size(dtype), size)
+            self.assertEqual(Hp.dtype_is_floating(dtype), floating)
+            self.assertEqual(Hp.DType.is_floating(dtype), floating)
+            self.assertEqual(Hp.dtype_from_string(name), (True, dtype))
+            self.assertEqual(Hp.DType.from_string(name), (True, dtype))
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "unknown dtype 'float16' (expected float32, float64 or int64)",
+                     Hp.dtype_from_string, "float16")
+
+
+class RuntimeTest(unittest.TestCase):
     def test_init(self):
         self.assertTrue(Hp.init())
         self.assertEqual(Hp.get_world_size(), 1)
         self.assertEqual(Hp.get_world_rank(), 0)
+
+    def test_version_and_constants(self):
+        self.assertEqual(Hp.VERSION_S, "%d.%d.%d" % (Hp.MAJOR_VERSION, Hp.MINOR_VERSION,
+                                                     Hp.MICRO_VERSION))
+        self.assertEqual(Hp.TENSOR_MAX_NDIM, 16)
+        self.assertEqual(Hp.error_quark(), Hp.Error.quark())
+        self.assertEqual(GLib.quark_to_string(Hp.error_quark()), "hp-error-quark")
 
 
 if __name__ == "__main__":
