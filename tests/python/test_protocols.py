@@ -438,6 +438,34 @@ class ModuleTest(unittest.TestCase):
                      Hp.Module.new().forward, [from_numpy([1.0])])
 
 
+class StateDictTest(unittest.TestCase):
+    def test_state_dict_round_trip(self):
+        root = Hp.Module.new()
+        first = Linear(config=Linear.Config(in_features=2, out_features=3))
+        second = Linear(config=Linear.Config(in_features=3, out_features=1))
+        root.add_child("first", first)
+        root.add_child("second", second)
+        states = root.state_dict()
+        self.assertEqual(states.get_names(), ["first.weight", "second.weight"])
+        weight = first.get_parameter("weight")
+        self.assertIs(states.lookup("first.weight"), weight)
+
+        values = Hp.StateDict.new()
+        values.insert("first.weight", from_numpy(np.arange(6.0).reshape(3, 2)))
+        values.insert("second.weight", from_numpy(np.array([[1.0, 2.0, 3.0]])))
+        root.load_state_dict(values, True)
+        self.assertIs(first.get_parameter("weight"), weight)
+        np.testing.assert_array_equal(to_numpy(weight), np.arange(6.0).reshape(3, 2))
+
+        values.remove("second.weight")
+        values.insert("third.weight", from_numpy(np.zeros(1)))
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "Error(s) in loading state_dict for HpModule: Missing key(s): "
+                     "'second.weight'. Unexpected key(s): 'third.weight'.",
+                     root.load_state_dict, values, True)
+        np.testing.assert_array_equal(to_numpy(second.get_parameter("weight")), [[1.0, 2.0, 3.0]])
+
+
 class ConfigApiTest(unittest.TestCase):
     def test_json_and_paths(self):
         root = block_config()
