@@ -245,3 +245,22 @@ _hp_tensor_copy_region (HpTensor     *self,
 
   return out;
 }
+
+/* The block of @whole, a plain tensor of @layout's global shape, that
+ * this rank holds under @layout's placements (copied): for loading whole
+ * values into a DTensor without communication. Only that block of
+ * @whole is read, so a memory-mapped @whole is never read whole. */
+HpTensor *
+_hp_dtensor_local_block (HpDTensor *layout,
+                         HpTensor  *whole)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (HP_TENSOR (layout), &ndim);
+  HpDeviceMesh *mesh = hp_dtensor_get_mesh (layout);
+  gint64 offsets[HP_TENSOR_MAX_NDIM];
+  gint64 lengths[HP_TENSOR_MAX_NDIM];
+
+  _hp_layout_local_region (shape, ndim, hp_dtensor_get_placements (layout), mesh,
+                           hp_device_mesh_get_coordinate (mesh, NULL), offsets, lengths);
+  return _hp_tensor_copy_region (whole, offsets, lengths);
+}

@@ -65,6 +65,8 @@ gboolean    _hp_placements_have_partial      (GPtrArray       *placements);
 HpTensor   *_hp_tensor_copy_region           (HpTensor        *self,
                                               const gint64    *offsets,
                                               const gint64    *lengths);
+HpTensor   *_hp_dtensor_local_block          (HpDTensor       *layout,
+                                              HpTensor        *whole);
 
 /* Loss parallelism (hp-dtensor-loss.c) */
 HpTensor   *_hp_cross_entropy_class_parallel (HpTensor        *logits,

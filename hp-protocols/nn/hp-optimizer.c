@@ -762,3 +762,157 @@ hp_optimizer_get_state (HpOptimizer *self)
     }
   return out;
 }
+
+/* Parses "<index>.<state>"; the state name must not be empty */
+static gboolean
+parse_state_name (const gchar  *name,
+                  guint64      *index,
+                  const gchar **state)
+{
+  gchar *end = NULL;
+
+  if (!g_ascii_isdigit (name[0]))
+    return FALSE;
+  *index = g_ascii_strtoull (name, &end, 10);
+  if (end == NULL || *end != '.' || end[1] == '\0')
+    return FALSE;
+  *state = end + 1;
+  return TRUE;
+}
+
+/* The local values of @source for a state of @param: a state with the
+ * parameter's (global) shape takes its layout; any other is kept as
+ * it is, a plain tensor */
+static HpTensor *
+state_values (HpTensor *param,
+              HpTensor *source,
+              gboolean *like_parameter)
+{
+  guint ndim;
+  guint source_ndim;
+  const gint64 *shape = hp_tensor_get_shape (param, &ndim);
+  const gint64 *source_shape = hp_tensor_get_shape (source, &source_ndim);
+  const gint64 zeros[HP_TENSOR_MAX_NDIM] = { 0 };
+  g_autoptr(HpTensor) block = NULL;
+
+  *like_parameter = source_ndim > 0 && _hp_shape_equal (shape, ndim, source_shape, source_ndim);
+  if (HP_IS_DTENSOR (source))
+    block = g_object_ref (_hp_dtensor_peek_local (HP_DTENSOR (source)));
+  else if (*like_parameter && HP_IS_DTENSOR (param))
+    block = _hp_dtensor_local_block (HP_DTENSOR (param), source);
+  else
+    block = g_object_ref (source);
+  /* a copy the optimizer owns and updates in place */
+  return _hp_tensor_copy_region (block, zeros, hp_tensor_get_shape (block, NULL));
+}
+
+/**
+ * hp_optimizer_load_state:
+ * @self: a #HpOptimizer
+ * @state: states named as hp_optimizer_get_state() names them
+ * @step_count: the #HpOptimizer:step-count to continue from
+ * @error: return location for a #GError
+ *
+ * Restores the states of hp_optimizer_get_state(), for example from a
+ * checkpoint, so that training continues exactly: each parameter's
+ * states are replaced by copies of the entries `<index>.<state>` (a
+ * parameter without entries gets none, as before its first update).
+ * An entry with the parameter's global shape may be a plain tensor of
+ * that shape, of which each rank keeps the block its parameter holds, or
+ * a DTensor laid out like the parameter; other entries (scalars such as
+ * AdamW's step) are kept as they are. No communication.
+ *
+ * Everything is checked first: on error the optimizer is unchanged.
+ *
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT for a name
+ *   that is not `<index>.<state>` with an index below the number of
+ *   parameters, or %HP_ERROR_PLACEMENT for a DTensor laid out unlike its
+ *   parameter
+ */
+gboolean
+hp_optimizer_load_state (HpOptimizer  *self,
+                         HpStateDict  *state,
+                         guint64       step_count,
+                         GError      **error)
+{
+  HpOptimizerPrivate *priv;
+  g_autoptr(GPtrArray) states = NULL;
+
+  g_return_val_if_fail (HP_IS_OPTIMIZER (self), FALSE);
+  g_return_val_if_fail (HP_IS_STATE_DICT (state), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  priv = hp_optimizer_get_instance_private (self);
+  for (guint i = 0; i < hp_state_dict_get_size (state); i++)
+    {
+      const gchar *name = hp_state_dict_get_name (state, i);
+      HpTensor *source = hp_state_dict_get_tensor (state, i);
+      const gchar *state_name;
+      guint64 index;
+      Param *param;
+
+      if (!parse_state_name (name, &index, &state_name) || index >= priv->params->len)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "%s: no optimizer state '%s' (names are <index>.<state> "
+                       "with an index below %u)", G_OBJECT_TYPE_NAME (self), name,
+                       priv->params->len);
+          return FALSE;
+        }
+      param = g_ptr_array_index (priv->params, index);
+      if (HP_IS_DTENSOR (source) &&
+          (!HP_IS_DTENSOR (param->tensor) ||
+           !_hp_placements_equal (hp_dtensor_get_placements (HP_DTENSOR (source)),
+                                  hp_dtensor_get_placements (HP_DTENSOR (param->tensor)))))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
+                       "%s: state '%s' is a DTensor laid out unlike its parameter",
+                       G_OBJECT_TYPE_NAME (self), name);
+          return FALSE;
+        }
+    }
+
+  states = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < priv->params->len; i++)
+    g_ptr_array_add (states, hp_state_dict_new ());
+  for (guint i = 0; i < hp_state_dict_get_size (state); i++)
+    {
+      const gchar *state_name;
+      guint64 index;
+      Param *param;
+      gboolean like_parameter;
+      g_autoptr(HpTensor) local = NULL;
+
+      parse_state_name (hp_state_dict_get_name (state, i), &index, &state_name);
+      param = g_ptr_array_index (priv->params, index);
+      local = state_values (param->tensor, hp_state_dict_get_tensor (state, i), &like_parameter);
+      if (like_parameter && HP_IS_DTENSOR (param->tensor))
+        {
+          HpDTensor *dt = HP_DTENSOR (param->tensor);
+          guint ndim;
+          const gint64 *shape = hp_tensor_get_shape (param->tensor, &ndim);
+          g_autoptr(HpDTensor) wrapped = _hp_dtensor_new (local, hp_dtensor_get_mesh (dt),
+                                                          hp_dtensor_get_placements (dt),
+                                                          shape, ndim);
+
+          hp_state_dict_insert (g_ptr_array_index (states, index), state_name, HP_TENSOR (wrapped));
+        }
+      else
+        {
+          hp_state_dict_insert (g_ptr_array_index (states, index), state_name, local);
+        }
+    }
+
+  for (guint i = 0; i < priv->params->len; i++)
+    {
+      Param *param = g_ptr_array_index (priv->params, i);
+
+      g_set_object (&param->state, g_ptr_array_index (states, i));
+    }
+  if (priv->step != step_count)
+    {
+      priv->step = step_count;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STEP_COUNT]);
+    }
+  return TRUE;
+}

@@ -72,5 +72,10 @@ void         hp_optimizer_set_lr             (HpOptimizer        *self,
                                               gdouble             lr);
 HP_AVAILABLE_IN_ALL
 HpStateDict *hp_optimizer_get_state          (HpOptimizer        *self);
+HP_AVAILABLE_IN_ALL
+gboolean     hp_optimizer_load_state         (HpOptimizer        *self,
+                                              HpStateDict        *state,
+                                              guint64             step_count,
+                                              GError            **error);
 
 G_END_DECLS

@@ -197,25 +197,11 @@ static HpTensor *
 local_part (HpTensor *target,
             HpTensor *source)
 {
-  guint ndim;
-  const gint64 *shape;
-  HpDTensor *dt;
-  gint64 offsets[HP_TENSOR_MAX_NDIM];
-  gint64 lengths[HP_TENSOR_MAX_NDIM];
-
   if (HP_IS_DTENSOR (source))
     return g_object_ref (_hp_dtensor_peek_local (HP_DTENSOR (source)));
   if (!HP_IS_DTENSOR (target))
     return g_object_ref (source);
-
-  /* only the block this rank holds is read: a memory-mapped checkpoint
-   * is never loaded whole */
-  dt = HP_DTENSOR (target);
-  shape = hp_tensor_get_shape (target, &ndim);
-  _hp_layout_local_region (shape, ndim, hp_dtensor_get_placements (dt), hp_dtensor_get_mesh (dt),
-                           hp_device_mesh_get_coordinate (hp_dtensor_get_mesh (dt), NULL),
-                           offsets, lengths);
-  return _hp_tensor_copy_region (source, offsets, lengths);
+  return _hp_dtensor_local_block (HP_DTENSOR (target), source);
 }
 
 /**

@@ -417,6 +417,86 @@ test_adamw (void)
     }
 }
 
+/* Two steps, the states saved as whole tensors, a new optimizer
+ * loading them, two more steps: the same parameters as four steps of
+ * one optimizer */
+static void
+check_resume (const Layout      *layout,
+              HpOptimizerConfig *config)
+{
+  g_autoptr(HpDeviceMesh) mesh = make_mesh (layout);
+  g_autoptr(HpOptimizer) plain_opt = NULL;
+  g_autoptr(HpOptimizer) dist_opt = NULL;
+  g_autoptr(HpOptimizer) resumed = NULL;
+  g_autoptr(HpStateDict) states = NULL;
+  g_autoptr(HpStateDict) saved = hp_state_dict_new ();
+  g_autoptr(GError) error = NULL;
+  Twins twins;
+
+  twins_init (&twins, layout, mesh);
+  plain_opt = hp_optimizer_config_build_optimizer (config, twins.plain, &error);
+  dist_opt = hp_optimizer_config_build_optimizer (config, twins.dist, &error);
+  g_assert_no_error (error);
+
+  for (guint step = 0; step < 4; step++)
+    {
+      HpOptimizer *opt = dist_opt;
+
+      if (step == 2)
+        {
+          states = hp_optimizer_get_state (dist_opt);
+          for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+            {
+              HpTensor *state = hp_state_dict_get_tensor (states, i);
+              g_autoptr(HpTensor) whole = HP_IS_DTENSOR (state) ? full (state)
+                                                                : g_object_ref (state);
+
+              hp_state_dict_insert (saved, hp_state_dict_get_name (states, i), whole);
+            }
+          resumed = hp_optimizer_config_build_optimizer (config, twins.dist, &error);
+          g_assert_true (hp_optimizer_load_state (resumed, saved,
+                                                  hp_optimizer_get_step_count (dist_opt), &error));
+          g_assert_no_error (error);
+          g_assert_cmpuint (hp_optimizer_get_step_count (resumed), ==, 2);
+        }
+      if (resumed != NULL)
+        opt = resumed;
+
+      hp_optimizer_zero_grad (plain_opt);
+      hp_optimizer_zero_grad (opt);
+      forward_backward (twins.plain, twins.inputs);
+      forward_backward (twins.dist, twins.dist_inputs);
+      g_assert_true (hp_optimizer_step (plain_opt, &error));
+      g_assert_true (hp_optimizer_step (opt, &error));
+      g_assert_no_error (error);
+    }
+  assert_params (&twins);
+  check_states (resumed, plain_opt);
+
+  /* a name that names no parameter; the optimizer is unchanged */
+  hp_state_dict_insert (saved, "99.exp_avg", hp_state_dict_get_tensor (saved, 0));
+  g_assert_false (hp_optimizer_load_state (resumed, saved, 0, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpuint (hp_optimizer_get_step_count (resumed), ==, 4);
+  twins_clear (&twins);
+}
+
+static void
+test_resume (void)
+{
+  g_autoptr(GPtrArray) all = layouts ();
+  g_autoptr(HpOptimizerConfig) adamw = g_object_new (HP_TYPE_ADAMW_CONFIG, "lr", 0.01,
+                                                     "weight-decay", 0.1, NULL);
+  g_autoptr(HpOptimizerConfig) sgd = g_object_new (HP_TYPE_SGD_CONFIG, "lr", 0.05,
+                                                   "momentum", 0.9, NULL);
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      check_resume (g_ptr_array_index (all, i), adamw);
+      check_resume (g_ptr_array_index (all, i), sgd);
+    }
+}
+
 static void
 test_clip_norms (void)
 {
@@ -440,6 +520,7 @@ main (int   argc,
   g_test_add_func ("/optim-dtensor/sgd", test_sgd);
   g_test_add_func ("/optim-dtensor/adamw", test_adamw);
   g_test_add_func ("/optim-dtensor/clip-norms", test_clip_norms);
+  g_test_add_func ("/optim-dtensor/resume", test_resume);
 
   return g_test_run ();
 }

@@ -352,6 +352,13 @@ class OptimizerTest(unittest.TestCase):
         self.assertEqual(state.lookup("0.step").item(), 3.0)
         np.testing.assert_allclose(to_numpy(state.lookup("0.exp_avg_sq")), v, rtol=1e-12)
 
+        # a new optimizer takes the states over and steps as this one would
+        resumed = config.build_optimizer([param])
+        resumed.load_state(state, optimizer.get_step_count())
+        self.assertEqual(resumed.get_step_count(), 3)
+        np.testing.assert_array_equal(to_numpy(resumed.get_state().lookup("0.exp_avg")),
+                                      to_numpy(state.lookup("0.exp_avg")))
+
     def test_optimizer_config_errors(self):
         with self.assertRaises(GLib.Error) as caught:
             Hp.AdamWConfig(beta1=1.5)
