@@ -194,6 +194,13 @@ open_single (HpSafetensorsCheckpoint  *self,
   return TRUE;
 }
 
+static gint
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
 /* A shard is named by a plain file name in the directory of the index */
 static gboolean
 is_plain_file_name (const gchar *name)
@@ -208,9 +215,8 @@ parse_index_metadata (HpSafetensorsCheckpoint  *self,
                       JsonNode                 *node,
                       GError                  **error)
 {
-  JsonObjectIter iter;
-  const gchar *key;
-  JsonNode *value;
+  JsonObject *object;
+  g_autoptr(GList) members = NULL;
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
     {
@@ -218,14 +224,21 @@ parse_index_metadata (HpSafetensorsCheckpoint  *self,
                    "%s: metadata is not a JSON object", path);
       return FALSE;
     }
-  json_object_iter_init (&iter, json_node_get_object (node));
-  while (json_object_iter_next (&iter, &key, &value))
-    if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
-      g_hash_table_insert (self->metadata, g_strdup (key), g_strdup (json_node_get_string (value)));
+  object = json_node_get_object (node);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      JsonNode *value = json_object_get_member (object, l->data);
+
+      if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
+        g_hash_table_insert (self->metadata, g_strdup (l->data), g_strdup (json_node_get_string (value)));
+    }
   return TRUE;
 }
 
-/* Opens the shards of @weight_map, each once, in order of appearance */
+/* Opens each shard that @weight_map names once, in the order of their
+ * file names, and checks that each holds exactly the tensors mapped to
+ * it */
 static gboolean
 open_shards (HpSafetensorsCheckpoint  *self,
              const gchar              *path,
@@ -234,15 +247,15 @@ open_shards (HpSafetensorsCheckpoint  *self,
 {
   g_autofree gchar *dir = g_path_get_dirname (path);
   g_autoptr(GHashTable) shards = g_hash_table_new (g_str_hash, g_str_equal);
-  JsonObjectIter iter;
-  const gchar *name;
-  JsonNode *value;
+  g_autoptr(GList) members = json_object_get_members (weight_map);
+  g_autofree const gchar **shard_names = NULL;
+  guint n_shards;
 
-  json_object_iter_init (&iter, weight_map);
-  while (json_object_iter_next (&iter, &name, &value))
+  for (GList *l = members; l != NULL; l = l->next)
     {
+      const gchar *name = l->data;
+      JsonNode *value = json_object_get_member (weight_map, name);
       const gchar *shard;
-      HpSafetensorsFile *file;
 
       if (!JSON_NODE_HOLDS_VALUE (value) || json_node_get_value_type (value) != G_TYPE_STRING)
         {
@@ -258,19 +271,28 @@ open_shards (HpSafetensorsCheckpoint  *self,
                        "of the index", path, name, shard);
           return FALSE;
         }
+      g_hash_table_insert (shards, (gpointer) shard, NULL);
+    }
 
-      file = g_hash_table_lookup (shards, shard);
+  shard_names = (const gchar **) g_hash_table_get_keys_as_array (shards, &n_shards);
+  qsort (shard_names, n_shards, sizeof (gchar *), compare_names);
+  for (guint i = 0; i < n_shards; i++)
+    {
+      g_autofree gchar *shard_path = g_build_filename (dir, shard_names[i], NULL);
+      g_autoptr(HpSafetensorsFile) file = hp_safetensors_file_new_for_path (shard_path, error);
+
       if (file == NULL)
-        {
-          g_autofree gchar *shard_path = g_build_filename (dir, shard, NULL);
-          g_autoptr(HpSafetensorsFile) opened = hp_safetensors_file_new_for_path (shard_path, error);
+        return FALSE;
+      add_file (self, file);
+      g_hash_table_insert (shards, (gpointer) shard_names[i], file);
+    }
 
-          if (opened == NULL)
-            return FALSE;
-          add_file (self, opened);
-          file = opened;
-          g_hash_table_insert (shards, (gpointer) shard, file);
-        }
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      const gchar *name = l->data;
+      const gchar *shard = json_object_get_string_member (weight_map, name);
+      HpSafetensorsFile *file = g_hash_table_lookup (shards, shard);
+
       if (!hp_safetensors_file_contains (file, name))
         {
           g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
@@ -281,7 +303,7 @@ open_shards (HpSafetensorsCheckpoint  *self,
       g_hash_table_insert (self->tensor_files, g_strdup (name), file);
     }
 
-  /* and no shard holds a tensor that the index maps elsewhere or not at all */
+  /* no shard holds a tensor that the index maps elsewhere or not at all */
   for (guint i = 0; i < self->files->len; i++)
     {
       HpSafetensorsFile *file = g_ptr_array_index (self->files, i);
@@ -290,11 +312,9 @@ open_shards (HpSafetensorsCheckpoint  *self,
       for (guint j = 0; names[j] != NULL; j++)
         if (g_hash_table_lookup (self->tensor_files, names[j]) != file)
           {
-            g_autofree gchar *base = g_path_get_basename (hp_safetensors_file_get_path (file));
-
             g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
                          "%s: %s holds tensor '%s', which weight_map does not map to it",
-                         path, base, names[j]);
+                         path, shard_names[i], names[j]);
             return FALSE;
           }
     }
@@ -311,8 +331,7 @@ open_index (HpSafetensorsCheckpoint  *self,
   g_autoptr(GError) local_error = NULL;
   g_autoptr(JsonNode) root = NULL;
   JsonObject *object;
-  JsonObjectIter iter;
-  const gchar *member;
+  g_autoptr(GList) members = NULL;
   JsonNode *value;
 
   if (!g_file_get_contents (path, &contents, &length, &local_error))
@@ -336,12 +355,12 @@ open_index (HpSafetensorsCheckpoint  *self,
     }
 
   object = json_node_get_object (root);
-  json_object_iter_init (&iter, object);
-  while (json_object_iter_next (&iter, &member, &value))
-    if (!g_str_equal (member, "metadata") && !g_str_equal (member, "weight_map"))
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    if (!g_str_equal (l->data, "metadata") && !g_str_equal (l->data, "weight_map"))
       {
         g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
-                     "%s: the index has an unknown field '%s'", path, member);
+                     "%s: the index has an unknown field '%s'", path, (const gchar *) l->data);
         return FALSE;
       }
   if (json_object_has_member (object, "metadata") &&
@@ -469,8 +488,8 @@ hp_safetensors_checkpoint_get_n_files (HpSafetensorsCheckpoint *self)
  * @self: a #HpSafetensorsCheckpoint
  * @index: a position, less than hp_safetensors_checkpoint_get_n_files()
  *
- * Gets a file of the checkpoint; shards come in the order in which the
- * index first names them.
+ * Gets a file of the checkpoint; shards come in the order of their file
+ * names.
  *
  * Returns: (transfer none): the file
  */
@@ -482,13 +501,6 @@ hp_safetensors_checkpoint_get_file (HpSafetensorsCheckpoint *self,
   g_return_val_if_fail (index < self->files->len, NULL);
 
   return g_ptr_array_index (self->files, index);
-}
-
-static gint
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
 }
 
 /**

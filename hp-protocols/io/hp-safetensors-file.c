@@ -351,9 +351,7 @@ parse_entry (HpSafetensorsFile  *self,
 {
   Entry *entry;
   JsonObject *object;
-  JsonObjectIter iter;
-  const gchar *member;
-  JsonNode *value;
+  g_autoptr(GList) members = NULL;
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
     {
@@ -363,13 +361,13 @@ parse_entry (HpSafetensorsFile  *self,
     }
 
   object = json_node_get_object (node);
-  json_object_iter_init (&iter, object);
-  while (json_object_iter_next (&iter, &member, &value))
-    if (!g_strv_contains (entry_fields, member))
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    if (!g_strv_contains (entry_fields, l->data))
       {
         g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
                      "%s: tensor '%s' has an unknown field '%s'",
-                     self->display_name, name, member);
+                     self->display_name, name, (const gchar *) l->data);
         return NULL;
       }
   for (guint i = 0; i < G_N_ELEMENTS (entry_fields); i++)
@@ -399,9 +397,8 @@ parse_metadata (HpSafetensorsFile  *self,
                 JsonNode           *node,
                 GError            **error)
 {
-  JsonObjectIter iter;
-  const gchar *key;
-  JsonNode *value;
+  JsonObject *object;
+  g_autoptr(GList) members = NULL;
 
   if (!JSON_NODE_HOLDS_OBJECT (node))
     {
@@ -410,9 +407,13 @@ parse_metadata (HpSafetensorsFile  *self,
       return FALSE;
     }
 
-  json_object_iter_init (&iter, json_node_get_object (node));
-  while (json_object_iter_next (&iter, &key, &value))
+  object = json_node_get_object (node);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
     {
+      const gchar *key = l->data;
+      JsonNode *value = json_object_get_member (object, key);
+
       if (!JSON_NODE_HOLDS_VALUE (value) || json_node_get_value_type (value) != G_TYPE_STRING)
         {
           g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
@@ -509,9 +510,8 @@ parse_header (HpSafetensorsFile  *self,
   guint64 data_length;
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) json_error = NULL;
-  JsonObjectIter iter;
-  const gchar *name;
-  JsonNode *node;
+  g_autoptr(GList) members = NULL;
+  JsonObject *object;
 
   if (size < 8)
     {
@@ -563,9 +563,13 @@ parse_header (HpSafetensorsFile  *self,
       return FALSE;
     }
 
-  json_object_iter_init (&iter, json_node_get_object (root));
-  while (json_object_iter_next (&iter, &name, &node))
+  /* in the order of the header, so the first broken tensor is reported */
+  object = json_node_get_object (root);
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
     {
+      const gchar *name = l->data;
+      JsonNode *node = json_object_get_member (object, name);
       Entry *entry;
       gchar *key;
 
