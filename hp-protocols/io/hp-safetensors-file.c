@@ -1033,6 +1033,12 @@ hp_safetensors_file_get_tensor_slice (HpSafetensorsFile  *self,
         return NULL;
       }
 
+  /* An empty block needs no data. (The strides of an empty tensor may
+   * not even fit in a gint64; those of a non-empty one do, since its
+   * data is in the file.) */
+  if (_hp_shape_numel (lengths, entry->ndim) == 0)
+    return _hp_tensor_new_uninit (dtype, lengths, entry->ndim);
+
   _hp_shape_strides (entry->shape, entry->ndim, strides);
   src_size = _hp_st_dtype_get_size (entry->dtype);
 
@@ -1051,8 +1057,6 @@ hp_safetensors_file_get_tensor_slice (HpSafetensorsFile  *self,
     }
 
   tensor = _hp_tensor_new_uninit (dtype, lengths, entry->ndim);
-  if (hp_tensor_get_numel (tensor) == 0)
-    return tensor;
 
   /* Copy run by run: a run is the block's extent in the last dim */
   dst_size = hp_dtype_get_size (dtype);

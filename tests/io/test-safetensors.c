@@ -1511,6 +1511,28 @@ test_unsupported (void)
   hp_test_assert_error (hp_safetensors_file_get_tensor (file, "t", &error), &error, HP_ERROR_SHAPE,
                         NAME ": tensor 't': a tensor has at most 16 dims, not 17");
 
+  /* an empty tensor may have huge dims after its 0 */
+  g_clear_object (&file);
+  file = open_header ("{\"t\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,4611686018427387904],"
+                      "\"data_offsets\":[0,0]}}", 0);
+  {
+    g_autoptr(HpTensor) t = hp_safetensors_file_get_tensor (file, "t", &error);
+    g_autoptr(HpTensor) block = NULL;
+
+    g_assert_no_error (error);
+    hp_test_assert_shape (t, HP_TEST_SHAPE (0, 4611686018427387904, 4611686018427387904));
+    block = hp_safetensors_file_get_tensor_slice (file, "t", (const gint64[]) { 0, 5, 6 }, 3,
+                                                  (const gint64[]) { 0, 2, 3 }, 3, &error);
+    g_assert_no_error (error);
+    hp_test_assert_shape (block, HP_TEST_SHAPE (0, 2, 3));
+  }
+  /* but not before it */
+  g_clear_object (&file);
+  file = open_header ("{\"t\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4611686018427387904,0],"
+                      "\"data_offsets\":[0,0]}}", 0);
+  hp_test_assert_error (hp_safetensors_file_get_tensor (file, "t", &error), &error, HP_ERROR_SHAPE,
+                        NAME ": tensor 't': shape [4611686018427387904, 4611686018427387904, 0] has too many elements");
+
   /* loading a whole checkpoint stops at the first tensor that fails */
   {
     g_autofree gchar *dir = make_tmp_dir ();
