@@ -78,7 +78,8 @@ def to_numpy(tensor):
 
 
 def from_numpy(array):
-    array = np.ascontiguousarray(array)
+    # tobytes() is row-major for any array (np.ascontiguousarray would
+    # make a 0-d array 1-d)
     return Hp.Tensor.new_from_bytes(GLib.Bytes.new(array.tobytes()), NP_TO_HP[array.dtype], list(array.shape))
 
 
@@ -206,7 +207,10 @@ class TestHpFile(unittest.TestCase):
         self.assertEqual(index["metadata"]["format"], "pt")
         self.assertEqual(sorted(index["weight_map"]), sorted(self.arrays))
         shards = sorted(set(index["weight_map"].values()))
-        self.assertEqual(shards, ["model-0000%d-of-00004.safetensors" % i for i in range(1, 5)])
+        # in order: [weight 60] [bias 12, scale 8, tokens 24, empty 0] [double 64]
+        self.assertEqual(shards, ["model-0000%d-of-00003.safetensors" % i for i in range(1, 4)])
+        self.assertEqual([index["weight_map"][n] for n in self.arrays],
+                         [shards[0], shards[1], shards[1], shards[1], shards[1], shards[2]])
         seen = {}
         for shard in shards:
             metadata, arrays, _, _, _ = read_reference(os.path.join(out, shard))
