@@ -4,6 +4,9 @@
 #   make bench   build and run the benchmarks (measurements, not tests):
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
 #                bench-matmul, then bench-redistribute on 2 and 4 ranks
+#   make fuzz    build the libFuzzer targets of fuzz/ with clang, ASan and
+#                UBSan in $(FUZZ_BUILDDIR) and run each for FUZZ_SECONDS
+#                (not part of make check)
 
 BUILDDIR ?= build
 MESON_SETUP_ARGS ?=
@@ -54,3 +57,32 @@ clean:
 bench: bench-tp-mlp
 bench-tp-mlp: build
 	./bench/run-tp-mlp.sh $(BUILDDIR)
+
+# Fuzzing: each target runs for FUZZ_SECONDS on its seed corpus
+# fuzz/corpus/NAME, adding what it finds to $(FUZZ_BUILDDIR)/corpus/NAME;
+# a crash stops make and leaves the input as $(FUZZ_BUILDDIR)/crash-*.
+FUZZ_BUILDDIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS ?=
+# target:corpus pairs
+FUZZ_RUNS = fuzz-safetensors-header:safetensors
+
+.PHONY: fuzz fuzz-deps
+fuzz-deps: deps
+	./scripts/install-fuzz-deps.sh
+
+$(FUZZ_BUILDDIR)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILDDIR) -Dfuzzing=true \
+	  -Db_sanitize=address,undefined -Db_lundef=false \
+	  -Dintrospection=disabled -Ddocs=disabled -Dtests=disabled
+
+fuzz: fuzz-deps $(FUZZ_BUILDDIR)/build.ninja
+	meson compile -C $(FUZZ_BUILDDIR) $(foreach run,$(FUZZ_RUNS),$(firstword $(subst :, ,$(run))))
+	@set -e; for run in $(FUZZ_RUNS); do \
+	  target=$${run%%:*}; corpus=$${run#*:}; \
+	  mkdir -p $(FUZZ_BUILDDIR)/corpus/$$corpus; \
+	  echo "fuzz: $$target for $(FUZZ_SECONDS) s"; \
+	  ./$(FUZZ_BUILDDIR)/fuzz/$$target -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=$(FUZZ_BUILDDIR)/ $(FUZZ_ARGS) \
+	    $(FUZZ_BUILDDIR)/corpus/$$corpus fuzz/corpus/$$corpus; \
+	done

@@ -79,4 +79,9 @@
 #include "hp-adamw.h"
 #include "hp-clip-grad.h"
 
+/* io: safetensors */
+#include "hp-safetensors-file.h"
+#include "hp-safetensors-checkpoint.h"
+#include "hp-safetensors.h"
+
 #undef HP_PROTOCOLS_INSIDE

@@ -1,0 +1,83 @@
+/* hp-safetensors-private.h: what the safetensors reader, writer and
+ * checkpoint share (hp-safetensors-format.c)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "hp-dtype.h"
+#include "hp-safetensors-file.h"
+
+G_BEGIN_DECLS
+
+/* The largest header the reader accepts, as the reference reader */
+#define HP_SAFETENSORS_MAX_HEADER_SIZE ((guint64) 100000000)
+
+/* JSON nesting the strict parser accepts; a header needs 3 */
+#define HP_SAFETENSORS_MAX_JSON_DEPTH 64
+
+#define HP_SAFETENSORS_INDEX_NAME "model.safetensors.index.json"
+#define HP_SAFETENSORS_SINGLE_NAME "model.safetensors"
+
+/* The element types of the safetensors format. Only F32, F64 and I64
+ * load as they are, and BF16 and F16 load as F32; the others are known
+ * so that their files validate, and fail to load. */
+typedef enum
+{
+  HP_ST_DTYPE_BOOL,
+  HP_ST_DTYPE_U8,
+  HP_ST_DTYPE_I8,
+  HP_ST_DTYPE_F8_E5M2,
+  HP_ST_DTYPE_F8_E4M3,
+  HP_ST_DTYPE_I16,
+  HP_ST_DTYPE_U16,
+  HP_ST_DTYPE_F16,
+  HP_ST_DTYPE_BF16,
+  HP_ST_DTYPE_I32,
+  HP_ST_DTYPE_U32,
+  HP_ST_DTYPE_F32,
+  HP_ST_DTYPE_F64,
+  HP_ST_DTYPE_I64,
+  HP_ST_DTYPE_U64,
+} HpStDType;
+
+gboolean      _hp_st_dtype_from_string   (const gchar   *name,
+                                          HpStDType     *dtype);
+const gchar  *_hp_st_dtype_to_string     (HpStDType      dtype);
+gsize         _hp_st_dtype_get_size      (HpStDType      dtype);
+/* The HpDType a tensor of @dtype loads as; FALSE if it does not load */
+gboolean      _hp_st_dtype_to_hp         (HpStDType      dtype,
+                                          HpDType       *out);
+const gchar  *_hp_st_dtype_from_hp       (HpDType        dtype);
+
+/* Half-precision values (their bits) as floats, exactly */
+gfloat        _hp_bfloat16_to_float      (guint16        bits);
+gfloat        _hp_float16_to_float       (guint16        bits);
+
+/* Converts @n little-endian elements of @dtype at @src (any alignment)
+ * into elements of the type it loads as at @dst (aligned). */
+void          _hp_st_load_elements       (HpStDType      dtype,
+                                          gconstpointer  src,
+                                          gpointer       dst,
+                                          gsize          n);
+/* Copies @n elements of @size bytes from host to little-endian order
+ * (or back: the same swap) */
+void          _hp_st_copy_le             (gconstpointer  src,
+                                          gpointer       dst,
+                                          gsize          n,
+                                          gsize          size);
+
+/* Parses @length bytes of strict JSON (RFC 8259: no comments, single
+ * quotes, hex numbers or trailing garbage; integers within gint64;
+ * no duplicate member names; no \u0000 in strings; at most
+ * HP_SAFETENSORS_MAX_JSON_DEPTH levels). Returns the root, or NULL with
+ * %HP_ERROR_FORMAT and a message such as
+ * "not valid JSON: ... at byte 12". */
+JsonNode     *_hp_json_parse_strict      (const gchar   *data,
+                                          gsize          length,
+                                          GError       **error);
+
+G_END_DECLS

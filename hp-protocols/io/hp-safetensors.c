@@ -1,0 +1,512 @@
+/* hp-safetensors.c: loading and saving state dicts as safetensors
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "hp-dtensor.h"
+#include "hp-error.h"
+#include "hp-safetensors.h"
+#include "hp-safetensors-checkpoint.h"
+#include "hp-safetensors-private.h"
+
+/* A tensor to write, and where its data goes in its file */
+typedef struct
+{
+  const gchar *name;
+  HpTensor *tensor;
+  gsize elem_size;
+  guint64 nbytes;
+  guint64 begin;
+} Item;
+
+/**
+ * hp_safetensors_load:
+ * @path: (type filename): a checkpoint directory, an index file or a
+ *   safetensors file, as hp_safetensors_checkpoint_new_for_path() takes
+ * @error: return location for a #GError
+ *
+ * Loads every tensor of a checkpoint into a state dict, names sorted by
+ * strcmp(). `F32`, `F64` and `I64` tensors share the mapped files;
+ * `BF16` and `F16` tensors are converted to float32. To load only some
+ * tensors, or blocks of them, use #HpSafetensorsCheckpoint.
+ *
+ * Returns: (transfer full): a new #HpStateDict, or %NULL with an error
+ *   of hp_safetensors_checkpoint_new_for_path() or
+ *   hp_safetensors_file_get_tensor()
+ */
+HpStateDict *
+hp_safetensors_load (const gchar  *path,
+                     GError      **error)
+{
+  g_autoptr(HpSafetensorsCheckpoint) checkpoint = NULL;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  checkpoint = hp_safetensors_checkpoint_new_for_path (path, error);
+  if (checkpoint == NULL)
+    return NULL;
+  return hp_safetensors_checkpoint_to_state_dict (checkpoint, error);
+}
+
+/* The tensors of @state_dict as items, in its order, if they can be
+ * written */
+static GArray *
+collect_items (HpStateDict  *state_dict,
+               const gchar  *path,
+               GError      **error)
+{
+  guint n = hp_state_dict_get_size (state_dict);
+  g_autoptr(GArray) items = g_array_sized_new (FALSE, TRUE, sizeof (Item), n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      Item item = { 0 };
+
+      item.name = hp_state_dict_get_name (state_dict, i);
+      item.tensor = hp_state_dict_get_tensor (state_dict, i);
+      if (g_str_equal (item.name, "__metadata__"))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "%s: the name '__metadata__' is reserved for the metadata, "
+                       "not a tensor", path);
+          return NULL;
+        }
+      if (HP_IS_DTENSOR (item.tensor))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                       "%s: tensor '%s' is a DTensor; save its full tensor "
+                       "(hp_dtensor_full_tensor()) or its local tensor", path, item.name);
+          return NULL;
+        }
+      item.elem_size = hp_dtype_get_size (hp_tensor_get_dtype (item.tensor));
+      item.nbytes = (guint64) hp_tensor_get_numel (item.tensor) * item.elem_size;
+      g_array_append_val (items, item);
+    }
+  return g_steal_pointer (&items);
+}
+
+/* The reference writer's order: larger elements first, then by name, so
+ * that every tensor's data is aligned to its element size */
+static gint
+compare_for_layout (gconstpointer a,
+                    gconstpointer b)
+{
+  const Item *x = *(const Item * const *) a;
+  const Item *y = *(const Item * const *) b;
+
+  if (x->elem_size != y->elem_size)
+    return x->elem_size > y->elem_size ? -1 : 1;
+  return strcmp (x->name, y->name);
+}
+
+static gint
+compare_strings (gconstpointer a,
+                 gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+/* The keys of @table (not copies), sorted, NULL-terminated */
+static const gchar **
+sorted_keys (GHashTable *table,
+             guint      *n)
+{
+  const gchar **keys = (const gchar **) g_hash_table_get_keys_as_array (table, n);
+
+  qsort (keys, *n, sizeof (gchar *), compare_strings);
+  return keys;
+}
+
+static void
+add_metadata_members (JsonBuilder *builder,
+                      GHashTable  *metadata)
+{
+  guint n;
+  g_autofree const gchar **keys = sorted_keys (metadata, &n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      json_builder_set_member_name (builder, keys[i]);
+      json_builder_add_string_value (builder, g_hash_table_lookup (metadata, keys[i]));
+    }
+}
+
+static gchar *
+generate_json (JsonBuilder *builder,
+               gboolean     pretty,
+               gsize       *length)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = json_builder_get_root (builder);
+
+  json_generator_set_root (generator, root);
+  json_generator_set_pretty (generator, pretty);
+  json_generator_set_indent (generator, 2);
+  return json_generator_to_data (generator, length);
+}
+
+/* The header of @layout (items in file order, offsets set), padded with
+ * spaces to a multiple of 8 bytes as the reference writer does, so the
+ * data buffer starts 8-byte aligned */
+static GString *
+build_header (GPtrArray  *layout,
+              GHashTable *metadata)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autofree gchar *json = NULL;
+  gsize length;
+  GString *header;
+
+  json_builder_begin_object (builder);
+  if (metadata != NULL && g_hash_table_size (metadata) > 0)
+    {
+      json_builder_set_member_name (builder, "__metadata__");
+      json_builder_begin_object (builder);
+      add_metadata_members (builder, metadata);
+      json_builder_end_object (builder);
+    }
+  for (guint i = 0; i < layout->len; i++)
+    {
+      const Item *item = g_ptr_array_index (layout, i);
+      guint ndim;
+      const gint64 *shape = hp_tensor_get_shape (item->tensor, &ndim);
+
+      json_builder_set_member_name (builder, item->name);
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "dtype");
+      json_builder_add_string_value (builder, _hp_st_dtype_from_hp (hp_tensor_get_dtype (item->tensor)));
+      json_builder_set_member_name (builder, "shape");
+      json_builder_begin_array (builder);
+      for (guint d = 0; d < ndim; d++)
+        json_builder_add_int_value (builder, shape[d]);
+      json_builder_end_array (builder);
+      json_builder_set_member_name (builder, "data_offsets");
+      json_builder_begin_array (builder);
+      json_builder_add_int_value (builder, (gint64) item->begin);
+      json_builder_add_int_value (builder, (gint64) (item->begin + item->nbytes));
+      json_builder_end_array (builder);
+      json_builder_end_object (builder);
+    }
+  json_builder_end_object (builder);
+
+  json = generate_json (builder, FALSE, &length);
+  header = g_string_new_len (json, (gssize) length);
+  while (header->len % 8 != 0)
+    g_string_append_c (header, ' ');
+  return header;
+}
+
+static gboolean
+write_all (FILE          *out,
+           gconstpointer  data,
+           gsize          size)
+{
+  return size == 0 || fwrite (data, 1, size, out) == size;
+}
+
+static gboolean
+write_tensor (FILE     *out,
+              HpTensor *tensor)
+{
+  g_autoptr(GBytes) bytes = hp_tensor_get_bytes (tensor);
+  gsize size;
+  gconstpointer data = g_bytes_get_data (bytes, &size);
+  gsize elem_size = hp_dtype_get_size (hp_tensor_get_dtype (tensor));
+  g_autofree guint8 *le = NULL;
+
+  if (G_BYTE_ORDER == G_LITTLE_ENDIAN)
+    return write_all (out, data, size);
+
+  le = g_malloc (size);
+  _hp_st_copy_le (data, le, size / elem_size, elem_size);
+  return write_all (out, le, size);
+}
+
+/* Writes a file through a temporary file next to it, renamed over @path
+ * once complete, so that @path is either untouched or complete */
+static gboolean
+write_file (const gchar  *path,
+            GPtrArray    *items,
+            GHashTable   *metadata,
+            GError      **error)
+{
+  g_autoptr(GPtrArray) layout = g_ptr_array_copy (items, NULL, NULL);
+  g_autoptr(GString) header = NULL;
+  g_autofree gchar *tmp_path = g_strdup_printf ("%s.XXXXXX", path);
+  guint64 begin = 0;
+  guint64 header_length;
+  FILE *out;
+  gboolean ok;
+  gint fd;
+  int saved_errno;
+
+  g_ptr_array_sort (layout, compare_for_layout);
+  for (guint i = 0; i < layout->len; i++)
+    {
+      Item *item = g_ptr_array_index (layout, i);
+
+      item->begin = begin;
+      begin += item->nbytes;
+    }
+  header = build_header (layout, metadata);
+  header_length = GUINT64_TO_LE ((guint64) header->len);
+
+  fd = g_mkstemp_full (tmp_path, O_WRONLY, 0666);
+  if (fd < 0)
+    {
+      saved_errno = errno;
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                   path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  out = fdopen (fd, "wb");
+  if (out == NULL)
+    {
+      saved_errno = errno;
+      g_close (fd, NULL);
+      g_unlink (tmp_path);
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                   path, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  ok = write_all (out, &header_length, 8) && write_all (out, header->str, header->len);
+  for (guint i = 0; ok && i < layout->len; i++)
+    ok = write_tensor (out, ((Item *) g_ptr_array_index (layout, i))->tensor);
+  saved_errno = errno;
+  if (fclose (out) != 0 && ok)
+    {
+      ok = FALSE;
+      saved_errno = errno;
+    }
+  if (ok && g_rename (tmp_path, path) != 0)
+    {
+      ok = FALSE;
+      saved_errno = errno;
+    }
+  if (!ok)
+    {
+      g_unlink (tmp_path);
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                   path, g_strerror (saved_errno));
+    }
+  return ok;
+}
+
+/**
+ * hp_safetensors_save:
+ * @state_dict: the tensors to save
+ * @metadata: (nullable) (element-type utf8 utf8): the `__metadata__`
+ *   keys and values, or %NULL for none
+ * @path: (type filename): the file to write
+ * @error: return location for a #GError
+ *
+ * Writes @state_dict as a safetensors file: each tensor with its dtype
+ * (`F32`, `F64` or `I64`), shape and data, little-endian and row-major.
+ *
+ * The layout is that of the reference writer: the header lists
+ * `__metadata__` first (keys sorted), then the tensors in the order
+ * their data follows, which is by decreasing element size (`F64` and
+ * `I64` before `F32`) and, within one element size, by name (strcmp());
+ * the data is contiguous without gaps, and every tensor starts at an
+ * offset aligned to its element size, since the header is padded with
+ * spaces to a multiple of 8 bytes. The order of @state_dict does not
+ * count.
+ *
+ * The file is written under a temporary name in the same directory and
+ * renamed to @path when complete, so @path is never left half-written.
+ *
+ * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT if a
+ *   tensor is named `__metadata__`, %HP_ERROR_NOT_SUPPORTED if a tensor
+ *   is a #HpDTensor, or %HP_ERROR_IO if the file cannot be written
+ */
+gboolean
+hp_safetensors_save (HpStateDict  *state_dict,
+                     GHashTable   *metadata,
+                     const gchar  *path,
+                     GError      **error)
+{
+  g_autoptr(GArray) items = NULL;
+  g_autoptr(GPtrArray) pointers = NULL;
+
+  g_return_val_if_fail (HP_IS_STATE_DICT (state_dict), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  items = collect_items (state_dict, path, error);
+  if (items == NULL)
+    return FALSE;
+
+  pointers = g_ptr_array_sized_new (items->len);
+  for (guint i = 0; i < items->len; i++)
+    g_ptr_array_add (pointers, &g_array_index (items, Item, i));
+  return write_file (path, pointers, metadata, error);
+}
+
+static gboolean
+write_index (const gchar  *path,
+             GArray       *items,
+             GPtrArray    *shard_of,
+             GHashTable   *metadata,
+             guint64       total_size,
+             GError      **error)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(GHashTable) weight_map = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GError) local_error = NULL;
+  g_autofree gchar *json = NULL;
+  g_autofree const gchar **names = NULL;
+  gsize length;
+  guint n;
+
+  for (guint i = 0; i < items->len; i++)
+    g_hash_table_insert (weight_map, (gpointer) g_array_index (items, Item, i).name,
+                         g_ptr_array_index (shard_of, i));
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "metadata");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "total_size");
+  json_builder_add_int_value (builder, (gint64) total_size);
+  if (metadata != NULL)
+    add_metadata_members (builder, metadata);
+  json_builder_end_object (builder);
+  json_builder_set_member_name (builder, "weight_map");
+  json_builder_begin_object (builder);
+  names = sorted_keys (weight_map, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      json_builder_set_member_name (builder, names[i]);
+      json_builder_add_string_value (builder, g_hash_table_lookup (weight_map, names[i]));
+    }
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+
+  json = generate_json (builder, TRUE, &length);
+  if (!g_file_set_contents (path, json, (gssize) length, &local_error))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s", local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * hp_safetensors_save_sharded:
+ * @state_dict: the tensors to save
+ * @metadata: (nullable) (element-type utf8 utf8): metadata keys and
+ *   values, or %NULL for none
+ * @directory: (type filename): the directory to write into; it is
+ *   created if it does not exist
+ * @max_shard_bytes: the most tensor data bytes a shard holds, at least 1
+ * @error: return location for a #GError
+ *
+ * Writes @state_dict as a sharded checkpoint, as Hugging Face does:
+ * shard files `model-00001-of-0000N.safetensors` ... in @directory and
+ * the index `model.safetensors.index.json`, which maps each tensor name
+ * to its shard and has `total_size`, the sum of the tensors' data bytes,
+ * in its `metadata`.
+ *
+ * Tensors go into shards in the order of @state_dict: a tensor that
+ * would take the current shard past @max_shard_bytes starts a new one,
+ * and a tensor larger than @max_shard_bytes has a shard of its own. An
+ * empty state dict makes one empty shard. Each shard is written as
+ * hp_safetensors_save() writes a file, with @metadata as its
+ * `__metadata__`; @metadata also goes into the index's `metadata`. The
+ * index is written last. Files of an earlier checkpoint with other
+ * names are left in @directory.
+ *
+ * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT if
+ *   @max_shard_bytes is 0, @metadata has the key `total_size` (reserved
+ *   for the index) or a tensor is named `__metadata__`,
+ *   %HP_ERROR_NOT_SUPPORTED if a tensor is a #HpDTensor, or
+ *   %HP_ERROR_IO if a file cannot be written
+ */
+gboolean
+hp_safetensors_save_sharded (HpStateDict  *state_dict,
+                             GHashTable   *metadata,
+                             const gchar  *directory,
+                             guint64       max_shard_bytes,
+                             GError      **error)
+{
+  g_autoptr(GArray) items = NULL;
+  g_autoptr(GPtrArray) shards = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  g_autoptr(GPtrArray) shard_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) shard_of = g_ptr_array_new ();
+  g_autofree gchar *index_path = NULL;
+  guint64 shard_bytes = 0;
+  guint64 total_size = 0;
+
+  g_return_val_if_fail (HP_IS_STATE_DICT (state_dict), FALSE);
+  g_return_val_if_fail (directory != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (max_shard_bytes == 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "%s: the largest shard size must be at least 1 byte, not 0", directory);
+      return FALSE;
+    }
+  if (metadata != NULL && g_hash_table_contains (metadata, "total_size"))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "%s: the metadata key 'total_size' is reserved for the index", directory);
+      return FALSE;
+    }
+  items = collect_items (state_dict, directory, error);
+  if (items == NULL)
+    return FALSE;
+
+  if (g_mkdir_with_parents (directory, 0777) != 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot create the directory: %s",
+                   directory, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  /* Split in order */
+  g_ptr_array_add (shards, g_ptr_array_new ());
+  for (guint i = 0; i < items->len; i++)
+    {
+      Item *item = &g_array_index (items, Item, i);
+      GPtrArray *current = g_ptr_array_index (shards, shards->len - 1);
+
+      if (current->len > 0 && shard_bytes + item->nbytes > max_shard_bytes)
+        {
+          current = g_ptr_array_new ();
+          g_ptr_array_add (shards, current);
+          shard_bytes = 0;
+        }
+      g_ptr_array_add (current, item);
+      shard_bytes += item->nbytes;
+      total_size += item->nbytes;
+    }
+
+  for (guint s = 0; s < shards->len; s++)
+    {
+      GPtrArray *shard = g_ptr_array_index (shards, s);
+      gchar *name = g_strdup_printf ("model-%05u-of-%05u.safetensors", s + 1, shards->len);
+      g_autofree gchar *path = g_build_filename (directory, name, NULL);
+
+      g_ptr_array_add (shard_names, name);
+      for (guint i = 0; i < shard->len; i++)
+        g_ptr_array_add (shard_of, name);
+      if (!write_file (path, shard, metadata, error))
+        return FALSE;
+    }
+
+  index_path = g_build_filename (directory, HP_SAFETENSORS_INDEX_NAME, NULL);
+  return write_index (index_path, items, shard_of, metadata, total_size, error);
+}
