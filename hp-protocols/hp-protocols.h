@@ -84,4 +84,8 @@
 #include "hp-safetensors-checkpoint.h"
 #include "hp-safetensors.h"
 
+/* io: checkpoints of models */
+#include "hp-base-state-dict-adapter.h"
+#include "hp-decoder-state-dict-adapter.h"
+
 #undef HP_PROTOCOLS_INSIDE

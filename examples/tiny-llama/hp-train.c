@@ -55,6 +55,8 @@ typedef struct
   gint batch;
   gint seq_len;
   gboolean print_config;
+  gchar *save;
+  gchar *load;
 } Options;
 
 typedef struct
@@ -68,6 +70,8 @@ options_clear (Options *options)
 {
   g_free (options->config_file);
   g_strfreev (options->sets);
+  g_free (options->save);
+  g_free (options->load);
 }
 
 static gboolean
@@ -95,6 +99,12 @@ parse_options (Options   *options,
       "Tokens per sequence (default 32)", "N" },
     { "print-config", 0, 0, G_OPTION_ARG_NONE, &options->print_config,
       "Print the full configuration as JSON and exit", NULL },
+    { "save", 0, 0, G_OPTION_ARG_FILENAME, &options->save,
+      "Save a checkpoint at the end: the model as Hugging Face safetensors, "
+      "its configuration and the optimizer state", "DIR" },
+    { "load", 0, 0, G_OPTION_ARG_FILENAME, &options->load,
+      "Resume from a checkpoint of --save: its configuration, weights and "
+      "optimizer state; training continues up to --steps", "DIR" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- train a tiny Llama under MPI");
@@ -160,17 +170,26 @@ load_config (Options  *options,
   g_autofree gchar *text = NULL;
   g_autoptr(HpConfig) config = NULL;
 
-  if (options->config_file != NULL)
+  g_autofree gchar *checkpoint_config = NULL;
+  const gchar *file = options->config_file;
+
+  if (options->load != NULL)
     {
-      if (!g_file_get_contents (options->config_file, &text, NULL, error))
-        return NULL;
+      if (options->config_file != NULL)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "--load takes the configuration of the checkpoint: leave out --config");
+          return NULL;
+        }
+      file = checkpoint_config = g_build_filename (options->load, "config.json", NULL);
     }
+  if (file != NULL && !g_file_get_contents (file, &text, NULL, error))
+    return NULL;
   config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
                                     text != NULL ? text : default_config, error);
   if (config == NULL)
     {
-      g_prefix_error (error, "%s: ", options->config_file != NULL ? options->config_file
-                                                                  : "default configuration");
+      g_prefix_error (error, "%s: ", file != NULL ? file : "default configuration");
       return NULL;
     }
   /* top-level fields (dim, n-layers, ...) first, so that the nested
@@ -362,6 +381,117 @@ train_step (Trainer  *trainer,
   return !isnan (*loss_value) && hp_data_parallel_average_scalar (trainer->dp_mesh, loss_value, error);
 }
 
+/* @states with every DTensor gathered whole; collective, in the same
+ * order on every rank */
+static HpStateDict *
+gather (HpStateDict  *states,
+        GError      **error)
+{
+  g_autoptr(HpStateDict) out = hp_state_dict_new ();
+
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    {
+      HpTensor *tensor = hp_state_dict_get_tensor (states, i);
+      g_autoptr(HpTensor) whole = NULL;
+
+      whole = HP_IS_DTENSOR (tensor) ? hp_dtensor_full_tensor (HP_DTENSOR (tensor), error)
+                                     : g_object_ref (tensor);
+      if (whole == NULL)
+        return NULL;
+      hp_state_dict_insert (out, hp_state_dict_get_name (states, i), whole);
+    }
+  return g_steal_pointer (&out);
+}
+
+/* Whether rank 0 succeeded, on every rank; the others get an error */
+static gboolean
+rank0_agrees (gboolean   ok,
+              GError   **error)
+{
+  gint flag = ok;
+
+  MPI_Bcast (&flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!flag && hp_get_world_rank () != 0)
+    g_set_error (error, HP_ERROR, HP_ERROR_IO, "rank 0 could not write the checkpoint");
+  return flag;
+}
+
+/* DIR/config.json (the configuration before it was laid out for the
+ * ranks, so that any number of ranks writes the same files), the model
+ * under Hugging Face names and DIR/optimizer.safetensors with the step */
+static gboolean
+save_checkpoint (Trainer          *trainer,
+                 HpDecoderConfig  *config,
+                 const gchar      *config_json,
+                 gint              step,
+                 GError          **error)
+{
+  const gchar *dir = trainer->options->save;
+  g_autoptr(HpStateDict) model_states = hp_module_state_dict (HP_MODULE (trainer->model));
+  g_autoptr(HpStateDict) optimizer_states = hp_optimizer_get_state (trainer->optimizer);
+  g_autoptr(HpStateDict) model_whole = gather (model_states, error);
+  g_autoptr(HpStateDict) optimizer_whole = model_whole != NULL ? gather (optimizer_states, error) : NULL;
+  gboolean ok = optimizer_whole != NULL;
+
+  if (ok && hp_get_world_rank () == 0)
+    {
+      g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+      g_autoptr(HpStateDict) hf = NULL;
+      g_autoptr(GHashTable) metadata = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+      g_autofree gchar *config_file = g_build_filename (dir, "config.json", NULL);
+      g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
+
+      g_hash_table_insert (metadata, (gpointer) "step", g_strdup_printf ("%d", step));
+      hf = hp_state_dict_adapter_to_hf (HP_STATE_DICT_ADAPTER (adapter), model_whole, error);
+      ok = hf != NULL &&
+           hp_state_dict_adapter_save_hf_state_dict (HP_STATE_DICT_ADAPTER (adapter), hf,
+                                                     HP_BASE_MODEL_CONFIG (config), dir, error) &&
+           g_file_set_contents (config_file, config_json, -1, error) &&
+           hp_safetensors_save (optimizer_whole, metadata, optimizer_file, error);
+    }
+  return rank0_agrees (ok, error) && ok;
+}
+
+/* The weights and optimizer state of --load; the step they were saved at */
+static gboolean
+load_checkpoint (Trainer          *trainer,
+                 HpDecoderConfig  *config,
+                 gint             *step,
+                 GError          **error)
+{
+  const gchar *dir = trainer->options->load;
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
+  g_autoptr(HpStateDict) hf = NULL;
+  g_autoptr(HpStateDict) states = NULL;
+  g_autoptr(HpSafetensorsFile) file = NULL;
+  g_autoptr(HpStateDict) optimizer_states = NULL;
+  const gchar *saved_step;
+  HpDType dtype;
+
+  g_object_get (config, "dtype", &dtype, NULL);
+  hf = hp_state_dict_adapter_load_hf_state_dict (as_adapter, dir, HP_BASE_MODEL_CONFIG (config),
+                                                 dtype, error);
+  if (hf == NULL || !(states = hp_state_dict_adapter_from_hf (as_adapter, hf, error)) ||
+      !hp_module_load_state_dict (HP_MODULE (trainer->model), states, TRUE, error))
+    return FALSE;
+
+  file = hp_safetensors_file_new_for_path (optimizer_file, error);
+  if (file == NULL || !(optimizer_states = hp_safetensors_load (optimizer_file, error)))
+    return FALSE;
+  saved_step = hp_safetensors_file_get_metadata (file) != NULL
+               ? g_hash_table_lookup (hp_safetensors_file_get_metadata (file), "step") : NULL;
+  if (saved_step == NULL || !g_ascii_string_to_signed (saved_step, 10, 0, G_MAXINT,
+                                                       (gint64 *) NULL, NULL))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "%s: no step in the metadata", optimizer_file);
+      return FALSE;
+    }
+  *step = atoi (saved_step);
+  return hp_optimizer_load_state (trainer->optimizer, optimizer_states, *step, error);
+}
+
 static gboolean
 run (Options  *options,
      GError  **error)
@@ -387,11 +517,14 @@ run (Options  *options,
   gdouble first_loss = NAN;
   gdouble peak;
   gint64 start;
+  gint first_step = 1;
+  g_autofree gchar *config_json = NULL;
 
   config = load_config (options, error);
   if (config == NULL)
     return FALSE;
 
+  config_json = hp_config_to_json (HP_CONFIG (config), TRUE);
   g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", 1, NULL);
   resolved = hp_parallel_dims_resolve (dims, world, error);
   if (resolved == NULL ||
@@ -464,8 +597,22 @@ run (Options  *options,
              "%d steps of %d x %d tokens\n",
              nparams, world, dp, options->tp, options->steps, options->batch, options->seq_len);
 
+  if (options->load != NULL)
+    {
+      gint saved_step = 0;
+
+      if (!load_checkpoint (&trainer, config, &saved_step, error))
+        {
+          g_free (trainer.task.successors);
+          return FALSE;
+        }
+      first_step = saved_step + 1;
+      if (chatty)
+        g_print ("hp-train: resumed from %s after step %d\n", options->load, saved_step);
+    }
+
   start = g_get_monotonic_time ();
-  for (gint step = 1; step <= options->steps; step++)
+  for (gint step = first_step; step <= options->steps; step++)
     {
       gint64 step_start = g_get_monotonic_time ();
 
@@ -474,14 +621,14 @@ run (Options  *options,
           g_free (trainer.task.successors);
           return FALSE;
         }
-      if (step == 1)
+      if (step == first_step)
         first_loss = loss;
       if (chatty && (step % options->log_every == 0 || step == options->steps))
         {
           gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
           gdouble step_time = (g_get_monotonic_time () - step_start) / 1e6;
           g_autofree gchar *elapsed_text = format_seconds (elapsed);
-          g_autofree gchar *eta_text = format_seconds (elapsed / step * (options->steps - step));
+          g_autofree gchar *eta_text = format_seconds (elapsed / (step - first_step + 1) * (options->steps - step));
 
           g_print ("step %5d/%d  loss %.6f  tokens/s %8.0f  elapsed %s  eta %s\n",
                    step, options->steps, loss,
@@ -490,16 +637,25 @@ run (Options  *options,
         }
     }
 
+  if (options->save != NULL &&
+      !save_checkpoint (&trainer, config, config_json, MAX (options->steps, first_step - 1), error))
+    {
+      g_free (trainer.task.successors);
+      return FALSE;
+    }
+
   peak = peak_memory_mib (mesh);
   if (chatty)
     {
       gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
       g_autofree gchar *elapsed_text = format_seconds (elapsed);
 
+      gint ran = MAX (options->steps - first_step + 1, 0);
+
       g_print ("done: %d steps in %s, %.0f tokens/s; loss %.4f -> %.4f "
                "(the task's entropy is %.4f, log(vocab) %.4f)\n",
-               options->steps, elapsed_text,
-               options->steps * (gdouble) options->batch * options->seq_len / MAX (elapsed, 1e-9),
+               ran, elapsed_text,
+               ran * (gdouble) options->batch * options->seq_len / MAX (elapsed, 1e-9),
                first_loss, loss, task_entropy (), log (hp_decoder_config_get_vocab_size (config)));
       g_print ("peak memory per rank: %.1f MiB\n", peak);
     }

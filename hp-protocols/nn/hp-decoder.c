@@ -455,6 +455,10 @@ hp_decoder_config_class_init (HpDecoderConfigClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_DECODER);
+
+  /* the items of "layers" name their type in JSON ("@type"), which must
+   * be registered to be found by name */
+  g_type_ensure (HP_TYPE_TRANSFORMER_BLOCK_CONFIG);
 }
 
 static void
