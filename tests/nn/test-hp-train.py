@@ -84,6 +84,32 @@ except (ValueError, KeyError, TypeError):
 check("--print-config prints the configuration with the --set fields",
       printed.returncode == 0 and heads == [4, 2], printed.stdout + printed.stderr)
 
+# --save / --load: resuming continues the exact curve, and any number of
+# ranks writes the same files
+with tempfile.TemporaryDirectory() as tmp:
+    half = os.path.join(tmp, "half")
+    first = mpirun(1, "--steps", "10", "--log-every", "1", "--seed", "7", "--save", half)
+    rest = mpirun(1, *common, "--load", half)
+    resumed = losses(first) + losses(rest)
+    check("save after 10 steps, load and train 10 more: the same 20 losses",
+          first.returncode == 0 and rest.returncode == 0 and resumed == reference,
+          first.stderr + rest.stderr + "\n" + str(resumed) + "\n" + str(reference))
+    files = ("config.json", "model.safetensors", "optimizer.safetensors")
+    for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"])):
+        again = os.path.join(tmp, f"np{np}")
+        run = mpirun(np, *extra, "--steps", "10", "--seed", "7", "--load", half, "--save", again)
+        same = run.returncode == 0 and all(
+            open(os.path.join(half, f), "rb").read() == open(os.path.join(again, f), "rb").read()
+            for f in files)
+        check(f"{np} ranks {' '.join(extra)} load and save the same files", same, run.stderr)
+    resumed_tp = mpirun(2, "--tp", "2", *common, "--load", half)
+    curve = losses(resumed_tp)
+    check("2 ranks --tp 2 resume the 1-rank checkpoint on the same curve",
+          resumed_tp.returncode == 0 and len(curve) == 10 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
+          resumed_tp.stderr + "\n" + str(curve))
+    expect_error("--load of a directory without a checkpoint", 1, ["--load", tmp], "config.json")
+
 print(f"1..{len(results)}")
 for i, (name, ok, detail) in enumerate(results, 1):
     print(f"{'ok' if ok else 'not ok'} {i} - {name}")

@@ -1,0 +1,220 @@
+/* test-hf-checkpoint.c: the decoder under Hugging Face Llama names, saved
+ * and loaded as safetensors, and loaded into a laid-out decoder
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Runs alone and under mpirun (suite mpi): rank 0 writes the checkpoint,
+ * every rank loads it.
+ */
+
+#include <glib/gstdio.h>
+#include <mpi.h>
+#include <string.h>
+
+#include "hp-test-utils.h"
+
+static gint world_size;
+
+/* A float64 decoder whose heads split over @tp ranks */
+static HpDecoderConfig *
+decoder_config (gint tp)
+{
+  return g_object_new (HP_TYPE_DECODER_CONFIG,
+                       "dim", 8 * tp, "n-layers", 2, "n-heads", 2 * tp, "n-kv-heads", tp,
+                       "vocab-size", 11, "ffn-hidden", 12, "max-seq-len", 8,
+                       "dtype", HP_DTYPE_FLOAT64, NULL);
+}
+
+static HpModule *
+build (HpDecoderConfig *config,
+       guint64          seed)
+{
+  g_autoptr(GError) error = NULL;
+  GObject *model = hp_config_build (HP_CONFIG (config), &error);
+
+  g_assert_no_error (error);
+  g_assert_true (hp_module_init_states (HP_MODULE (model), seed, &error));
+  g_assert_no_error (error);
+  return HP_MODULE (model);
+}
+
+static void
+test_names_and_permutation (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (1);
+  g_autoptr(HpModule) model = build (config, 1);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  g_autoptr(HpStateDict) states = hp_module_state_dict (model);
+  g_autoptr(HpStateDict) hf = NULL;
+  g_autoptr(HpStateDict) back = NULL;
+  g_autoptr(HpStateDict) stray = hp_state_dict_new ();
+  g_autofree gdouble *wq = NULL;
+  g_autofree gdouble *q_proj = NULL;
+  gsize n;
+
+  hf = hp_state_dict_adapter_to_hf (as_adapter, states, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hp_state_dict_get_size (hf), ==, hp_state_dict_get_size (states));
+  g_assert_cmpstr (hp_state_dict_get_name (hf, 0), ==, "model.embed_tokens.weight");
+  g_assert_true (hp_state_dict_contains (hf, "model.layers.1.self_attn.k_proj.weight"));
+  g_assert_true (hp_state_dict_contains (hf, "model.layers.0.mlp.down_proj.weight"));
+  g_assert_true (hp_state_dict_contains (hf, "model.layers.0.post_attention_layernorm.weight"));
+  g_assert_true (hp_state_dict_contains (hf, "model.norm.weight"));
+  g_assert_true (hp_state_dict_contains (hf, "lm_head.weight"));
+  /* unpermuted names keep their tensors */
+  g_assert_true (hp_state_dict_lookup (hf, "model.layers.0.self_attn.v_proj.weight") ==
+                 hp_state_dict_lookup (states, "layers.0.attention.wv.weight"));
+
+  /* head size 4: Meta's interleaved rows 0 1 2 3 become halves 0 2 1 3 */
+  wq = hp_tensor_to_float64_array (hp_state_dict_lookup (states, "layers.0.attention.wq.weight"), &n);
+  q_proj = hp_tensor_to_float64_array (hp_state_dict_lookup (hf, "model.layers.0.self_attn.q_proj.weight"), &n);
+  for (guint head = 0; head < 2; head++)
+    for (guint col = 0; col < 8; col++)
+      {
+        guint base = head * 4;
+
+        g_assert_cmpfloat (q_proj[(base + 0) * 8 + col], ==, wq[(base + 0) * 8 + col]);
+        g_assert_cmpfloat (q_proj[(base + 1) * 8 + col], ==, wq[(base + 2) * 8 + col]);
+        g_assert_cmpfloat (q_proj[(base + 2) * 8 + col], ==, wq[(base + 1) * 8 + col]);
+        g_assert_cmpfloat (q_proj[(base + 3) * 8 + col], ==, wq[(base + 3) * 8 + col]);
+      }
+
+  back = hp_state_dict_adapter_from_hf (as_adapter, hf, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    hp_test_assert_close (hp_state_dict_lookup (back, hp_state_dict_get_name (states, i)),
+                          hp_state_dict_get_tensor (states, i), 0, 0);
+
+  hp_state_dict_insert (stray, "model.layers.0.self_attn.rotary_emb.inv_freq",
+                        hp_state_dict_get_tensor (states, 0));
+  hp_test_assert_error (hp_state_dict_adapter_from_hf (as_adapter, stray, &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "no decoder name for 'model.layers.0.self_attn.rotary_emb.inv_freq'");
+}
+
+/* A directory every rank knows: made by rank 0 */
+static gchar *
+shared_tmp_dir (void)
+{
+  gchar path[1024] = { 0 };
+
+  if (hp_get_world_rank () == 0)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree gchar *made = g_dir_make_tmp ("hp-test-hf-XXXXXX", &error);
+
+      g_assert_no_error (error);
+      g_strlcpy (path, made, sizeof path);
+    }
+  MPI_Bcast (path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return g_strdup (path);
+}
+
+static void
+remove_dir (const gchar *path)
+{
+  g_autoptr(GDir) dir = NULL;
+  const gchar *name;
+
+  MPI_Barrier (MPI_COMM_WORLD);
+  if (hp_get_world_rank () != 0)
+    return;
+  dir = g_dir_open (path, 0, NULL);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree gchar *file = g_build_filename (path, name, NULL);
+
+      g_unlink (file);
+    }
+  g_rmdir (path);
+}
+
+/* Saved in shards by rank 0, loaded into a decoder laid out over every
+ * rank: its states are the saved ones */
+static void
+test_sharded_save_and_laid_out_load (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint tp = world_size;
+  g_autoptr(HpDecoderConfig) config = decoder_config (tp);
+  g_autoptr(HpDecoderConfig) laid_out_config = decoder_config (tp);
+  g_autoptr(HpModule) saved = build (config, 5);
+  g_autoptr(HpModule) laid_out = NULL;
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  g_autoptr(HpStateDict) states = hp_module_state_dict (saved);
+  g_autoptr(HpStateDict) hf = NULL;
+  g_autoptr(HpStateDict) loaded = NULL;
+  g_autoptr(HpStateDict) back = NULL;
+  g_autoptr(HpStateDict) after = NULL;
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  g_autoptr(GHashTable) shards = NULL;
+  g_autofree gchar *dir = shared_tmp_dir ();
+  g_autofree gchar *index = g_build_filename (dir, "model.safetensors.index.json", NULL);
+  guint largest = 0;
+  GHashTableIter iter;
+  gpointer value;
+
+  hp_base_state_dict_adapter_set_max_shard_size (HP_BASE_STATE_DICT_ADAPTER (adapter), 4096);
+  hf = hp_state_dict_adapter_to_hf (as_adapter, states, &error);
+  g_assert_no_error (error);
+  if (hp_get_world_rank () == 0)
+    {
+      g_assert_true (hp_state_dict_adapter_save_hf_state_dict (as_adapter, hf,
+                                                               HP_BASE_MODEL_CONFIG (config),
+                                                               dir, &error));
+      g_assert_no_error (error);
+    }
+  MPI_Barrier (MPI_COMM_WORLD);
+  g_assert_true (g_file_test (index, G_FILE_TEST_EXISTS));
+
+  shards = hp_base_state_dict_adapter_fqn_to_index_mapping (HP_BASE_STATE_DICT_ADAPTER (adapter),
+                                                            dir, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_hash_table_size (shards), ==, hp_state_dict_get_size (hf));
+  g_hash_table_iter_init (&iter, shards);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    largest = MAX (largest, GPOINTER_TO_UINT (value));
+  g_assert_cmpuint (largest, >, 1);
+
+  g_assert_true (hp_set_decoder_sharding_config (laid_out_config, TRUE, FALSE, &error));
+  laid_out = build (laid_out_config, 9);
+  g_assert_true (hp_module_parallelize (laid_out, mesh, &error));
+  g_assert_no_error (error);
+
+  loaded = hp_state_dict_adapter_load_hf_state_dict (as_adapter, dir, HP_BASE_MODEL_CONFIG (config),
+                                                     HP_DTYPE_FLOAT64, &error);
+  g_assert_no_error (error);
+  back = hp_state_dict_adapter_from_hf (as_adapter, loaded, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_module_load_state_dict (laid_out, back, TRUE, &error));
+  g_assert_no_error (error);
+
+  after = hp_module_state_dict (laid_out);
+  g_assert_true (HP_IS_DTENSOR (hp_state_dict_lookup (after, "layers.0.attention.wq.weight")));
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    {
+      HpTensor *state = hp_state_dict_lookup (after, hp_state_dict_get_name (states, i));
+      g_autoptr(HpTensor) whole = HP_IS_DTENSOR (state) ? hp_test_full_tensor (state)
+                                                        : g_object_ref (state);
+
+      hp_test_assert_close (whole, hp_state_dict_get_tensor (states, i), 0, 0);
+    }
+  remove_dir (dir);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  hp_test_init_world (&argc, &argv);
+  world_size = hp_get_world_size ();
+
+  g_test_add_func ("/hf-checkpoint/names-and-permutation", test_names_and_permutation);
+  g_test_add_func ("/hf-checkpoint/sharded-save-and-laid-out-load",
+                   test_sharded_save_and_laid_out_load);
+
+  return g_test_run ();
+}
