@@ -382,6 +382,35 @@ class OptimizerTest(unittest.TestCase):
                      Hp.clip_grad_norm, [a, b], -1.0, 2.0)
 
 
+class CheckpointTest(unittest.TestCase):
+    def test_hugging_face_round_trip(self):
+        import tempfile
+
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=1, n_heads=2, n_kv_heads=1,
+                                                vocab_size=11, max_seq_len=8, dtype=F64)
+        model = config.build()
+        model.init_weights(3)
+        adapter = Hp.DecoderStateDictAdapter.new(config)
+        self.assertIsInstance(adapter, Hp.BaseStateDictAdapter)
+        self.assertIs(adapter.get_model_config(), config)
+        adapter.set_max_shard_size(1024)
+        self.assertEqual(adapter.get_max_shard_size(), 1024)
+
+        hf = adapter.to_hf(model.state_dict())
+        self.assertIn("model.layers.0.self_attn.q_proj.weight", hf.get_names())
+        with tempfile.TemporaryDirectory() as directory:
+            adapter.save_hf_state_dict(hf, config, directory)
+            shards = adapter.fqn_to_index_mapping(directory)
+            self.assertEqual(sorted(shards), sorted(hf.get_names()))
+            self.assertGreater(max(shards.values()), 1)
+            loaded = adapter.from_hf(adapter.load_hf_state_dict(directory, config, F64))
+            other = config.build()
+            other.load_state_dict(loaded, True)
+        for name in model.state_dict().get_names():
+            np.testing.assert_array_equal(to_numpy(other.state_dict().lookup(name)),
+                                          to_numpy(model.state_dict().lookup(name)))
+
+
 class ParallelDimsTest(unittest.TestCase):
     def test_resolve(self):
         dims = Hp.ParallelDims.new()
