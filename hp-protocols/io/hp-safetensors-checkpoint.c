@@ -194,13 +194,6 @@ open_single (HpSafetensorsCheckpoint  *self,
   return TRUE;
 }
 
-static gint
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
-}
-
 /* A shard is named by a plain file name in the directory of the index */
 static gboolean
 is_plain_file_name (const gchar *name)
@@ -274,8 +267,7 @@ open_shards (HpSafetensorsCheckpoint  *self,
       g_hash_table_insert (shards, (gpointer) shard, NULL);
     }
 
-  shard_names = (const gchar **) g_hash_table_get_keys_as_array (shards, &n_shards);
-  qsort (shard_names, n_shards, sizeof (gchar *), compare_names);
+  shard_names = (const gchar **) _hp_safetensors_sorted_keys (shards, FALSE, &n_shards);
   for (guint i = 0; i < n_shards; i++)
     {
       g_autofree gchar *shard_path = g_build_filename (dir, shard_names[i], NULL);
@@ -515,16 +507,9 @@ hp_safetensors_checkpoint_get_file (HpSafetensorsCheckpoint *self,
 GStrv
 hp_safetensors_checkpoint_get_names (HpSafetensorsCheckpoint *self)
 {
-  GStrv names;
-  guint n;
-
   g_return_val_if_fail (HP_IS_SAFETENSORS_CHECKPOINT (self), NULL);
 
-  names = (GStrv) g_hash_table_get_keys_as_array (self->tensor_files, &n);
-  qsort (names, n, sizeof (gchar *), compare_names);
-  for (guint i = 0; i < n; i++)
-    names[i] = g_strdup (names[i]);
-  return names;
+  return _hp_safetensors_sorted_keys (self->tensor_files, TRUE, NULL);
 }
 
 /**

@@ -707,13 +707,6 @@ hp_safetensors_file_get_n_tensors (HpSafetensorsFile *self)
   return g_hash_table_size (self->entries);
 }
 
-static gint
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
-}
-
 /**
  * hp_safetensors_file_get_names:
  * @self: a #HpSafetensorsFile
@@ -727,16 +720,9 @@ compare_names (gconstpointer a,
 GStrv
 hp_safetensors_file_get_names (HpSafetensorsFile *self)
 {
-  GStrv names;
-  guint n;
-
   g_return_val_if_fail (HP_IS_SAFETENSORS_FILE (self), NULL);
 
-  names = (GStrv) g_hash_table_get_keys_as_array (self->entries, &n);
-  qsort (names, n, sizeof (gchar *), compare_names);
-  for (guint i = 0; i < n; i++)
-    names[i] = g_strdup (names[i]);
-  return names;
+  return _hp_safetensors_sorted_keys (self->entries, TRUE, NULL);
 }
 
 /**

@@ -593,3 +593,26 @@ _hp_json_parse_strict (const gchar  *data,
   root = json_parser_get_root (parser);
   return root != NULL ? json_node_ref (root) : NULL;
 }
+
+static gint
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+gchar **
+_hp_safetensors_sorted_keys (GHashTable *table,
+                             gboolean    copy,
+                             guint      *n_keys)
+{
+  guint n;
+  gchar **keys = (gchar **) g_hash_table_get_keys_as_array (table, &n);
+
+  qsort (keys, n, sizeof (gchar *), compare_names);
+  for (guint i = 0; copy && i < n; i++)
+    keys[i] = g_strdup (keys[i]);
+  if (n_keys != NULL)
+    *n_keys = n;
+  return keys;
+}

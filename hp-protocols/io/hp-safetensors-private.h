@@ -80,4 +80,10 @@ JsonNode     *_hp_json_parse_strict      (const gchar   *data,
                                           gsize          length,
                                           GError       **error);
 
+/* The keys of @table (strings) sorted by strcmp(): borrowed, in a
+ * container to free with g_free(), or copied with @copy into a GStrv */
+gchar  **_hp_safetensors_sorted_keys (GHashTable *table,
+                                      gboolean    copy,
+                                      guint      *n_keys);
+
 G_END_DECLS
