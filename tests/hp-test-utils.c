@@ -488,7 +488,8 @@ hp_test_gradcheck (const gchar *name,
       for (gsize j = 0; j < n; j++)
         {
           gdouble saved = values[j];
-          gdouble f_plus, f_minus, numeric;
+          gdouble f[2];
+          gdouble numeric;
 
           for (int side = 0; side < 2; side++)
             {
@@ -497,15 +498,12 @@ hp_test_gradcheck (const gchar *name,
               values[j] = saved + (side == 0 ? step : -step);
               perturbed = hp_test_tensor (HP_DTYPE_FLOAT64, values, n, in_shape, in_ndim);
               inputs[i] = perturbed;
-              if (side == 0)
-                f_plus = evaluate (func, user_data, inputs, weights);
-              else
-                f_minus = evaluate (func, user_data, inputs, weights);
+              f[side] = evaluate (func, user_data, inputs, weights);
               inputs[i] = original;
             }
           values[j] = saved;
 
-          numeric = (f_plus - f_minus) / (2.0 * step);
+          numeric = (f[0] - f[1]) / (2.0 * step);
           if (!(fabs (analytic[j] - numeric) <= 1e-6 * fabs (numeric) + 1e-8))
             {
               g_autofree gchar *msg =
