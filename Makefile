@@ -1,6 +1,7 @@
 # Thin wrapper around meson: installs what is missing, builds, runs.
 #   make demo    install dependencies, build, train the tiny Llama on 2 ranks
 #   make check   install dependencies, build, run every test suite
+#   make check-asan  the unit and mpi suites under ASan + UBSan
 #   make bench   build and run the benchmarks (measurements, not tests):
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
 #                bench-matmul, then bench-redistribute on 2 and 4 ranks
@@ -16,7 +17,9 @@ MPIRUN ?= mpirun --oversubscribe
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: all deps build demo check bench clean
+ASAN_BUILDDIR ?= build-asan
+
+.PHONY: all deps build demo check check-asan bench clean
 
 all: build
 
@@ -41,6 +44,13 @@ demo: build
 
 check: build
 	meson test -C $(BUILDDIR) --print-errorlogs $(MESON_TEST_ARGS)
+
+# The unit and mpi suites built with AddressSanitizer and UBSan
+check-asan: deps
+	test -f $(ASAN_BUILDDIR)/build.ninja || meson setup $(ASAN_BUILDDIR) \
+	  -Db_sanitize=address,undefined -Db_lundef=false -Dintrospection=disabled -Ddocs=disabled
+	meson compile -C $(ASAN_BUILDDIR)
+	meson test -C $(ASAN_BUILDDIR) --setup=asan --suite unit --suite mpi --print-errorlogs
 
 bench: build
 	./bench/run-train.sh $(BUILDDIR)
