@@ -48,8 +48,9 @@ make_model (HpShardingConfig  *first,
   layer2 = hp_config_build (HP_CONFIG (w2), error);
   if (layer2 == NULL)
     return NULL;
-  hp_module_list_append (HP_MODULE_LIST (model), HP_MODULE (layer1));
-  hp_module_list_append (HP_MODULE_LIST (model), HP_MODULE (layer2));
+  if (!hp_module_list_append (HP_MODULE_LIST (model), HP_MODULE (layer1), error) ||
+      !hp_module_list_append (HP_MODULE_LIST (model), HP_MODULE (layer2), error))
+    return NULL;
   return HP_MODULE (g_steal_pointer (&model));
 }
 

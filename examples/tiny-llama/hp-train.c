@@ -468,6 +468,7 @@ load_checkpoint (Trainer          *trainer,
   g_autoptr(HpSafetensorsFile) file = NULL;
   g_autoptr(HpStateDict) optimizer_states = NULL;
   const gchar *saved_step;
+  gint64 parsed;
   HpDType dtype;
 
   g_object_get (config, "dtype", &dtype, NULL);
@@ -480,15 +481,13 @@ load_checkpoint (Trainer          *trainer,
   file = hp_safetensors_file_new_for_path (optimizer_file, error);
   if (file == NULL || !(optimizer_states = hp_safetensors_load (optimizer_file, error)))
     return FALSE;
-  saved_step = hp_safetensors_file_get_metadata (file) != NULL
-               ? g_hash_table_lookup (hp_safetensors_file_get_metadata (file), "step") : NULL;
-  if (saved_step == NULL || !g_ascii_string_to_signed (saved_step, 10, 0, G_MAXINT,
-                                                       (gint64 *) NULL, NULL))
+  saved_step = g_hash_table_lookup (hp_safetensors_file_get_metadata (file), "step");
+  if (saved_step == NULL || !g_ascii_string_to_signed (saved_step, 10, 0, G_MAXINT, &parsed, NULL))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "%s: no step in the metadata", optimizer_file);
       return FALSE;
     }
-  *step = atoi (saved_step);
+  *step = (gint) parsed;
   return hp_optimizer_load_state (trainer->optimizer, optimizer_states, *step, error);
 }
 

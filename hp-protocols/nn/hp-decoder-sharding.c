@@ -13,6 +13,7 @@
 
 #include "hp-attention-sharding.h"
 #include "hp-decoder-sharding.h"
+#include "hp-transformer-block.h"
 #include "hp-mesh-axis-name.h"
 #include "hp-replicate.h"
 #include "hp-shard.h"
@@ -362,6 +363,7 @@ install (gpointer          config,
   g_object_unref (sharding);
 }
 
+/* A nested configuration field of a decoder configuration (borrowed) */
 static gpointer
 field (gpointer     config,
        const gchar *name)
@@ -423,18 +425,19 @@ hp_set_decoder_sharding_config (HpDecoderConfig  *cfg,
   layers = field (cfg, "layers");
   for (guint i = 0; i < hp_config_list_get_length (layers); i++)
     {
-      HpConfig *block = hp_config_list_peek (layers, i);
-      HpGQAttentionConfig *attention = field (block, "attention");
+      HpTransformerBlockConfig *block = HP_TRANSFORMER_BLOCK_CONFIG (hp_config_list_peek (layers, i));
+      HpGQAttentionConfig *attention = hp_transformer_block_config_get_attention (block);
 
-      install (field (block, "attention-norm"), hp_sharding_norm (enable_sp));
-      install (field (block, "ffn-norm"), hp_sharding_norm (enable_sp));
+      install (hp_transformer_block_config_get_attention_norm (block), hp_sharding_norm (enable_sp));
+      install (hp_transformer_block_config_get_ffn_norm (block), hp_sharding_norm (enable_sp));
       if (!hp_set_gqa_attention_sharding (attention, enable_sp, error))
         {
           g_prefix_error (error, "layers.%u.attention: ", i);
           return FALSE;
         }
-      hp_set_gqa_inner_attention_local_map (field (attention, "inner-attention"), FALSE);
-      hp_set_dense_ffn_sharding (field (block, "feed-forward"), enable_sp);
+      hp_set_gqa_inner_attention_local_map (hp_gq_attention_config_get_inner_attention (attention),
+                                            FALSE);
+      hp_set_dense_ffn_sharding (hp_transformer_block_config_get_feed_forward (block), enable_sp);
     }
 
   install (field (cfg, "norm"), hp_sharding_norm (enable_sp));

@@ -548,16 +548,6 @@ init_weight (gpointer       config,
   hp_module_config_set_param_init (HP_MODULE_CONFIG (config), param_init);
 }
 
-static HpLinearConfig *
-linear_child (HpConfig    *parent,
-              const gchar *field)
-{
-  g_autoptr(HpLinearConfig) child = NULL;
-
-  g_object_get (parent, field, &child, NULL);
-  return child;
-}
-
 static HpTransformerBlockConfig *
 new_block (HpDecoderConfig  *self,
            guint             layer,
@@ -570,7 +560,6 @@ new_block (HpDecoderConfig  *self,
   g_autoptr(HpRMSNormConfig) ffn_norm = NULL;
   g_autoptr(HpInitializer) input_init = hp_initializer_new_trunc_normal (0, 0.02, -2, 2);
   g_autoptr(HpInitializer) output_init = hp_initializer_new_depth_scaled_normal (0.02, layer);
-  const gchar *inputs[] = { "wq", "wk", "wv" };
 
   attention = g_object_new (HP_TYPE_GQ_ATTENTION_CONFIG,
                             "dim", self->dim,
@@ -582,18 +571,19 @@ new_block (HpDecoderConfig  *self,
                             NULL);
   if (!hp_gq_attention_config_fill_children (attention, error))
     return NULL;
-  for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
-    init_weight (linear_child (HP_CONFIG (attention), inputs[i]), input_init);
-  init_weight (linear_child (HP_CONFIG (attention), "wo"), output_init);
+  init_weight (hp_gq_attention_config_get_wq (attention), input_init);
+  init_weight (hp_gq_attention_config_get_wk (attention), input_init);
+  init_weight (hp_gq_attention_config_get_wv (attention), input_init);
+  init_weight (hp_gq_attention_config_get_wo (attention), output_init);
 
   feed_forward = g_object_new (HP_TYPE_FEED_FORWARD_CONFIG,
                                "dim", self->dim,
                                "hidden-dim", hp_decoder_config_get_ffn_hidden_size (self),
                                "dtype", self->dtype,
                                NULL);
-  init_weight (linear_child (HP_CONFIG (feed_forward), "w1"), input_init);
-  init_weight (linear_child (HP_CONFIG (feed_forward), "w2"), output_init);
-  init_weight (linear_child (HP_CONFIG (feed_forward), "w3"), output_init);
+  init_weight (hp_feed_forward_config_get_w1 (feed_forward), input_init);
+  init_weight (hp_feed_forward_config_get_w2 (feed_forward), output_init);
+  init_weight (hp_feed_forward_config_get_w3 (feed_forward), output_init);
 
   attention_norm = g_object_new (HP_TYPE_RMS_NORM_CONFIG,
                                  "dim", self->dim, "eps", self->norm_eps,
@@ -775,7 +765,8 @@ hp_decoder_initable_init (GInitable     *initable,
           g_prefix_error (error, "HpDecoder.layers.%u: ", i);
           return FALSE;
         }
-      hp_module_list_append (layers, HP_MODULE (block));
+      if (!hp_module_list_append (layers, HP_MODULE (block), error))
+        return FALSE;
     }
   if (!hp_module_add_child (module, "layers", HP_MODULE (layers), error))
     return FALSE;

@@ -63,27 +63,27 @@ hp_module_list_get_length (HpModuleList *self)
  * hp_module_list_append:
  * @self: a #HpModuleList
  * @module: the module to add
+ * @error: return location for a #GError
  *
  * Adds @module at the end of the list, as the child named by its
  * position.
+ *
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT when
+ *   @module is the list or contains it; the list is unchanged then
  */
-void
-hp_module_list_append (HpModuleList *self,
-                       HpModule     *module)
+gboolean
+hp_module_list_append (HpModuleList  *self,
+                       HpModule      *module,
+                       GError       **error)
 {
   g_autofree gchar *name = NULL;
 
-  g_return_if_fail (HP_IS_MODULE_LIST (self));
-  g_return_if_fail (HP_IS_MODULE (module));
-  g_return_if_fail (HP_MODULE (self) != module);
+  g_return_val_if_fail (HP_IS_MODULE_LIST (self), FALSE);
+  g_return_val_if_fail (HP_IS_MODULE (module), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   name = g_strdup_printf ("%u", hp_module_list_get_length (self));
-  /* a numeric name is always valid, and a fresh module cannot hold the
-   * list, so the only possible error is a cycle the precondition of
-   * hp_module_add_child() already names */
-  if (!hp_module_add_child (HP_MODULE (self), name, module, NULL))
-    g_critical ("%s: cannot append %s: it contains the list",
-                G_OBJECT_TYPE_NAME (self), G_OBJECT_TYPE_NAME (module));
+  return hp_module_add_child (HP_MODULE (self), name, module, error);
 }
 
 /**

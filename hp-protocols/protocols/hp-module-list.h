@@ -36,8 +36,9 @@ struct _HpModuleListClass
 HP_AVAILABLE_IN_ALL
 HpModuleList *hp_module_list_new        (void);
 HP_AVAILABLE_IN_ALL
-void          hp_module_list_append     (HpModuleList *self,
-                                         HpModule     *module);
+gboolean      hp_module_list_append     (HpModuleList  *self,
+                                         HpModule      *module,
+                                         GError       **error);
 HP_AVAILABLE_IN_ALL
 HpModule     *hp_module_list_get        (HpModuleList *self,
                                          guint         index);

@@ -400,7 +400,7 @@ hp_toy_model_constructed (GObject *object)
       g_autoptr(GObject) layer = hp_config_build (layer_config, &error);
 
       g_assert_no_error (error);
-      hp_module_list_append (layers, HP_MODULE (layer));
+      g_assert_true (hp_module_list_append (layers, HP_MODULE (layer), &error));
     }
   hp_module_add_child (module, "layers", HP_MODULE (layers), &error);
   g_assert_no_error (error);

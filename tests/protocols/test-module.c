@@ -450,8 +450,13 @@ test_containers (void)
   g_assert_true (y == x);
   g_clear_object (&y);
 
-  hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (first));
-  hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (second));
+  g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (first), &error));
+  g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (second), &error));
+  g_assert_no_error (error);
+  /* a list cannot hold itself */
+  g_assert_false (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (seq), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
   g_assert_cmpuint (hp_module_list_get_length (HP_MODULE_LIST (seq)), ==, 2);
   g_assert_true (hp_module_list_get (HP_MODULE_LIST (seq), 1) == HP_MODULE (second));
   g_assert_null (hp_module_list_get (HP_MODULE_LIST (seq), 2));
