@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-collective-private.h"
 #include "hp-device-mesh.h"
 #include "hp-error.h"
 #include "hp-init.h"
@@ -428,6 +429,9 @@ hp_device_mesh_new_for_comm (MPI_Comm             comm,
   MPI_Comm base = MPI_COMM_NULL;
   int comm_size = 0;
   int rank = 0;
+  /* one agreement on the shape covers the duplicate and the splits */
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_COMM_DUP, "hp_device_mesh_new");
+  gint64 shape64[MESH_MAX_NDIM];
 
   g_return_val_if_fail (comm != MPI_COMM_NULL, NULL);
   g_return_val_if_fail (shape != NULL || ndim == 0, NULL);
@@ -446,7 +450,12 @@ hp_device_mesh_new_for_comm (MPI_Comm             comm,
       !check_comm_size (shape, ndim, comm_size, error))
     return NULL;
 
-  if (!_hp_mpi_check (MPI_Comm_dup (comm, &base), "MPI_Comm_dup", error))
+  for (guint d = 0; d < ndim; d++)
+    shape64[d] = shape[d];
+  call.shape = shape64;
+  call.ndim = ndim;
+  if (!_hp_collective_agree_comm (comm, "the communicator of a new mesh", &call, error) ||
+      !_hp_mpi_check (MPI_Comm_dup (comm, &base), "MPI_Comm_dup", error))
     return NULL;
 
   self = g_object_new (HP_TYPE_DEVICE_MESH, NULL);
@@ -827,8 +836,16 @@ hp_device_mesh_slice (HpDeviceMesh         *self,
       MPI_Comm comm = MPI_COMM_NULL;
       int color = linear_index (self->shape, self->coordinate, self->ndim,
                                 all_dims (self->ndim) & ~kept_dims);
+      /* the ranks agree on the dims they keep */
+      HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_COMM_SPLIT, "slice");
+      gint64 kept_shape[MESH_MAX_NDIM];
 
-      if (!_hp_mpi_check (MPI_Comm_split (self->comm->comm, color, slice->rank, &comm),
+      for (guint i = 0; i < n_kept; i++)
+        kept_shape[i] = kept[i];
+      call.shape = kept_shape;
+      call.ndim = n_kept;
+      if (!_hp_collective_agree (self, &call, error) ||
+          !_hp_mpi_check (MPI_Comm_split (self->comm->comm, color, slice->rank, &comm),
                           "MPI_Comm_split", error))
         return NULL;
 

@@ -29,6 +29,7 @@
 
 #include <string.h>
 
+#include "hp-collective-private.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
@@ -106,6 +107,26 @@ input_shape (Plan *plan,
              guint i)
 {
   return hp_tensor_get_shape (HP_TENSOR (g_ptr_array_index (plan->inputs, i)), NULL);
+}
+
+/* HP_DEBUG=collectives: the ranks agree on a collective of @caller over
+ * input @i, by its global shape and current placements */
+static gboolean
+agree_on_input (Plan          *plan,
+                HpCollective   op,
+                const gchar   *caller,
+                gint           mesh_dim,
+                guint          i,
+                GError       **error)
+{
+  HpDTensor *input = g_ptr_array_index (plan->inputs, i);
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (op, caller);
+
+  call.mesh_dim = mesh_dim;
+  call.dtype = hp_tensor_get_dtype (HP_TENSOR (input));
+  call.shape = hp_tensor_get_shape (HP_TENSOR (input), &call.ndim);
+  call.placements = hp_dtensor_get_placements (input);
+  return _hp_collective_agree (plan->mesh, &call, error);
 }
 
 static void
@@ -1272,7 +1293,8 @@ check_sharded_ids (Plan    *plan,
       bad = data[i];
 
   any_bad = bad != G_MININT64;
-  if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &any_bad, 1, MPI_INT64_T, MPI_MAX,
+  if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, "embedding", -1, 1, error) ||
+      !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &any_bad, 1, MPI_INT64_T, MPI_MAX,
                                      hp_device_mesh_get_comm (plan->mesh)),
                       "MPI_Allreduce", error))
     return FALSE;
@@ -1397,6 +1419,11 @@ plan_run (Plan    *plan,
       gint64 offsets[HP_TENSOR_MAX_NDIM], lengths[HP_TENSOR_MAX_NDIM];
       guint ndim_logits = input_ndim (plan, 0);
 
+      /* one agreement covers the loss's two all-reduces, which follow
+       * each other unconditionally */
+      if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, "cross_entropy",
+                           plan->class_parallel_dim, 0, error))
+        return NULL;
       _hp_layout_local_region (input_shape (plan, 0), ndim_logits, plan->want[0], plan->mesh,
                                hp_device_mesh_get_coordinate (plan->mesh, NULL), offsets, lengths);
       out = _hp_cross_entropy_class_parallel (g_ptr_array_index (locals, 0),

@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "hp-collective-private.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
@@ -500,6 +501,30 @@ step_reduce_scatter (State      *st,
   return TRUE;
 }
 
+/* HP_DEBUG=collectives: the ranks agree on the step from the placement
+ * of mesh dim @d to @to before its collective */
+static gboolean
+agree_on_step (State        *st,
+               guint         d,
+               HpPlacement  *to,
+               GError      **error)
+{
+  HpPlacement *from = g_ptr_array_index (st->current, d);
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_ALLGATHERV, "redistribute");
+
+  if (hp_placement_is_shard (from))
+    call.op = hp_placement_is_shard (to) ? HP_COLLECTIVE_ALLTOALLV : HP_COLLECTIVE_ALLGATHERV;
+  else
+    call.op = hp_placement_is_shard (to) ? HP_COLLECTIVE_REDUCE_SCATTER : HP_COLLECTIVE_ALLREDUCE;
+  call.mesh_dim = (gint) d;
+  call.dtype = hp_tensor_get_dtype (st->local);
+  call.shape = st->shape;
+  call.ndim = st->ndim;
+  call.placements = st->current;
+  call.target = to;
+  return _hp_collective_agree (st->mesh, &call, error);
+}
+
 static gboolean
 run_step (State        *st,
           guint         d,
@@ -511,6 +536,9 @@ run_step (State        *st,
 
   if (st->mesh_shape[d] > 1)
     {
+      /* every step but R -> S(k) communicates */
+      if (!hp_placement_is_replicate (from) && !agree_on_step (st, d, to, error))
+        return FALSE;
       if (hp_placement_is_shard (from) && hp_placement_is_replicate (to))
         ok = step_all_gather (st, d, hp_shard_get_dim (HP_SHARD (from)), error);
       else if (hp_placement_is_replicate (from) && hp_placement_is_shard (to))

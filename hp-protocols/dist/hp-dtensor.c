@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-collective-private.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-grad-mode.h"
@@ -312,6 +313,28 @@ source_rank (HpDeviceMesh *mesh,
   return rank;
 }
 
+/* HP_DEBUG=collectives: the ranks agree on a collective of @caller */
+static gboolean
+agree_on (HpDeviceMesh  *mesh,
+          HpCollective   op,
+          const gchar   *caller,
+          gint           mesh_dim,
+          gint           dtype,
+          const gint64  *shape,
+          guint          ndim,
+          GPtrArray     *placements,
+          GError       **error)
+{
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (op, caller);
+
+  call.mesh_dim = mesh_dim;
+  call.dtype = dtype;
+  call.shape = shape;
+  call.ndim = ndim;
+  call.placements = placements;
+  return _hp_collective_agree (mesh, &call, error);
+}
+
 /* One scatter or broadcast along mesh dim @d from coordinate @source, of
  * the part the ranks hold after the dims before @d. */
 static gboolean
@@ -544,7 +567,8 @@ hp_dtensor_distribute (HpTensor      *tensor,
           meta[3] = ndim;
           memcpy (meta + 4, tshape, ndim * sizeof (gint64));
         }
-      if (!_hp_mpi_check (MPI_Bcast (meta, G_N_ELEMENTS (meta), MPI_INT64_T, root,
+      if (!agree_on (mesh, HP_COLLECTIVE_BCAST, "distribute", -1, -1, NULL, 0, placements, error) ||
+          !_hp_mpi_check (MPI_Bcast (meta, G_N_ELEMENTS (meta), MPI_INT64_T, root,
                                      hp_device_mesh_get_comm (mesh)),
                           "MPI_Bcast", error))
         return NULL;
@@ -580,6 +604,13 @@ hp_dtensor_distribute (HpTensor      *tensor,
           for (guint e = d + 1; e < mesh_ndim; e++)
             active &= coordinate[e] == src_data_rank;
 
+          /* every rank agrees on the step, active or not */
+          if (mesh_shape[d] > 1 &&
+              !agree_on (mesh,
+                         hp_placement_is_shard (g_ptr_array_index (normalized, d))
+                           ? HP_COLLECTIVE_SCATTERV : HP_COLLECTIVE_BCAST,
+                         "distribute", (gint) d, dtype, shape, ndim, normalized, error))
+            return NULL;
           if (active && mesh_shape[d] > 1 &&
               !distribute_step (&part, dtype, shape, ndim, mesh, normalized, d,
                                 src_data_rank, error))
@@ -651,6 +682,7 @@ check_ranks_agree (HpTensor      *local,
                    guint          ndim,
                    gboolean       local_fits,
                    HpDeviceMesh  *mesh,
+                   GPtrArray     *placements,
                    GError       **error)
 {
   MPI_Comm comm = hp_device_mesh_get_comm (mesh);
@@ -668,7 +700,9 @@ check_ranks_agree (HpTensor      *local,
   if (shape != NULL)
     memcpy (mine + 3 + HP_TENSOR_MAX_NDIM, shape, ndim * sizeof (gint64));
 
-  if (!_hp_mpi_check (MPI_Allgather (mine, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, comm),
+  if (!agree_on (mesh, HP_COLLECTIVE_ALLGATHER, "new_from_local", -1, -1, shape, ndim,
+                 placements, error) ||
+      !_hp_mpi_check (MPI_Allgather (mine, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, comm),
                       "MPI_Allgather", error))
     return FALSE;
 
@@ -795,7 +829,7 @@ hp_dtensor_new_from_local (HpTensor      *local,
 
   if (run_check)
     {
-      if (!check_ranks_agree (local, shape, ndim, local_fits, mesh, error))
+      if (!check_ranks_agree (local, shape, ndim, local_fits, mesh, normalized, error))
         return NULL;
 
       if (hp_tensor_get_numel (local) > G_MAXINT)
@@ -810,10 +844,12 @@ hp_dtensor_new_from_local (HpTensor      *local,
       stored = _hp_tensor_copy_region (local, (gint64[HP_TENSOR_MAX_NDIM]) { 0 }, local_shape);
       for (guint d = 0; d < mesh_ndim; d++)
         if (hp_placement_is_replicate (g_ptr_array_index (normalized, d)) && mesh_shape[d] > 1 &&
-            !_hp_mpi_check (MPI_Bcast (_hp_tensor_data (stored), (int) hp_tensor_get_numel (stored),
-                                       _hp_mpi_datatype (hp_tensor_get_dtype (stored)), 0,
-                                       hp_device_mesh_get_dim_comm (mesh, d)),
-                            "MPI_Bcast", error))
+            (!agree_on (mesh, HP_COLLECTIVE_BCAST, "new_from_local", (gint) d,
+                        hp_tensor_get_dtype (stored), global, local_ndim, normalized, error) ||
+             !_hp_mpi_check (MPI_Bcast (_hp_tensor_data (stored), (int) hp_tensor_get_numel (stored),
+                                        _hp_mpi_datatype (hp_tensor_get_dtype (stored)), 0,
+                                        hp_device_mesh_get_dim_comm (mesh, d)),
+                             "MPI_Bcast", error)))
           return NULL;
     }
   else if (!local_fits)

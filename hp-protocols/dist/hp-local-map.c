@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-collective-private.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-local-map.h"
@@ -715,6 +716,9 @@ exchange_shapes (HpLocalMap  *self,
   g_autofree gint64 *mine = g_new0 (gint64, size);
   g_autofree gint64 *all = g_new0 (gint64, size * n_ranks);
   gboolean ok = *local_error == NULL;
+  /* the ranks agree on the number of outputs whose shapes they exchange */
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_ALLGATHER, "local_map");
+  gint64 n_outputs;
 
   mine[0] = ok;
   for (guint j = 0; ok && j < n_entries; j++)
@@ -732,7 +736,11 @@ exchange_shapes (HpLocalMap  *self,
       memcpy (field + 2, shape, ndim * sizeof (gint64));
     }
 
-  if (!_hp_mpi_check (MPI_Allgather (mine, (int) size, MPI_INT64_T, all, (int) size, MPI_INT64_T,
+  n_outputs = (gint64) n_entries;
+  call.shape = &n_outputs;
+  call.ndim = 1;
+  if (!_hp_collective_agree (self->mesh, &call, error) ||
+      !_hp_mpi_check (MPI_Allgather (mine, (int) size, MPI_INT64_T, all, (int) size, MPI_INT64_T,
                                      hp_device_mesh_get_comm (self->mesh)),
                       "MPI_Allgather", error))
     return FALSE;

@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "hp-collective-private.h"
 #include "hp-clip-grad.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
@@ -80,7 +81,14 @@ reduce_over_dim (HpDeviceMesh  *mesh,
   gint n = hp_device_mesh_get_shape (mesh, NULL)[d];
   g_autofree gdouble *values = NULL;
   gdouble total = 0.0;
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (isinf (norm_type) ? HP_COLLECTIVE_ALLREDUCE
+                                                                     : HP_COLLECTIVE_ALLGATHER,
+                                                   "clip_grad_norm");
 
+  call.mesh_dim = (gint) d;
+  call.dtype = HP_DTYPE_FLOAT64;
+  if (!_hp_collective_agree (mesh, &call, error))
+    return FALSE;
   if (isinf (norm_type))
     return _hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_MAX, comm),
                           "MPI_Allreduce", error);

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-collective-private.h"
 #include "hp-data-parallel.h"
 #include "hp-dtensor-private.h"
 #include "hp-dtensor.h"
@@ -63,6 +64,7 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
 {
   MPI_Comm comm;
   gdouble scale;
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_ALLREDUCE, "average_gradients");
 
   g_return_val_if_fail (params != NULL, FALSE);
   g_return_val_if_fail (HP_IS_DEVICE_MESH (dp_mesh), FALSE);
@@ -87,7 +89,11 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
       local = local_values (grad);
       numel = hp_tensor_get_numel (local);
       data = _hp_tensor_data (local);
-      if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, data, (int) numel,
+      /* the ranks of a replica group hold equal local shapes */
+      call.dtype = hp_tensor_get_dtype (local);
+      call.shape = hp_tensor_get_shape (local, &call.ndim);
+      if (!_hp_collective_agree (dp_mesh, &call, error) ||
+          !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, data, (int) numel,
                                          _hp_mpi_datatype (hp_tensor_get_dtype (local)),
                                          MPI_SUM, comm),
                           "hp_data_parallel_average_gradients: MPI_Allreduce", error))
@@ -118,11 +124,15 @@ hp_data_parallel_average_scalar (HpDeviceMesh  *dp_mesh,
                                  gdouble       *value,
                                  GError       **error)
 {
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_ALLREDUCE, "average_scalar");
+
   g_return_val_if_fail (HP_IS_DEVICE_MESH (dp_mesh), FALSE);
   g_return_val_if_fail (value != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_dp_mesh (dp_mesh, error))
+  call.dtype = HP_DTYPE_FLOAT64;
+  if (!check_dp_mesh (dp_mesh, error) ||
+      !_hp_collective_agree (dp_mesh, &call, error))
     return FALSE;
   if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM,
                                      hp_device_mesh_get_dim_comm (dp_mesh, 0)),

@@ -1,0 +1,403 @@
+/* hp-collective.c: HP_DEBUG=collectives
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hp-collective-private.h"
+#include "hp-debug-private.h"
+#include "hp-dtype.h"
+#include "hp-error.h"
+#include "hp-mpi.h"
+#include "hp-mpi-private.h"
+#include "hp-partial.h"
+#include "hp-replicate.h"
+#include "hp-shard.h"
+#include "hp-tensor.h"
+#include "hp-tensor-private.h"
+
+#define MAX_MESH_NDIM 16
+#define CALLER_SIZE 32
+#define DEFAULT_TIMEOUT_SECONDS 300.0
+/* how long a waiting rank spins before it starts to sleep between polls */
+#define SPIN_MICROSECONDS 10000
+
+/* Gathered as bytes: every rank runs the same build */
+typedef struct
+{
+  gint64 op;
+  gint64 mesh_dim;
+  gint64 dtype;
+  gint64 ndim;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  gint64 n_placements;
+  gint64 placements[MAX_MESH_NDIM];
+  gint64 target;
+  gchar caller[CALLER_SIZE];
+} Signature;
+
+static const gchar * const op_names[] = {
+  [HP_COLLECTIVE_ALLGATHER] = "MPI_Allgather",
+  [HP_COLLECTIVE_ALLGATHERV] = "MPI_Allgatherv",
+  [HP_COLLECTIVE_ALLREDUCE] = "MPI_Allreduce",
+  [HP_COLLECTIVE_ALLTOALLV] = "MPI_Alltoallv",
+  [HP_COLLECTIVE_BCAST] = "MPI_Bcast",
+  [HP_COLLECTIVE_REDUCE_SCATTER] = "MPI_Reduce_scatter",
+  [HP_COLLECTIVE_SCATTERV] = "MPI_Scatterv",
+  [HP_COLLECTIVE_COMM_DUP] = "MPI_Comm_dup",
+  [HP_COLLECTIVE_COMM_SPLIT] = "MPI_Comm_split",
+};
+
+/* Placement codes: the kind in the low 4 bits, its argument above */
+enum { NO_PLACEMENT, CODE_REPLICATE, CODE_SHARD, CODE_PARTIAL, CODE_OTHER };
+#define SHARD_DIM_BIAS 1024
+
+/* Requests given up after a timeout: MPI may still write into their
+ * buffers, so those stay allocated (and reachable) for good */
+static GPtrArray *abandoned;
+G_LOCK_DEFINE_STATIC (abandoned);
+
+static gint64
+encode_placement (HpPlacement *placement)
+{
+  if (placement == NULL)
+    return NO_PLACEMENT;
+  if (hp_placement_is_replicate (placement))
+    return CODE_REPLICATE;
+  if (hp_placement_is_shard (placement))
+    return CODE_SHARD | ((gint64) (hp_shard_get_dim (HP_SHARD (placement)) + SHARD_DIM_BIAS) << 4);
+  if (hp_placement_is_partial (placement))
+    return CODE_PARTIAL | ((gint64) hp_partial_get_reduce_op (HP_PARTIAL (placement)) << 4);
+  return CODE_OTHER;
+}
+
+static HpPlacement *
+decode_placement (gint64 code)
+{
+  switch (code & 0xf)
+    {
+    case CODE_REPLICATE:
+      return hp_replicate_new ();
+    case CODE_SHARD:
+      return hp_shard_new ((gint) ((code >> 4) - SHARD_DIM_BIAS));
+    case CODE_PARTIAL:
+      return hp_partial_new ((HpReduceOp) (code >> 4));
+    default:
+      return NULL;
+    }
+}
+
+static gchar *
+placement_code_to_string (gint64 code)
+{
+  g_autoptr(HpPlacement) placement = decode_placement (code);
+
+  return placement != NULL ? hp_placement_to_string (placement) : g_strdup ("?");
+}
+
+static void
+fill_signature (Signature              *sig,
+                const HpCollectiveCall *call)
+{
+  memset (sig, 0, sizeof *sig);
+  sig->op = call->op;
+  sig->mesh_dim = call->mesh_dim;
+  sig->dtype = call->dtype;
+  sig->ndim = call->shape != NULL ? (gint64) MIN (call->ndim, HP_TENSOR_MAX_NDIM) : -1;
+  for (gint64 k = 0; k < sig->ndim; k++)
+    sig->shape[k] = call->shape[k];
+  sig->n_placements = call->placements != NULL
+    ? (gint64) MIN (call->placements->len, MAX_MESH_NDIM) : -1;
+  for (gint64 d = 0; d < sig->n_placements; d++)
+    sig->placements[d] = encode_placement (g_ptr_array_index (call->placements, d));
+  sig->target = encode_placement (call->target);
+  g_strlcpy (sig->caller, call->caller != NULL ? call->caller : "", CALLER_SIZE);
+}
+
+typedef enum
+{
+  FIELD_OPERATION,
+  FIELD_MESH_DIM,
+  FIELD_DTYPE,
+  FIELD_SHAPE,
+  FIELD_PLACEMENTS,
+  FIELD_TARGET,
+  N_FIELDS
+} Field;
+
+static const gchar * const field_names[N_FIELDS] = {
+  [FIELD_OPERATION] = "operation",
+  [FIELD_MESH_DIM] = "mesh dim",
+  [FIELD_DTYPE] = "dtype",
+  [FIELD_SHAPE] = "shape",
+  [FIELD_PLACEMENTS] = "placements",
+  [FIELD_TARGET] = "target placement",
+};
+
+static gchar *
+format_field (const Signature *sig,
+              Field            field)
+{
+  switch (field)
+    {
+    case FIELD_OPERATION:
+      {
+        const gchar *name = sig->op >= 0 && sig->op < (gint64) G_N_ELEMENTS (op_names)
+          ? op_names[sig->op] : "?";
+
+        return sig->caller[0] != '\0' ? g_strdup_printf ("%s in %.*s", name, CALLER_SIZE, sig->caller)
+                                      : g_strdup (name);
+      }
+
+    case FIELD_MESH_DIM:
+      return sig->mesh_dim < 0 ? g_strdup ("all") : g_strdup_printf ("%" G_GINT64_FORMAT, sig->mesh_dim);
+
+    case FIELD_DTYPE:
+      return sig->dtype < 0 ? g_strdup ("none")
+                            : g_strdup (hp_dtype_to_string ((HpDType) sig->dtype));
+
+    case FIELD_SHAPE:
+      return sig->ndim < 0 ? g_strdup ("none") : _hp_shape_to_string (sig->shape, (guint) sig->ndim);
+
+    case FIELD_PLACEMENTS:
+      {
+        GString *s;
+
+        if (sig->n_placements < 0)
+          return g_strdup ("none");
+        s = g_string_new ("(");
+        for (gint64 d = 0; d < sig->n_placements; d++)
+          {
+            g_autofree gchar *one = placement_code_to_string (sig->placements[d]);
+
+            g_string_append_printf (s, "%s%s", d > 0 ? ", " : "", one);
+          }
+        g_string_append_c (s, ')');
+        return g_string_free (s, FALSE);
+      }
+
+    case FIELD_TARGET:
+      return sig->target == NO_PLACEMENT ? g_strdup ("none") : placement_code_to_string (sig->target);
+
+    case N_FIELDS:
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* "ranks 0-2, 5" */
+static void
+append_ranks (GString *s,
+              GArray  *ranks)
+{
+  g_string_append (s, ranks->len > 1 ? "ranks " : "rank ");
+  for (guint i = 0; i < ranks->len;)
+    {
+      gint first = g_array_index (ranks, gint, i);
+      guint j = i;
+
+      while (j + 1 < ranks->len && g_array_index (ranks, gint, j + 1) == g_array_index (ranks, gint, j) + 1)
+        j++;
+      if (i > 0)
+        g_string_append (s, ", ");
+      if (j > i)
+        g_string_append_printf (s, "%d-%d", first, g_array_index (ranks, gint, j));
+      else
+        g_string_append_printf (s, "%d", first);
+      i = j + 1;
+    }
+}
+
+/* Appends "shape: [4, 8] on ranks 0, 2; [4, 6] on rank 1" when the ranks
+ * do not all have the same value of @field */
+static gboolean
+describe_difference (GString         *s,
+                     const Signature *all,
+                     gint             size,
+                     Field            field)
+{
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) holders = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+
+  for (gint r = 0; r < size; r++)
+    {
+      g_autofree gchar *value = format_field (&all[r], field);
+      guint at;
+
+      for (at = 0; at < values->len; at++)
+        if (g_str_equal (g_ptr_array_index (values, at), value))
+          break;
+      if (at == values->len)
+        {
+          g_ptr_array_add (values, g_steal_pointer (&value));
+          g_ptr_array_add (holders, g_array_new (FALSE, FALSE, sizeof (gint)));
+        }
+      g_array_append_val (g_ptr_array_index (holders, at), r);
+    }
+
+  if (values->len == 1)
+    return FALSE;
+
+  g_string_append_printf (s, "%s%s: ", s->len > 0 ? "; " : "", field_names[field]);
+  for (guint i = 0; i < values->len; i++)
+    {
+      g_string_append_printf (s, "%s%s on ", i > 0 ? ", " : "", (gchar *) g_ptr_array_index (values, i));
+      append_ranks (s, g_ptr_array_index (holders, i));
+    }
+  return TRUE;
+}
+
+static gdouble
+timeout_seconds (void)
+{
+  const gchar *text = g_getenv ("HP_DEBUG_COLLECTIVES_TIMEOUT");
+  gchar *end = NULL;
+  gdouble seconds;
+
+  if (text == NULL)
+    return DEFAULT_TIMEOUT_SECONDS;
+  seconds = g_ascii_strtod (text, &end);
+  return end != text && *end == '\0' && seconds > 0 ? seconds : DEFAULT_TIMEOUT_SECONDS;
+}
+
+static void
+abandon (gpointer buffers)
+{
+  G_LOCK (abandoned);
+  if (abandoned == NULL)
+    abandoned = g_ptr_array_new ();
+  g_ptr_array_add (abandoned, buffers);
+  G_UNLOCK (abandoned);
+}
+
+/* Waits for @request with a deadline, polling so that a rank that never
+ * comes cannot hold this one forever. On failure @buffers are given up
+ * to MPI for good. */
+static gboolean
+wait_bounded (MPI_Request  *request,
+              gpointer      buffers,
+              const gchar  *comm_name,
+              const gchar  *what,
+              GError      **error)
+{
+  gint64 start = g_get_monotonic_time ();
+  gdouble limit = timeout_seconds ();
+
+  for (;;)
+    {
+      int done = 0;
+      gint64 waited;
+
+      if (!_hp_mpi_check (MPI_Test (request, &done, MPI_STATUS_IGNORE), "MPI_Test", error))
+        {
+          abandon (buffers);
+          return FALSE;
+        }
+      if (done)
+        return TRUE;
+
+      waited = g_get_monotonic_time () - start;
+      if (waited > limit * G_USEC_PER_SEC)
+        {
+          abandon (buffers);
+          g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+                       "collective mismatch on %s: waited %g s for the other ranks to "
+                       "reach %s; a rank skipped it or is stuck (HP_DEBUG_COLLECTIVES_TIMEOUT)",
+                       comm_name, limit, what);
+          return FALSE;
+        }
+      if (waited < SPIN_MICROSECONDS)
+        g_thread_yield ();
+      else
+        g_usleep (1000);
+    }
+}
+
+/**
+ * _hp_collective_agree_comm:
+ * @comm: the communicator every rank of which makes the collective
+ * @comm_name: how messages name @comm
+ * @call: what this rank is about to do
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when HP_DEBUG=collectives is off or every rank of @comm
+ *   is about to make the same collective; %FALSE with %HP_ERROR_MPI, the
+ *   same message on every rank, otherwise
+ */
+gboolean
+_hp_collective_agree_comm (MPI_Comm                 comm,
+                           const gchar             *comm_name,
+                           const HpCollectiveCall  *call,
+                           GError                 **error)
+{
+  int size = 1;
+  Signature *buffers;
+  Signature *mine, *all;
+  MPI_Request request;
+  g_autofree gchar *what = NULL;
+  g_autoptr(GString) differences = NULL;
+
+  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES) || comm == MPI_COMM_NULL)
+    return TRUE;
+
+  if (!_hp_mpi_check (MPI_Comm_size (comm, &size), "MPI_Comm_size", error))
+    return FALSE;
+  if (size == 1)
+    return TRUE;
+
+  /* one block: this rank's signature, then everybody's */
+  buffers = g_new (Signature, (gsize) size + 1);
+  mine = buffers;
+  all = buffers + 1;
+  fill_signature (mine, call);
+
+  what = format_field (mine, FIELD_OPERATION);
+  if (!_hp_mpi_check (MPI_Iallgather (mine, sizeof (Signature), MPI_BYTE,
+                                      all, sizeof (Signature), MPI_BYTE, comm, &request),
+                      "MPI_Iallgather", error))
+    {
+      g_free (buffers);
+      return FALSE;
+    }
+  if (!wait_bounded (&request, buffers, comm_name, what, error))
+    return FALSE;
+
+  differences = g_string_new (NULL);
+  for (Field field = 0; field < N_FIELDS; field++)
+    describe_difference (differences, all, size, field);
+
+  g_free (buffers);
+  if (differences->len == 0)
+    return TRUE;
+
+  g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+               "collective mismatch on %s: the ranks differ in %s",
+               comm_name, differences->str);
+  return FALSE;
+}
+
+/**
+ * _hp_collective_agree:
+ * @mesh: the mesh every rank of which makes the collective
+ * @call: what this rank is about to do
+ * @error: return location for a #GError
+ *
+ * _hp_collective_agree_comm() over the communicator of the whole @mesh.
+ */
+gboolean
+_hp_collective_agree (HpDeviceMesh            *mesh,
+                      const HpCollectiveCall  *call,
+                      GError                 **error)
+{
+  g_autofree gchar *name = NULL;
+
+  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES))
+    return TRUE;
+
+  name = hp_device_mesh_to_string (mesh);
+  return _hp_collective_agree_comm (hp_device_mesh_get_comm (mesh), name, call, error);
+}
