@@ -1,10 +1,13 @@
 # Thin wrapper around meson: installs what is missing, builds, runs.
 #   make demo    install dependencies, build, train the tiny Llama on 2 ranks
 #   make check   install dependencies, build, run every test suite
-#   make check-asan  the unit and mpi suites under ASan + UBSan
+#   make check-asan  the unit and mpi suites under ASan + UBSan (the mpi
+#                suite with HP_DEBUG=collectives)
+#   make check-valgrind  the unit suite under valgrind (memcheck)
 #   make bench   build and run the benchmarks (measurements, not tests):
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
-#                bench-matmul, then bench-redistribute on 2 and 4 ranks
+#                bench-matmul, bench-redistribute on 2 and 4 ranks, then
+#                the cost of HP_DEBUG=collectives in hp-train
 #   make fuzz    build the libFuzzer targets of fuzz/ with clang, ASan and
 #                UBSan in $(FUZZ_BUILDDIR) and run each for FUZZ_SECONDS
 #                (not part of make check)
@@ -19,7 +22,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
 ASAN_BUILDDIR ?= build-asan
 
-.PHONY: all deps build demo check check-asan bench clean
+.PHONY: all deps build demo check check-asan check-valgrind bench clean
 
 all: build
 
@@ -52,11 +55,17 @@ check-asan: deps
 	meson compile -C $(ASAN_BUILDDIR)
 	meson test -C $(ASAN_BUILDDIR) --setup=asan --suite unit --suite mpi --print-errorlogs
 
+# The unit suite under valgrind, suppressing only GLib's type registry and
+# Open MPI's own allocations (tests/valgrind.supp)
+check-valgrind: build
+	meson test -C $(BUILDDIR) --setup=valgrind --suite unit --print-errorlogs
+
 bench: build
 	./bench/run-train.sh $(BUILDDIR)
 	./$(BUILDDIR)/bench/bench-matmul
 	$(MPIRUN) -np 2 ./$(BUILDDIR)/bench/bench-redistribute
 	$(MPIRUN) -np 4 ./$(BUILDDIR)/bench/bench-redistribute
+	./bench/run-collectives-debug.sh $(BUILDDIR)
 
 clean:
 	rm -rf $(BUILDDIR)
