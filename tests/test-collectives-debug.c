@@ -310,6 +310,37 @@ test_collective_never_reached (void)
     }
 }
 
+/* Rank 0 asks for a 1-d mesh, the others for a 2-d one of the same size */
+static void
+test_mesh_shapes_differ (void)
+{
+  g_autoptr(GError) error = NULL;
+  const gint flat[] = { world_size };
+  const gint grid[] = { 1, world_size };
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autofree gchar *others = NULL;
+  g_autofree gchar *expected = NULL;
+
+  if (world_rank == 0)
+    mesh = hp_device_mesh_new (flat, 1, NULL, &error);
+  else
+    mesh = hp_device_mesh_new (grid, 2, NULL, &error);
+  if (world_size == 1)
+    {
+      g_assert_no_error (error);
+      g_assert_nonnull (mesh);
+      return;
+    }
+
+  others = other_ranks ();
+  expected = g_strdup_printf ("collective mismatch on the communicator of a new mesh: the ranks "
+                              "differ in shape: [%d] on rank 0, [1, %d] on %s",
+                              world_size, world_size, others);
+  g_assert_null (mesh);
+  g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+  g_assert_cmpstr (error->message, ==, expected);
+}
+
 /* Ranks that agree pass, on meshes of every shape this size allows */
 static void
 test_agreeing_ranks (void)
@@ -360,6 +391,7 @@ main (int   argc,
   /* a second mesh dim of size above 1 needs an even size from 4 up */
   if (world_size >= 4 && world_size % 2 == 0)
     g_test_add_func ("/collectives-debug/mesh-dims-differ", test_mesh_dims_differ);
+  g_test_add_func ("/collectives-debug/mesh-shapes-differ", test_mesh_shapes_differ);
   g_test_add_func ("/collectives-debug/operations-differ", test_operations_differ);
   g_test_add_func ("/collectives-debug/skipped-collective", test_skipped_collective);
   g_test_add_func ("/collectives-debug/never-reached", test_collective_never_reached);
