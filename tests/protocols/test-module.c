@@ -507,11 +507,11 @@ test_forward_errors (void)
   hp_test_assert_error (hp_module_forward (plain, args, &error), &error,
                         HP_ERROR_NOT_SUPPORTED, "HpModule does not implement compute (its forward)");
   hp_test_assert_error (hp_module_forward (HP_MODULE (linear), args, &error), &error,
-                        HP_ERROR_SHAPE, "linear");
+                        HP_ERROR_SHAPE, "linear: input [1, 3] and weight [1, 2] do not fit (3 != 2)");
   hp_test_assert_error (hp_module_forward1 (plain, x, &error), &error,
                         HP_ERROR_NOT_SUPPORTED, "HpModule does not implement compute (its forward)");
   hp_test_assert_error (hp_module_forward1 (HP_MODULE (linear), x, &error), &error,
-                        HP_ERROR_SHAPE, "linear");
+                        HP_ERROR_SHAPE, "linear: input [1, 3] and weight [1, 2] do not fit (3 != 2)");
   hp_test_assert_error (hp_module_call (plain, "inner", no_args, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "HpModule has no callable 'inner'");
   hp_test_assert_error (hp_module_call (HP_MODULE (linear), "missing.inner", no_args, &error), &error,
