@@ -480,13 +480,15 @@ distribute_states (Plan    *plan,
                                              state->placements, -1, error);
 
       ok = dt != NULL;
-      if (!ok)
-        g_prefix_error (error, "%s: ", state->where);
       if (ok)
         {
           hp_tensor_set_requires_grad (HP_TENSOR (dt),
                                        hp_tensor_get_requires_grad (state->original));
           state->replacement = HP_TENSOR (dt);
+        }
+      else
+        {
+          g_prefix_error (error, "%s: ", state->where);
         }
     }
   hp_grad_mode_set_enabled (enabled);
