@@ -181,6 +181,7 @@ typedef struct
   HpTensor *replacement;        /* the DTensor, once distributed */
   GPtrArray *placements;
   gboolean is_parameter;
+  gchar *where;                 /* "HpFoo.path", for errors */
 } StatePlan;
 
 typedef struct
@@ -210,6 +211,7 @@ state_plan_free (gpointer data)
   g_object_unref (plan->original);
   g_clear_object (&plan->replacement);
   g_ptr_array_unref (plan->placements);
+  g_free (plan->where);
   g_free (plan);
 }
 
@@ -323,6 +325,7 @@ plan_state (HpModule          *self,
   state->original = g_object_ref (entry->tensor);
   state->placements = g_steal_pointer (&placements);
   state->is_parameter = is_parameter;
+  state->where = g_strdup_printf ("%s.%s", _hp_module_type_name (self), path);
   g_hash_table_insert (plan->states, entry->tensor, state);
   return TRUE;
 }
@@ -482,6 +485,10 @@ distribute_states (Plan    *plan,
           hp_tensor_set_requires_grad (HP_TENSOR (dt),
                                        hp_tensor_get_requires_grad (state->original));
           state->replacement = HP_TENSOR (dt);
+        }
+      else
+        {
+          g_prefix_error (error, "%s: ", state->where);
         }
     }
   hp_grad_mode_set_enabled (enabled);

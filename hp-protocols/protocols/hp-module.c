@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-dtensor-private.h"
 #include "hp-dtensor.h"
 #include "hp-error.h"
 #include "hp-grad-mode.h"
@@ -1110,7 +1111,8 @@ hp_module_set_sharding_config (HpModule         *self,
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHARDING_CONFIG]);
 }
 
-/* Whether every own parameter of @self has an initialiser */
+/* Whether every own parameter of @self has an initialiser and can be
+ * filled: not a Partial DTensor, which hp_initializer_apply() refuses */
 static gboolean
 check_own_initializable (HpModule  *self,
                          GError   **error)
@@ -1119,6 +1121,24 @@ check_own_initializable (HpModule  *self,
 
   if (priv->parameters->len == 0)
     return TRUE;
+
+  for (guint i = 0; i < priv->parameters->len; i++)
+    {
+      HpModuleStateEntry *entry = g_ptr_array_index (priv->parameters, i);
+      GPtrArray *placements;
+      g_autofree gchar *text = NULL;
+
+      if (!HP_IS_DTENSOR (entry->tensor))
+        continue;
+      placements = hp_dtensor_get_placements (HP_DTENSOR (entry->tensor));
+      if (!_hp_placements_have_partial (placements))
+        continue;
+      text = hp_placements_to_string (placements);
+      g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
+                   "%s.%s: cannot initialise a Partial DTensor (placements %s)",
+                   _hp_module_type_name (self), entry->name, text);
+      return FALSE;
+    }
 
   if (priv->param_init == NULL)
     {
@@ -1218,7 +1238,10 @@ init_self_parameters (HpModule  *self,
  *   no initialiser ("No initializer for parameter 'n' in HpFoo.
  *   Available: [...]") or nothing initialises the module's parameters
  *   ("HpFoo has parameters [...] but neither param_init nor
- *   reset_parameters is available"); no parameter is changed then
+ *   reset_parameters is available"), or with %HP_ERROR_PLACEMENT when a
+ *   parameter is a DTensor with a `Partial` placement, which no
+ *   initialiser fills ("HpFoo.w: cannot initialise a Partial DTensor
+ *   (placements (P(sum)))"); no parameter is changed then
  */
 gboolean
 hp_module_init_self_parameters (HpModule  *self,
@@ -1351,9 +1374,14 @@ init_states (HpModule    *self,
  * place. The same seed gives the same values whether or not the tree
  * is parallelized.
  *
- * Returns: %TRUE, or %FALSE with @error set. Missing initialisers are
- *   found before any value is written (%HP_ERROR_CONFIG, the messages of
- *   hp_module_init_self_parameters()).
+ * Returns: %TRUE, or %FALSE with @error set. Missing initialisers and
+ *   parameters no initialiser can fill are found in the whole tree
+ *   before any value is written (%HP_ERROR_CONFIG and
+ *   %HP_ERROR_PLACEMENT, the messages of
+ *   hp_module_init_self_parameters()); the tree is then as it was. An
+ *   error of a #HpModuleClass.reset_parameters or
+ *   #HpModuleClass.init_self_buffers implementation stops the walk where
+ *   it happens.
  */
 gboolean
 hp_module_init_states (HpModule  *self,

@@ -338,10 +338,41 @@ struct _HpToyModelConfig
 
 G_DEFINE_FINAL_TYPE (HpToyModelConfig, hp_toy_model_config, HP_TYPE_BASE_MODEL_CONFIG)
 
+/* Fits a job given as a HpParallelDims whose tp degree divides
+ * n-heads; changes nothing */
+static gboolean
+hp_toy_model_config_update_from_config (HpBaseModelConfig  *config,
+                                        HpConfig           *job_config,
+                                        GError            **error)
+{
+  gint n_heads = hp_test_get_int (config, "n-heads");
+  gint tp;
+
+  if (job_config == NULL)
+    return TRUE;
+  if (!HP_IS_PARALLEL_DIMS (job_config))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpToyModelConfig: update_from_config takes a HpParallelDims, not a %s",
+                   G_OBJECT_TYPE_NAME (job_config));
+      return FALSE;
+    }
+  tp = hp_parallel_dims_get_tp (HP_PARALLEL_DIMS (job_config));
+  if (n_heads % tp != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpToyModelConfig: n-heads %d cannot be split over tp = %d", n_heads, tp);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 hp_toy_model_config_class_init (HpToyModelConfigClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  HP_BASE_MODEL_CONFIG_CLASS (klass)->update_from_config = hp_toy_model_config_update_from_config;
 
   hp_test_class_store_properties (klass);
   g_object_class_install_property (object_class, 1,
@@ -437,4 +468,117 @@ hp_toy_model_class_init (HpToyModelClass *klass)
 static void
 hp_toy_model_init (HpToyModel *self)
 {
+}
+
+/* Snapshots */
+
+static void
+describe_tensor (GString  *out,
+                 HpTensor *tensor)
+{
+  g_autoptr(HpTensor) local = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autofree gchar *shape = NULL;
+  g_autofree gchar *checksum = NULL;
+  const gint64 *dims;
+  guint ndim;
+
+  dims = hp_tensor_get_shape (tensor, &ndim);
+  shape = g_strdup_printf ("%" G_GINT64_FORMAT, ndim > 0 ? dims[0] : 0);
+  for (guint d = 1; d < ndim; d++)
+    {
+      gchar *longer = g_strdup_printf ("%s, %" G_GINT64_FORMAT, shape, dims[d]);
+
+      g_free (shape);
+      shape = longer;
+    }
+  g_string_append_printf (out, "%p %s [%s]", (gpointer) tensor,
+                          hp_dtype_to_string (hp_tensor_get_dtype (tensor)),
+                          ndim > 0 ? shape : "");
+  if (HP_IS_DTENSOR (tensor))
+    {
+      g_autofree gchar *placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (tensor)));
+
+      g_string_append_printf (out, " %s on %p", placements,
+                              (gpointer) hp_dtensor_get_mesh (HP_DTENSOR (tensor)));
+      local = hp_dtensor_get_local (HP_DTENSOR (tensor));
+    }
+  else
+    {
+      local = g_object_ref (tensor);
+    }
+  bytes = hp_tensor_get_bytes (local);
+  checksum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, bytes);
+  g_string_append_printf (out, " requires-grad=%d grad=%p values=%s\n",
+                          hp_tensor_get_requires_grad (tensor),
+                          (gpointer) hp_tensor_get_grad (tensor), checksum);
+}
+
+static void
+describe_module (GString     *out,
+                 HpModule    *module,
+                 const gchar *prefix,
+                 GHashTable  *seen)
+{
+  g_auto(GStrv) parameters = hp_module_get_parameter_names (module);
+  g_auto(GStrv) buffers = hp_module_get_buffer_names (module);
+  g_auto(GStrv) children = hp_module_get_child_names (module);
+  g_autofree gchar *joined = g_strjoinv (", ", children);
+  HpShardingConfig *sharding = hp_module_get_sharding_config (module);
+  HpParamInit *param_init = hp_module_get_param_init (module);
+  g_autofree gchar *sharding_text = sharding != NULL ? hp_sharding_config_to_string (sharding) : NULL;
+  g_autofree gchar *init_text = param_init != NULL ? hp_param_init_to_string (param_init) : NULL;
+
+  g_string_append_printf (out, "module '%s' %s %p", prefix, G_OBJECT_TYPE_NAME (module),
+                          (gpointer) module);
+  if (!g_hash_table_add (seen, module))
+    {
+      g_string_append (out, " (seen before)\n");
+      return;
+    }
+  g_string_append_printf (out, " children [%s] mesh %p sharding %s (%p) param-init %s (%p)\n",
+                          joined, (gpointer) hp_module_get_mesh (module),
+                          sharding_text != NULL ? sharding_text : "none", (gpointer) sharding,
+                          init_text != NULL ? init_text : "none", (gpointer) param_init);
+  for (guint i = 0; parameters[i] != NULL; i++)
+    {
+      g_string_append_printf (out, "  parameter %s: ", parameters[i]);
+      describe_tensor (out, hp_module_get_parameter (module, parameters[i]));
+    }
+  for (guint i = 0; buffers[i] != NULL; i++)
+    {
+      g_string_append_printf (out, "  buffer %s (persistent=%d): ", buffers[i],
+                              hp_module_buffer_is_persistent (module, buffers[i]));
+      describe_tensor (out, hp_module_get_buffer (module, buffers[i]));
+    }
+  for (guint i = 0; children[i] != NULL; i++)
+    {
+      g_autofree gchar *path = prefix[0] != '\0' ? g_strconcat (prefix, ".", children[i], NULL)
+                                                 : g_strdup (children[i]);
+
+      describe_module (out, hp_module_get_child (module, children[i]), path, seen);
+    }
+}
+
+gchar *
+hp_test_module_snapshot (HpModule *module)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+  GString *out = g_string_new (NULL);
+
+  describe_module (out, module, "", seen);
+  return g_string_free (out, FALSE);
+}
+
+gchar *
+hp_test_state_dict_snapshot (HpStateDict *state_dict)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < hp_state_dict_get_size (state_dict); i++)
+    {
+      g_string_append_printf (out, "%s: ", hp_state_dict_get_name (state_dict, i));
+      describe_tensor (out, hp_state_dict_get_tensor (state_dict, i));
+    }
+  return g_string_free (out, FALSE);
 }

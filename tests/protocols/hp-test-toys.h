@@ -50,11 +50,25 @@ guint       hp_toy_inner_get_name_calls  (HpToyInner *self);
 guint       hp_toy_inner_get_inner_calls (HpToyInner *self);
 
 /* A model: "embed" (HpToyEmbedding vocab x dim), "layers" (a list of
- * n-layers HpToyLinear dim -> dim with bias); forward takes ids */
+ * n-layers HpToyLinear dim -> dim with bias); forward takes ids. Its
+ * update_from_config takes a HpParallelDims whose tp divides n-heads. */
 #define HP_TYPE_TOY_MODEL_CONFIG (hp_toy_model_config_get_type ())
 G_DECLARE_FINAL_TYPE (HpToyModelConfig, hp_toy_model_config, HP, TOY_MODEL_CONFIG, HpBaseModelConfig)
 
 #define HP_TYPE_TOY_MODEL (hp_toy_model_get_type ())
 G_DECLARE_FINAL_TYPE (HpToyModel, hp_toy_model, HP, TOY_MODEL, HpBaseModel)
+
+/* Text that describes everything of a module tree the protocol
+ * functions may change, module by module (depth first, a shared module
+ * once): its type, the names of its children, its parameters and
+ * buffers (name, the tensor object, dtype, shape, placements,
+ * requires-grad, gradient object, a checksum of the local values), its
+ * mesh, sharding configuration and param init. Equal texts before and
+ * after a call that failed mean the call changed nothing. */
+gchar *hp_test_module_snapshot (HpModule *module);
+
+/* The same for a state dict: names, tensor objects and checksums of
+ * their local values */
+gchar *hp_test_state_dict_snapshot (HpStateDict *state_dict);
 
 G_END_DECLS

@@ -221,18 +221,25 @@ test_build_errors (void)
   g_autoptr(HpConfig) leaf = g_object_new (TEST_TYPE_LEAF_CONFIG, "depth", 13, NULL);
   g_autoptr(HpConfig) fine_leaf = g_object_new (TEST_TYPE_LEAF_CONFIG, "depth", 12, NULL);
   g_autoptr(GObject) built = NULL;
+  g_autofree gchar *leaf_before = hp_config_to_json (leaf, FALSE);
+  g_autofree gchar *leaf_after = NULL;
   guint n_built = 0;
 
+  hp_test_count_signal (orphan, "built", &n_built);
+  hp_test_count_signal (abstract, "built", &n_built);
   hp_test_assert_error (hp_config_build (orphan, &error), &error, HP_ERROR_NOT_SUPPORTED,
                         "TestOrphanConfig has no owner class");
   hp_test_assert_error (hp_config_build (abstract, &error), &error, HP_ERROR_NOT_SUPPORTED,
                         "TestAbstractOwnerConfig builds TestAbstractOwner, which is abstract");
 
-  /* an initable owner that refuses its config: no instance, no signal */
+  /* an initable owner that refuses its config: no instance, no signal,
+   * the config as it was */
   hp_test_count_signal (leaf, "built", &n_built);
   hp_test_assert_error (hp_config_build (leaf, &error), &error, HP_ERROR_CONFIG,
                         "TestLeaf: depth 13 is unlucky");
   g_assert_cmpuint (n_built, ==, 0);
+  leaf_after = hp_config_to_json (leaf, FALSE);
+  g_assert_cmpstr (leaf_after, ==, leaf_before);
 
   built = hp_config_build (fine_leaf, &error);
   g_assert_no_error (error);
@@ -248,8 +255,12 @@ test_build_with_properties (void)
   g_autofree gchar *device = NULL;
   GValue values[3] = { G_VALUE_INIT, G_VALUE_INIT, G_VALUE_INIT };
   const gchar *names[3];
+  g_autofree gchar *before = hp_config_to_json (config, FALSE);
+  g_autofree gchar *after = NULL;
+  guint n_built = 0;
   gint rank;
 
+  hp_test_count_signal (config, "built", &n_built);
   g_value_init (&values[0], G_TYPE_STRING);
   g_value_set_string (&values[0], "cpu:1");
   g_value_init (&values[1], G_TYPE_INT64);   /* converted to the gint of "rank" */
@@ -300,6 +311,11 @@ test_build_with_properties (void)
   names[0] = "rank";
   hp_test_assert_error (hp_config_build_with_properties (config, 1, names, values + 2, &error), &error,
                         HP_ERROR_CONFIG, "build() argument 'rank' of TestToy: value 65 out of range [0, 64]");
+
+  /* no instance was built, the config is as it was */
+  g_assert_cmpuint (n_built, ==, 1);
+  after = hp_config_to_json (config, FALSE);
+  g_assert_cmpstr (after, ==, before);
 
   for (guint i = 0; i < G_N_ELEMENTS (values); i++)
     g_value_unset (&values[i]);

@@ -587,9 +587,14 @@ test_registry (void)
   g_assert_cmpuint (seen->len, ==, 2);
   assert_names ("alpha,beta");
 
+  /* the entries are still the first specs of their names */
   found = hp_model_spec_lookup ("beta", &error);
   g_assert_no_error (error);
   g_assert_true (found == beta);
+  g_clear_object (&found);
+  found = hp_model_spec_lookup ("alpha", &error);
+  g_assert_no_error (error);
+  g_assert_true (found == alpha);
   g_clear_object (&found);
   hp_test_assert_error (hp_model_spec_lookup ("gamma", &error), &error, HP_ERROR_CONFIG,
                         "Unknown model 'gamma'. Available: [alpha, beta]");
@@ -705,6 +710,8 @@ test_converter (void)
   g_autoptr(HpModelConfigConverter) silent = NULL;
   g_autoptr(HpModelConfigConverter) wrong = NULL;
   HpModelConfigConverter *converter;
+  g_autofree gchar *before = hp_config_to_json (HP_CONFIG (model_config), FALSE);
+  g_autofree gchar *after = NULL;
 
   g_assert_true (G_TYPE_IS_ABSTRACT (HP_TYPE_MODEL_CONFIG_CONVERTER));
   g_assert_true (g_type_is_a (HP_TYPE_MODEL_CONFIG_CONVERTER, HP_TYPE_CONFIGURABLE));
@@ -743,6 +750,8 @@ test_converter (void)
                         "TestBrokenConverter.convert returned a HpModuleConfig, which is not a "
                         "HpBaseModelConfig");
   g_assert_cmpint (hp_test_get_int (model_config, "dim"), ==, 8);
+  after = hp_config_to_json (HP_CONFIG (model_config), FALSE);
+  g_assert_cmpstr (after, ==, before);
 }
 
 int

@@ -9,8 +9,6 @@
  * gradients must agree to rounding.
  */
 
-#include <string.h>
-
 #include "hp-test-toys.h"
 #include "hp-test-utils.h"
 
@@ -154,7 +152,30 @@ test_tree (void)
   g_assert_false (HP_IS_DTENSOR (hp_module_get_parameter (root, "plain.weight")));
 }
 
-/* Every error leaves the tree as it was */
+/* A failed hp_module_parallelize() on @root: the error, and the tree
+ * as it was (states, layouts, meshes, sharding configurations, the
+ * inner callable of @inner not wrapped) */
+static void
+assert_parallelize_fails (HpModule     *root,
+                          HpDeviceMesh *mesh,
+                          HpModule     *inner,
+                          gint          code,
+                          const gchar  *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *before = hp_test_module_snapshot (root);
+  g_autofree gchar *after = NULL;
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_parallelize (root, mesh, &error)), &error,
+                        code, message);
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
+  if (inner != NULL)
+    g_assert_false (hp_module_callable_is_local_mapped (inner, "inner"));
+}
+
+/* Every error leaves the tree as it was, whichever module of the tree
+ * it comes from and at which step */
 static void
 test_errors_leave_module_unchanged (void)
 {
@@ -164,51 +185,95 @@ test_errors_leave_module_unchanged (void)
   g_autoptr(HpShardingConfig) good = linear_sharding ();
   g_autoptr(HpShardingConfig) bad = linear_sharding ();
   g_autoptr(HpNamedPlacement) shard = hp_test_named ("tp:S(0)");
+  g_autoptr(HpNamedPlacement) too_deep = hp_test_named ("tp:S(2)");
   g_autoptr(HpNamedPlacement) other_axis = hp_test_named ("dp:S(0)");
+  g_autoptr(HpNamedPlacement) rows = hp_test_named ("tp:S(0)");
+  g_autoptr(HpModuleConfig) inner_config = hp_module_config_new ();
+  g_autoptr(HpShardingConfig) inner_sharding = hp_sharding_config_new ();
+  g_autoptr(HpLocalMapConfig) inner_map = hp_local_map_config_new ("inner");
+  g_autoptr(HpLocalMapConfig) missing_map = hp_local_map_config_new ("missing");
   g_autoptr(HpModule) root = hp_module_new ();
   g_autoptr(HpModule) first = build_linear (4, 3, FALSE, good);
+  g_autoptr(HpToyInner) inner = NULL;
   g_autoptr(HpModule) second = build_linear (4, 3, FALSE, bad);
+  g_autofree gchar *unnamed_text = NULL;
+  g_autofree gchar *unnamed_message = NULL;
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
   HpTensor *first_weight = hp_module_get_parameter (first, "weight");
   guint parallelized = 0;
 
+  /* first (fine), inner (a local map over its callable), second (bad) */
+  hp_sharding_config_set_in_dst_sharding (inner_sharding, "x", rows);
+  hp_sharding_config_set_local_map (inner_sharding, inner_map);
+  hp_module_config_set_sharding_config (inner_config, inner_sharding);
+  inner = hp_toy_inner_new (inner_config);
   g_assert_true (hp_module_add_child (root, "first", first, &error));
+  g_assert_true (hp_module_add_child (root, "inner", HP_MODULE (inner), &error));
   g_assert_true (hp_module_add_child (root, "second", second, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_module_init_states (root, 5, &error));
+  g_assert_no_error (error);
   g_signal_connect (first, "parallelized", G_CALLBACK (on_parallelized), &parallelized);
 
+  /* planning: a state path that names nothing */
   hp_sharding_config_set_state_sharding (bad, "missing.weight", shard);
-  g_assert_false (hp_module_parallelize (root, mesh, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_cmpstr (error->message, ==,
-                   "HpToyLinear.state_shardings: 'missing.weight' names no parameter or buffer");
-  g_clear_error (&error);
+  assert_parallelize_fails (root, mesh, HP_MODULE (inner), HP_ERROR_CONFIG,
+                            "HpToyLinear.state_shardings: 'missing.weight' names no parameter or buffer");
+  hp_sharding_config_set_state_sharding (bad, "missing.weight", NULL);
+
+  /* planning: an axis the mesh does not have, in a state and in an
+   * input sharding */
+  hp_sharding_config_set_state_sharding (bad, "weight", other_axis);
+  assert_parallelize_fails (root, mesh, HP_MODULE (inner), HP_ERROR_PLACEMENT,
+                            "HpToyLinear.state_shardings[weight]: NamedPlacement has axes not in mesh");
+  hp_sharding_config_set_state_sharding (bad, "weight", shard);
+  hp_sharding_config_set_in_src_sharding (bad, "input", other_axis);
+  assert_parallelize_fails (root, mesh, HP_MODULE (inner), HP_ERROR_PLACEMENT,
+                            "HpToyLinear.in_src_shardings[input]: NamedPlacement has axes not in mesh");
+  hp_sharding_config_set_in_src_sharding (bad, "input", NULL);
+  hp_sharding_config_set_out_dst_sharding (bad, 1, other_axis);
+  assert_parallelize_fails (root, mesh, HP_MODULE (inner), HP_ERROR_PLACEMENT,
+                            "HpToyLinear.out_dst_shardings[1]: NamedPlacement has axes not in mesh");
+  hp_sharding_config_set_out_dst_sharding (bad, 1, NULL);
+
+  /* planning: a local map over a callable that is not registered */
+  hp_sharding_config_set_local_map (bad, missing_map);
+  assert_parallelize_fails (root, mesh, HP_MODULE (inner), HP_ERROR_CONFIG,
+                            "HpToyLinear.local_map: no callable 'missing' is registered");
+  hp_sharding_config_set_local_map (bad, NULL);
+
+  /* distributing: the last state cannot be laid out (no dim 2) */
+  hp_sharding_config_set_state_sharding (bad, "weight", too_deep);
+  assert_parallelize_fails (root, mesh, HP_MODULE (inner), HP_ERROR_PLACEMENT,
+                            "HpToyLinear.weight: distribute: placement S(2) of (S(2)) is out of range "
+                            "for a tensor of 2 dims");
+  hp_sharding_config_set_state_sharding (bad, "weight", shard);
+
+  /* a mesh without dim names */
+  unnamed = hp_test_mesh ((gint[]) { hp_get_world_size () }, 1, NULL);
+  unnamed_text = hp_device_mesh_to_string (unnamed);
+  unnamed_message = g_strdup_printf ("HpModule: cannot parallelize over %s: the mesh has no dim names",
+                                     unnamed_text);
+  assert_parallelize_fails (root, unnamed, HP_MODULE (inner), HP_ERROR_MESH, unnamed_message);
+
   g_assert_true (hp_module_get_parameter (first, "weight") == first_weight);
   g_assert_null (hp_module_get_mesh (first));
   g_assert_cmpuint (parallelized, ==, 0);
 
-  hp_sharding_config_set_state_sharding (bad, "missing.weight", NULL);
-  hp_sharding_config_set_state_sharding (bad, "weight", other_axis);
-  g_assert_false (hp_module_parallelize (root, mesh, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
-  g_assert_nonnull (strstr (error->message, "HpToyLinear.state_shardings[weight]: "));
-  g_assert_nonnull (strstr (error->message, "NamedPlacement has axes not in mesh"));
-  g_clear_error (&error);
-  g_assert_true (hp_module_get_parameter (first, "weight") == first_weight);
-
-  unnamed = hp_test_mesh ((gint[]) { hp_get_world_size () }, 1, NULL);
-  g_assert_false (hp_module_parallelize (root, unnamed, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
-  g_clear_error (&error);
-
-  hp_sharding_config_set_state_sharding (bad, "weight", shard);
   g_assert_true (hp_module_parallelize (root, mesh, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (parallelized, ==, 1);
-  g_assert_false (hp_module_parallelize (root, mesh, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
-  g_assert_cmpstr (error->message, ==, "HpModule has already been parallelized");
-  g_clear_error (&error);
-  g_assert_false (hp_module_parallelize (second, mesh, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_true (hp_module_callable_is_local_mapped (HP_MODULE (inner), "inner"));
+
+  /* once is enough, for the tree and for a part of it */
+  before = hp_test_module_snapshot (root);
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_parallelize (root, mesh, &error)), &error,
+                        HP_ERROR_STATE, "HpModule has already been parallelized");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_parallelize (second, mesh, &error)), &error,
+                        HP_ERROR_STATE, "HpToyLinear has already been parallelized");
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
   g_assert_cmpuint (parallelized, ==, 1);
 }
 
@@ -335,12 +400,9 @@ test_layout_conflicts (void)
   g_assert_true (hp_module_add_child (root, "first", first, &error));
   g_assert_true (hp_module_add_child (root, "second", second, &error));
   g_assert_no_error (error);
-  g_assert_false (hp_module_parallelize (root, mesh, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
-  g_assert_cmpstr (error->message, ==,
-                   "HpToyLinear.weight is tied to a state laid out as (S(0)), "
-                   "but state_shardings asks for (S(1))");
-  g_clear_error (&error);
+  assert_parallelize_fails (root, mesh, NULL, HP_ERROR_PLACEMENT,
+                            "HpToyLinear.weight is tied to a state laid out as (S(0)), "
+                            "but state_shardings asks for (S(1))");
   g_assert_true (hp_module_get_parameter (second, "weight") == weight);
   g_assert_false (HP_IS_DTENSOR (weight));
 
@@ -352,12 +414,9 @@ test_layout_conflicts (void)
   hp_grad_mode_set_enabled (TRUE);
   g_assert_no_error (error);
   g_assert_true (hp_module_register_parameter (single, "weight", HP_TENSOR (laid_out), &error));
-  g_assert_false (hp_module_parallelize (single, mesh, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
-  g_assert_cmpstr (error->message, ==,
-                   "HpToyLinear.weight is already a DTensor with placements (S(1)), "
-                   "but state_shardings asks for (S(0))");
-  g_clear_error (&error);
+  assert_parallelize_fails (single, mesh, NULL, HP_ERROR_PLACEMENT,
+                            "HpToyLinear.weight is already a DTensor with placements (S(1)), "
+                            "but state_shardings asks for (S(0))");
 
   /* the output is S(1) (weight rows sharded), but out_src says R */
   hp_sharding_config_set_out_src_sharding (out_rows, 0, replicate);

@@ -7,8 +7,6 @@
  * assertion.
  */
 
-#include <string.h>
-
 #include "hp-test-toys.h"
 #include "hp-test-utils.h"
 
@@ -137,6 +135,29 @@ test_load_round_trip (void)
   assert_loaded (root, values);
 }
 
+/* A failed load: the error, and the module and the state dict given as
+ * they were */
+static void
+assert_load_fails (HpModule    *module,
+                   HpStateDict *values,
+                   gboolean     strict,
+                   gint         code,
+                   const gchar *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *module_before = hp_test_module_snapshot (module);
+  g_autofree gchar *values_before = hp_test_state_dict_snapshot (values);
+  g_autofree gchar *module_after = NULL;
+  g_autofree gchar *values_after = NULL;
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_load_state_dict (module, values, strict, &error)),
+                        &error, code, message);
+  module_after = hp_test_module_snapshot (module);
+  values_after = hp_test_state_dict_snapshot (values);
+  g_assert_cmpstr (module_after, ==, module_before);
+  g_assert_cmpstr (values_after, ==, values_before);
+}
+
 static void
 test_load_errors_leave_module_unchanged (void)
 {
@@ -165,30 +186,24 @@ test_load_errors_leave_module_unchanged (void)
   hp_state_dict_remove (values, "linear.bias");
   hp_state_dict_remove (values, "buffered.table");
   hp_state_dict_insert (values, "linear.extra", extra);
-  g_assert_false (hp_module_load_state_dict (root, values, TRUE, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_assert_cmpstr (error->message, ==,
-                   "Error(s) in loading state_dict for HpModule: Missing key(s): "
-                   "'linear.bias', 'buffered.table'. Unexpected key(s): 'linear.extra'.");
-  g_clear_error (&error);
+  assert_load_fails (root, values, TRUE, HP_ERROR_INVALID_ARGUMENT,
+                     "Error(s) in loading state_dict for HpModule: Missing key(s): "
+                     "'linear.bias', 'buffered.table'. Unexpected key(s): 'linear.extra'.");
   assert_loaded (root, before);
 
+  /* the entries that fit come first, the one that does not last: still
+   * nothing is written */
   hp_state_dict_remove (values, "linear.extra");
   hp_state_dict_insert (values, "tied.weight", wrong);
-  g_assert_false (hp_module_load_state_dict (root, values, FALSE, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_SHAPE);
-  g_assert_cmpstr (error->message, ==,
-                   "size mismatch for tied.weight: the state dict has shape [5, 4], "
-                   "the module [6, 4]");
-  g_clear_error (&error);
+  assert_load_fails (root, values, FALSE, HP_ERROR_SHAPE,
+                     "size mismatch for tied.weight: the state dict has shape [5, 4], "
+                     "the module [6, 4]");
   assert_loaded (root, before);
 
   hp_state_dict_remove (values, "tied.weight");
   hp_state_dict_insert (values, "linear.bias", ids);
-  g_assert_false (hp_module_load_state_dict (root, values, FALSE, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_assert_cmpstr (error->message, ==, "dtype mismatch for linear.bias: cannot load int64 into float64");
-  g_clear_error (&error);
+  assert_load_fails (root, values, FALSE, HP_ERROR_INVALID_ARGUMENT,
+                     "dtype mismatch for linear.bias: cannot load int64 into float64");
   assert_loaded (root, before);
 
   /* not strict: the keys there are loaded, the others kept */
@@ -247,6 +262,22 @@ test_load_into_dtensors (void)
   g_assert_true (hp_module_load_state_dict (other, saved, TRUE, &error));
   g_assert_no_error (error);
   assert_loaded (other, values);
+
+  /* errors leave the local shards as they were on every rank */
+  {
+    g_autoptr(HpTensor) wrong = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (7, 4));
+
+    hp_state_dict_insert (narrow, "tied.weight", wrong);
+    assert_load_fails (root, narrow, TRUE, HP_ERROR_SHAPE,
+                       "size mismatch for tied.weight: the state dict has shape [7, 4], "
+                       "the module [6, 4]");
+    hp_state_dict_remove (narrow, "tied.weight");
+    hp_state_dict_remove (narrow, "buffered.table");
+    assert_load_fails (root, narrow, TRUE, HP_ERROR_INVALID_ARGUMENT,
+                       "Error(s) in loading state_dict for HpModule: Missing key(s): "
+                       "'buffered.table', 'tied.weight'.");
+    assert_loaded (root, values);
+  }
 }
 
 static void
@@ -265,9 +296,9 @@ test_load_dtensor_elsewhere (void)
   g_assert_true (hp_module_parallelize (laid_out, mesh, &error));
   g_assert_no_error (error);
   saved = hp_module_state_dict (laid_out);
-  g_assert_false (hp_module_load_state_dict (plain, saved, TRUE, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_PLACEMENT);
-  g_assert_nonnull (strstr (error->message, "cannot load weight"));
+  assert_load_fails (plain, saved, TRUE, HP_ERROR_PLACEMENT,
+                     "cannot load weight: the state dict's DTensor is laid out differently "
+                     "from the module's (redistribute it, or load a plain tensor)");
 }
 
 int

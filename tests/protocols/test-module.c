@@ -120,34 +120,42 @@ test_init_states_errors (void)
   g_autoptr(HpParamInit) init = hp_param_init_new ();
   g_autoptr(HpInitializer) ones = hp_initializer_new_ones ();
   g_autoptr(HpInitializer) constant = hp_initializer_new_constant (3);
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
   guint initialized = 0;
 
   g_assert_true (hp_module_add_child (root, "linear", HP_MODULE (linear), &error));
   g_assert_true (hp_module_add_child (root, "bare", HP_MODULE (bare), &error));
   hp_test_count_signal (linear, "states-initialized", &initialized);
+  before = hp_test_module_snapshot (root);
 
-  g_assert_false (hp_module_init_states (root, 0, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_cmpstr (error->message, ==,
-                   "HpToyNoInit has parameters ['w', 'v'] but neither param_init "
-                   "nor reset_parameters is available");
-  g_clear_error (&error);
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_init_states (root, 0, &error)), &error,
+                        HP_ERROR_CONFIG,
+                        "HpToyNoInit has parameters ['w', 'v'] but neither param_init "
+                        "nor reset_parameters is available");
   /* checked before anything is written: the linear child is untouched */
   g_assert_cmpuint (hp_toy_linear_get_reset_count (linear), ==, 0);
   g_assert_cmpuint (initialized, ==, 0);
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
+  g_clear_pointer (&after, g_free);
 
   hp_param_init_set (init, "w", ones);
   hp_module_set_param_init (HP_MODULE (bare), init);
-  g_assert_false (hp_module_init_states (root, 0, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_cmpstr (error->message, ==,
-                   "No initializer for parameter 'v' in HpToyNoInit. Available: ['w']");
-  g_clear_error (&error);
-  g_assert_false (hp_module_init_self_parameters (HP_MODULE (bare), 0, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_clear_error (&error);
+  g_clear_pointer (&before, g_free);
+  before = hp_test_module_snapshot (root);
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_init_states (root, 0, &error)), &error,
+                        HP_ERROR_CONFIG,
+                        "No initializer for parameter 'v' in HpToyNoInit. Available: ['w']");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_init_self_parameters (HP_MODULE (bare), 0, &error)),
+                        &error, HP_ERROR_CONFIG,
+                        "No initializer for parameter 'v' in HpToyNoInit. Available: ['w']");
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
   hp_test_assert_values (hp_module_get_parameter (HP_MODULE (bare), "w"),
                          HP_TEST_DATA (0, 0), HP_TEST_SHAPE (2), 0, 0);
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (linear), ==, 0);
+  g_assert_cmpuint (initialized, ==, 0);
 
   hp_param_init_set (init, "v", constant);
   g_assert_true (hp_module_init_states (root, 0, &error));
@@ -155,6 +163,57 @@ test_init_states_errors (void)
   hp_test_assert_values (hp_module_get_parameter (root, "bare.v"),
                          HP_TEST_DATA (3, 3, 3), HP_TEST_SHAPE (3), 0, 0);
   g_assert_cmpuint (initialized, ==, 1);
+}
+
+/* A parameter no initialiser can fill (a Partial DTensor) in the last
+ * module of a tree: found before the first module is written */
+static void
+test_init_states_unfillable (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  g_autoptr(HpModule) root = hp_module_new ();
+  g_autoptr(HpToyLinear) first = build_linear (2, 2, TRUE);
+  g_autoptr(HpToyLinear) second = build_linear (2, 2, FALSE);
+  g_autoptr(HpToyNoInit) bare = hp_toy_no_init_new ();
+  g_autoptr(HpParamInit) init = hp_param_init_new ();
+  g_autoptr(HpInitializer) ones = hp_initializer_new_ones ();
+  g_autoptr(GPtrArray) partial = hp_test_placements ((const gchar *[]) { "P(sum)" }, 1);
+  g_autoptr(HpTensor) local = hp_tensor_new_full (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 2), 5.0);
+  g_autoptr(HpDTensor) summed = hp_dtensor_new_from_local (local, mesh, partial, NULL, 0, FALSE, &error);
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
+  guint initialized = 0;
+
+  g_assert_no_error (error);
+  g_assert_true (hp_module_register_parameter (HP_MODULE (second), "weight", HP_TENSOR (summed), &error));
+  hp_param_init_set (init, "w", ones);
+  hp_param_init_set (init, "v", ones);
+  hp_module_set_param_init (HP_MODULE (bare), init);
+  g_assert_true (hp_module_add_child (root, "first", HP_MODULE (first), &error));
+  g_assert_true (hp_module_add_child (root, "bare", HP_MODULE (bare), &error));
+  g_assert_true (hp_module_add_child (root, "second", HP_MODULE (second), &error));
+  g_assert_no_error (error);
+  hp_test_count_signal (first, "states-initialized", &initialized);
+  hp_test_count_signal (bare, "states-initialized", &initialized);
+  before = hp_test_module_snapshot (root);
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_init_states (root, 4, &error)), &error,
+                        HP_ERROR_PLACEMENT,
+                        "HpToyLinear.weight: cannot initialise a Partial DTensor (placements (P(sum)))");
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (first), ==, 0);
+  g_assert_cmpuint (initialized, ==, 0);
+
+  /* the module alone: the same */
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_init_self_parameters (HP_MODULE (second), 4, &error)),
+                        &error, HP_ERROR_PLACEMENT,
+                        "HpToyLinear.weight: cannot initialise a Partial DTensor (placements (P(sum)))");
+  g_clear_pointer (&after, g_free);
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
+  g_assert_cmpuint (hp_toy_linear_get_reset_count (second), ==, 0);
 }
 
 static void
@@ -234,48 +293,67 @@ test_registration_errors (void)
   g_autoptr(HpTensor) weight = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2));
   g_autoptr(HpTensor) other = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3));
   g_autoptr(HpTensor) ids = hp_tensor_new_zeros (HP_DTYPE_INT64, HP_TEST_SHAPE (2));
+  g_autoptr(HpTensor) scratch = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2));
   g_autoptr(HpTensor) derived = NULL;
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
   g_auto(GStrv) names = NULL;
 
   g_assert_true (hp_module_register_parameter (root, "w", weight, &error));
+  g_assert_true (hp_module_register_buffer (root, "b", scratch, FALSE, &error));
   g_assert_true (hp_module_add_child (root, "child", child, &error));
   g_assert_no_error (error);
-
-  g_assert_false (hp_module_register_parameter (root, "a.b", other, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_assert_nonnull (strstr (error->message, "'a.b' is not a valid parameter name"));
-  g_clear_error (&error);
-  g_assert_false (hp_module_register_parameter (root, "", other, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_clear_error (&error);
-  g_assert_false (hp_module_register_buffer (root, "w", other, TRUE, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_assert_cmpstr (error->message, ==,
-                   "HpModule: cannot register buffer 'w': the name is already a parameter");
-  g_clear_error (&error);
-  g_assert_false (hp_module_register_parameter (root, "child", other, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_clear_error (&error);
-  g_assert_false (hp_module_register_parameter (root, "ids", ids, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_assert_nonnull (strstr (error->message, "floating-point"));
-  g_clear_error (&error);
-
   derived = hp_tensor_scale (weight, 2.0, &error);
   g_assert_no_error (error);
-  g_assert_false (hp_module_register_parameter (root, "derived", derived, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_assert_nonnull (strstr (error->message, "leaf"));
-  g_clear_error (&error);
+  before = hp_test_module_snapshot (root);
 
-  g_assert_false (hp_module_add_child (child, "loop", root, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_clear_error (&error);
-  g_assert_false (hp_module_add_child (root, "self", root, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_clear_error (&error);
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_parameter (root, "a.b", other, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: 'a.b' is not a valid parameter name (empty or with a '.')");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_parameter (root, "", other, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: '' is not a valid parameter name (empty or with a '.')");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_parameter (root, "child", other, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot register parameter 'child': the name is already a child module");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_parameter (root, "b", other, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot register parameter 'b': the name is already a buffer");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_parameter (root, "ids", ids, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: parameter 'ids' must be a floating-point tensor, not int64");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_parameter (root, "derived", derived, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: parameter 'derived' must be a leaf tensor, not the result of an op");
+  /* a rejected parameter is not made to require gradients */
+  g_assert_false (hp_tensor_get_requires_grad (other));
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_buffer (root, "w", other, TRUE, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot register buffer 'w': the name is already a parameter");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_buffer (root, "x.y", other, TRUE, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: 'x.y' is not a valid buffer name (empty or with a '.')");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_register_buffer (root, "child", other, TRUE, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot register buffer 'child': the name is already a child module");
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_add_child (child, "loop", root, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot add child 'loop': HpModule contains the module itself");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_add_child (root, "self", root, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot add child 'self': HpModule contains the module itself");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_add_child (root, "w", child, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: cannot register child module 'w': the name is already a parameter");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_add_child (root, "", child, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "HpModule: '' is not a valid child module name (empty or with a '.')");
 
   /* nothing changed; replacing a parameter keeps its position */
+  after = hp_test_module_snapshot (root);
+  g_assert_cmpstr (after, ==, before);
   names = hp_module_get_parameter_names (root);
   g_assert_cmpstrv (names, ((const gchar *[]) { "w", NULL }));
   g_assert_true (hp_module_register_parameter (root, "w", other, &error));
@@ -421,13 +499,25 @@ test_forward_errors (void)
   g_autoptr(HpToyLinear) linear = build_linear (2, 1, FALSE);
   g_autoptr(HpTensor) x = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2, 3), HP_TEST_SHAPE (1, 3));
   g_autoptr(GPtrArray) no_args = g_ptr_array_new ();
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autofree gchar *before = hp_test_module_snapshot (HP_MODULE (linear));
+  g_autofree gchar *after = NULL;
 
+  g_ptr_array_add (args, x);
+  hp_test_assert_error (hp_module_forward (plain, args, &error), &error,
+                        HP_ERROR_NOT_SUPPORTED, "HpModule does not implement compute (its forward)");
+  hp_test_assert_error (hp_module_forward (HP_MODULE (linear), args, &error), &error,
+                        HP_ERROR_SHAPE, "linear: input [1, 3] and weight [1, 2] do not fit (3 != 2)");
   hp_test_assert_error (hp_module_forward1 (plain, x, &error), &error,
                         HP_ERROR_NOT_SUPPORTED, "HpModule does not implement compute (its forward)");
   hp_test_assert_error (hp_module_forward1 (HP_MODULE (linear), x, &error), &error,
-                        HP_ERROR_SHAPE, "linear");
+                        HP_ERROR_SHAPE, "linear: input [1, 3] and weight [1, 2] do not fit (3 != 2)");
   hp_test_assert_error (hp_module_call (plain, "inner", no_args, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "HpModule has no callable 'inner'");
+  hp_test_assert_error (hp_module_call (HP_MODULE (linear), "missing.inner", no_args, &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "HpToyLinear has no callable 'missing.inner'");
+  after = hp_test_module_snapshot (HP_MODULE (linear));
+  g_assert_cmpstr (after, ==, before);
 }
 
 static void
@@ -453,10 +543,6 @@ test_containers (void)
   g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (first), &error));
   g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (second), &error));
   g_assert_no_error (error);
-  /* a list cannot hold itself */
-  g_assert_false (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (seq), &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  g_clear_error (&error);
   g_assert_cmpuint (hp_module_list_get_length (HP_MODULE_LIST (seq)), ==, 2);
   g_assert_true (hp_module_list_get (HP_MODULE_LIST (seq), 1) == HP_MODULE (second));
   g_assert_null (hp_module_list_get (HP_MODULE_LIST (seq), 2));
@@ -475,8 +561,65 @@ test_containers (void)
   g_assert_true (hp_module_dict_insert (dict, "proj", HP_MODULE (first), &error));
   g_assert_true (hp_module_dict_lookup (dict, "proj") == HP_MODULE (first));
   g_assert_null (hp_module_dict_lookup (dict, "other"));
-  g_assert_false (hp_module_dict_insert (dict, "a.b", HP_MODULE (second), &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+}
+
+/* A list or dict that would hold itself, a bad key: refused, the
+ * container and the module offered unchanged */
+static void
+test_container_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpSequential) seq = hp_sequential_new ();
+  g_autoptr(HpModuleDict) dict = hp_module_dict_new ();
+  g_autoptr(HpModule) outer = hp_module_new ();
+  g_autoptr(HpToyLinear) first = build_linear (2, 3, FALSE);
+  g_autoptr(HpToyLinear) second = build_linear (3, 1, FALSE);
+  g_autofree gchar *seq_before = NULL;
+  g_autofree gchar *dict_before = NULL;
+  g_autofree gchar *outer_before = NULL;
+  g_autofree gchar *after = NULL;
+
+  g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (first), &error));
+  g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (second), &error));
+  g_assert_true (hp_module_dict_insert (dict, "proj", HP_MODULE (first), &error));
+  g_assert_true (hp_module_add_child (outer, "seq", HP_MODULE (seq), &error));
+  g_assert_true (hp_module_add_child (outer, "dict", HP_MODULE (dict), &error));
+  g_assert_no_error (error);
+  seq_before = hp_test_module_snapshot (HP_MODULE (seq));
+  dict_before = hp_test_module_snapshot (HP_MODULE (dict));
+  outer_before = hp_test_module_snapshot (outer);
+
+  /* a list cannot hold itself, or a module that holds it */
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (seq),
+                                                                &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpSequential: cannot add child '2': HpSequential contains the module itself");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_list_append (HP_MODULE_LIST (seq), outer, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpSequential: cannot add child '2': HpModule contains the module itself");
+  after = hp_test_module_snapshot (HP_MODULE (seq));
+  g_assert_cmpstr (after, ==, seq_before);
+  g_assert_cmpuint (hp_module_list_get_length (HP_MODULE_LIST (seq)), ==, 2);
+  g_assert_null (hp_module_list_get (HP_MODULE_LIST (seq), 2));
+  g_clear_pointer (&after, g_free);
+
+  /* keys are names without dots; no cycles either */
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_dict_insert (dict, "a.b", HP_MODULE (second), &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModuleDict: 'a.b' is not a valid child module name (empty or with a '.')");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_dict_insert (dict, "", HP_MODULE (second), &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModuleDict: '' is not a valid child module name (empty or with a '.')");
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_dict_insert (dict, "proj", outer, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "HpModuleDict: cannot add child 'proj': HpModule contains the module itself");
+  after = hp_test_module_snapshot (HP_MODULE (dict));
+  g_assert_cmpstr (after, ==, dict_before);
+  g_assert_true (hp_module_dict_lookup (dict, "proj") == HP_MODULE (first));
+  g_clear_pointer (&after, g_free);
+
+  after = hp_test_module_snapshot (outer);
+  g_assert_cmpstr (after, ==, outer_before);
 }
 
 static void
@@ -497,6 +640,8 @@ test_base_model (void)
   gint64 nparams = 0;
   gint64 flops = 0;
   gint64 ids_data[] = { 1, 3, 9 };
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
 
   g_assert_no_error (error);
   g_assert_true (hp_base_model_verify_module_protocol (model, &error));
@@ -525,15 +670,72 @@ test_base_model (void)
   hp_module_set_sharding_config (hp_module_get_child (HP_MODULE (model), "layers.1"), sharding);
   g_assert_true (hp_module_add_child (HP_MODULE (model), "bare", HP_MODULE (bare), &error));
 
-  g_assert_false (hp_base_model_verify_module_protocol (model, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_cmpstr (error->message, ==,
-                   "HpToyModel does not follow the module protocol: "
-                   "state_shardings of layers.1 names 'nothing', which is not a parameter or buffer; "
-                   "in_src_shardings of layers.1 names 'x', which is not a forward argument; "
-                   "local_map of layers.1 names callable 'missing', which is not registered; "
-                   "parameter 'bare.w' has no initializer; "
-                   "parameter 'bare.v' has no initializer");
+  before = hp_test_module_snapshot (HP_MODULE (model));
+  hp_test_assert_error (GINT_TO_POINTER (hp_base_model_verify_module_protocol (model, &error)), &error,
+                        HP_ERROR_CONFIG,
+                        "HpToyModel does not follow the module protocol: "
+                        "state_shardings of layers.1 names 'nothing', which is not a parameter or buffer; "
+                        "in_src_shardings of layers.1 names 'x', which is not a forward argument; "
+                        "local_map of layers.1 names callable 'missing', which is not registered; "
+                        "parameter 'bare.w' has no initializer; "
+                        "parameter 'bare.v' has no initializer");
+  after = hp_test_module_snapshot (HP_MODULE (model));
+  g_assert_cmpstr (after, ==, before);
+}
+
+/* init_weights with a parameter nothing initialises, update_from_config
+ * with a job the model does not fit: errors, and the model and its
+ * configuration as they were */
+static void
+test_base_model_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) config = g_object_new (HP_TYPE_TOY_MODEL_CONFIG,
+                                             "vocab", 10, "dim", 4, "n-layers", 2,
+                                             "n-heads", 2, NULL);
+  g_autoptr(GObject) built = hp_config_build (config, &error);
+  HpBaseModel *model = HP_BASE_MODEL (built);
+  g_autoptr(HpToyNoInit) bare = hp_toy_no_init_new ();
+  g_autoptr(HpParallelDims) tp3 = g_object_new (HP_TYPE_PARALLEL_DIMS, "tp", 3, NULL);
+  g_autoptr(HpParallelDims) tp2 = g_object_new (HP_TYPE_PARALLEL_DIMS, "tp", 2, NULL);
+  g_autoptr(HpModuleConfig) not_a_job = hp_module_config_new ();
+  g_autofree gchar *config_before = hp_config_to_json (config, FALSE);
+  g_autofree gchar *config_after = NULL;
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
+  guint initialized = 0;
+
+  g_assert_no_error (error);
+  g_assert_true (hp_base_model_init_weights (model, 1, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp_module_add_child (HP_MODULE (model), "bare", HP_MODULE (bare), &error));
+  g_assert_no_error (error);
+  hp_test_count_signal (hp_module_get_child (HP_MODULE (model), "embed"), "states-initialized",
+                        &initialized);
+
+  before = hp_test_module_snapshot (HP_MODULE (model));
+  hp_test_assert_error (GINT_TO_POINTER (hp_base_model_init_weights (model, 2, &error)), &error,
+                        HP_ERROR_CONFIG,
+                        "HpToyNoInit has parameters ['w', 'v'] but neither param_init "
+                        "nor reset_parameters is available");
+  after = hp_test_module_snapshot (HP_MODULE (model));
+  g_assert_cmpstr (after, ==, before);
+  g_assert_cmpuint (initialized, ==, 0);
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                                                  HP_CONFIG (tp3), &error)),
+                        &error, HP_ERROR_CONFIG, "HpToyModelConfig: n-heads 2 cannot be split over tp = 3");
+  hp_test_assert_error (GINT_TO_POINTER (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                                                  HP_CONFIG (not_a_job), &error)),
+                        &error, HP_ERROR_CONFIG,
+                        "HpToyModelConfig: update_from_config takes a HpParallelDims, not a HpModuleConfig");
+  config_after = hp_config_to_json (config, FALSE);
+  g_assert_cmpstr (config_after, ==, config_before);
+  g_clear_pointer (&config_after, g_free);
+
+  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                          HP_CONFIG (tp2), &error));
+  g_assert_no_error (error);
 }
 
 int
@@ -546,6 +748,7 @@ main (int   argc,
   g_test_add_func ("/module/init-states/param-init", test_init_states_param_init);
   g_test_add_func ("/module/init-states/deterministic", test_init_states_deterministic);
   g_test_add_func ("/module/init-states/errors", test_init_states_errors);
+  g_test_add_func ("/module/init-states/unfillable", test_init_states_unfillable);
   g_test_add_func ("/module/init-self-buffers", test_init_self_buffers);
   g_test_add_func ("/module/named-parameters", test_named_parameters);
   g_test_add_func ("/module/registration-errors", test_registration_errors);
@@ -554,7 +757,9 @@ main (int   argc,
   g_test_add_func ("/module/forward-signals", test_forward_signals);
   g_test_add_func ("/module/forward-errors", test_forward_errors);
   g_test_add_func ("/module/containers", test_containers);
+  g_test_add_func ("/module/containers/errors", test_container_errors);
   g_test_add_func ("/module/base-model", test_base_model);
+  g_test_add_func ("/module/base-model/errors", test_base_model_errors);
 
   return g_test_run ();
 }

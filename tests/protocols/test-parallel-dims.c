@@ -385,6 +385,9 @@ test_build_mesh (void)
                         product_error);
   hp_test_assert_error (hp_parallel_dims_build_expert_mesh (too_wide, &error), &error,
                         HP_ERROR_CONFIG, product_error);
+  /* the dims are left as they were */
+  assert_degrees (too_big, 1, -1, 1, w + 1, 1, 1);
+  assert_degrees (too_wide, 1, 2 * w, 1, 1, 1, 1);
 }
 
 /* This rank's coordinate on the dim @name of @mesh */
@@ -481,6 +484,7 @@ test_build_expert_mesh (void)
                         HP_ERROR_CONFIG, ep_error);
   hp_test_assert_error (hp_parallel_dims_build_mesh (too_many, &error), &error,
                         HP_ERROR_CONFIG, ep_error);
+  assert_degrees (too_many, 1, -1, 1, 1, 1, 2 * w);
 }
 
 int

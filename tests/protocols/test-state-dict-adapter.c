@@ -4,6 +4,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#include <glib/gstdio.h>
+
+#include "hp-test-toys.h"
 #include "hp-test-utils.h"
 
 /* Model name <-> Hugging Face name, as a Llama checkpoint has them */
@@ -275,6 +278,10 @@ test_rename (void)
   g_autoptr(HpStateDict) hf = NULL;
   g_autoptr(HpStateDict) back = NULL;
   g_autoptr(HpStateDict) odd = hp_state_dict_new ();
+  g_autofree gchar *sd_before = NULL;
+  g_autofree gchar *hf_before = NULL;
+  g_autofree gchar *sd_after = NULL;
+  g_autofree gchar *hf_after = NULL;
 
   g_assert_true (HP_IS_STATE_DICT_ADAPTER (adapter));
   g_assert_true (g_type_is_a (TEST_TYPE_RENAME_ADAPTER, HP_TYPE_STATE_DICT_ADAPTER));
@@ -296,12 +303,18 @@ test_rename (void)
                          HP_TEST_DATA (6, 5, 4, 3, 2, 1), HP_TEST_SHAPE (3, 2), 0, 0);
   assert_names (hf, "model.embed_tokens.weight,model.norm.weight,lm_head.weight");
 
-  /* the implementation's errors come through; an empty dict converts
-   * to an empty dict */
+  /* the implementation's errors come through, the dicts given as they
+   * were; an empty dict converts to an empty dict */
+  sd_before = hp_test_state_dict_snapshot (sd);
+  hf_before = hp_test_state_dict_snapshot (hf);
   hp_test_assert_error (hp_state_dict_adapter_from_hf (adapter, sd, &error), &error,
                         HP_ERROR_CONFIG, "TestRenameAdapter: no name for 'tok_embeddings.weight'");
   hp_test_assert_error (hp_state_dict_adapter_to_hf (adapter, hf, &error), &error,
                         HP_ERROR_CONFIG, "TestRenameAdapter: no name for 'model.embed_tokens.weight'");
+  sd_after = hp_test_state_dict_snapshot (sd);
+  hf_after = hp_test_state_dict_snapshot (hf);
+  g_assert_cmpstr (sd_after, ==, sd_before);
+  g_assert_cmpstr (hf_after, ==, hf_before);
   g_clear_object (&back);
   back = hp_state_dict_adapter_to_hf (adapter, odd, &error);
   g_assert_no_error (error);
@@ -315,19 +328,37 @@ test_default_files (void)
   g_autoptr(HpStateDictAdapter) adapter = g_object_new (TEST_TYPE_RENAME_ADAPTER, NULL);
   g_autoptr(HpStateDict) sd = model_state_dict ();
   g_autoptr(HpBaseModelConfig) config = g_object_new (HP_TYPE_BASE_MODEL_CONFIG, NULL);
+  g_autofree gchar *dir = g_dir_make_tmp ("hp-adapter-XXXXXX", &error);
+  g_autofree gchar *in = NULL;
+  g_autofree gchar *out = NULL;
+  g_autofree gchar *in_message = NULL;
+  g_autofree gchar *out_message = NULL;
+  g_autofree gchar *sd_before = hp_test_state_dict_snapshot (sd);
+  g_autofree gchar *sd_after = NULL;
 
-  hp_test_assert_error (hp_state_dict_adapter_load_hf_state_dict (adapter, "/ckpt/llama", config,
+  g_assert_no_error (error);
+  in = g_build_filename (dir, "llama", NULL);
+  out = g_build_filename (dir, "out", NULL);
+  in_message = g_strdup_printf ("TestRenameAdapter cannot load the Hugging Face checkpoint '%s': "
+                                "reading safetensors files is not available yet (it comes with "
+                                "checkpoint support)", in);
+  out_message = g_strdup_printf ("TestRenameAdapter cannot save the Hugging Face checkpoint '%s': "
+                                 "writing safetensors files is not available yet (it comes with "
+                                 "checkpoint support)", out);
+
+  hp_test_assert_error (hp_state_dict_adapter_load_hf_state_dict (adapter, in, config,
                                                                   HP_DTYPE_FLOAT32, &error),
-                        &error, HP_ERROR_NOT_SUPPORTED,
-                        "TestRenameAdapter cannot load the Hugging Face checkpoint '/ckpt/llama': "
-                        "reading safetensors files is not available yet (it comes with "
-                        "checkpoint support)");
+                        &error, HP_ERROR_NOT_SUPPORTED, in_message);
   hp_test_assert_error (GINT_TO_POINTER (hp_state_dict_adapter_save_hf_state_dict (adapter, sd, NULL,
-                                                                                   "/ckpt/out", &error)),
-                        &error, HP_ERROR_NOT_SUPPORTED,
-                        "TestRenameAdapter cannot save the Hugging Face checkpoint '/ckpt/out': "
-                        "writing safetensors files is not available yet (it comes with "
-                        "checkpoint support)");
+                                                                                   out, &error)),
+                        &error, HP_ERROR_NOT_SUPPORTED, out_message);
+
+  /* nothing written, the state dict as it was */
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (in, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+  sd_after = hp_test_state_dict_snapshot (sd);
+  g_assert_cmpstr (sd_after, ==, sd_before);
 }
 
 static void
@@ -389,10 +420,12 @@ test_own_files (void)
   hp_test_assert_values (hp_state_dict_lookup (back, "tok_embeddings.weight"),
                          HP_TEST_DATA (1, 2, 3, 4, 5, 6), HP_TEST_SHAPE (3, 2), 0, 0);
 
-  /* the implementation's own error */
+  /* the implementation's own error; the checkpoints kept as they were */
   hp_test_assert_error (hp_state_dict_adapter_load_hf_state_dict (adapter, "/ckpt/b", config,
                                                                   HP_DTYPE_FLOAT32, &error),
                         &error, HP_ERROR_IO, "no checkpoint at '/ckpt/b'");
+  g_assert_cmpuint (g_hash_table_size (memory->files), ==, 1);
+  g_assert_cmpuint (memory->n_saves, ==, 1);
   g_assert_cmpuint (memory->n_loads, ==, 2);
   g_assert_true (memory->last_config == config);
   g_assert_cmpint (memory->last_dtype, ==, HP_DTYPE_FLOAT32);
@@ -404,6 +437,8 @@ test_broken (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(HpStateDictAdapter) adapter = g_object_new (TEST_TYPE_BROKEN_ADAPTER, NULL);
   g_autoptr(HpStateDict) sd = model_state_dict ();
+  g_autofree gchar *before = hp_test_state_dict_snapshot (sd);
+  g_autofree gchar *after = NULL;
 
   hp_test_assert_error (hp_state_dict_adapter_to_hf (adapter, sd, &error), &error,
                         HP_ERROR_STATE, "TestBrokenAdapter.to_hf returned no state dict and no error");
@@ -418,6 +453,8 @@ test_broken (void)
                                                                                    "ckpt", &error)),
                         &error, HP_ERROR_STATE,
                         "TestBrokenAdapter.save_hf_state_dict failed without an error");
+  after = hp_test_state_dict_snapshot (sd);
+  g_assert_cmpstr (after, ==, before);
 }
 
 int
