@@ -8,6 +8,9 @@
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
 #                bench-matmul, bench-redistribute on 2 and 4 ranks, then
 #                the cost of HP_DEBUG=collectives in hp-train
+#   make soak    build, train the tiny model for 2000 steps on 2 ranks
+#                and fail if its resident memory grows by 1 % or more
+#                after warm-up (bench/soak; not part of check or bench)
 #   make fuzz    build the libFuzzer targets of fuzz/ with clang, ASan and
 #                UBSan in $(FUZZ_BUILDDIR) and run each for FUZZ_SECONDS
 #                (not part of make check)
@@ -76,6 +79,14 @@ clean:
 bench: bench-tp-mlp
 bench-tp-mlp: build
 	./bench/run-tp-mlp.sh $(BUILDDIR)
+
+# Soak: hp-train for 2000 steps on 2 ranks, VmRSS of each rank sampled
+# (bench/README.md); exits non-zero if it grows by 1 % or more after
+# warm-up. A long run, so neither check nor bench runs it.
+.PHONY: soak
+SOAK_ARGS ?=
+soak: build
+	./bench/soak --mpirun "$(MPIRUN)" $(SOAK_ARGS) $(BUILDDIR)
 
 # Fuzzing: each target runs for FUZZ_SECONDS on its seed corpus
 # fuzz/corpus/NAME, adding what it finds to $(FUZZ_BUILDDIR)/corpus/NAME;
