@@ -371,6 +371,46 @@ test_config_errors (void)
   g_object_unref (nested);
 }
 
+/* Data parallelism over a mesh that is not 1-D: every rank fails before
+ * communicating, and no gradient or value changes */
+static void
+test_data_parallel_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  const gchar *names[] = { "dp", "tp", NULL };
+  g_autoptr(HpDeviceMesh) flat = hp_test_mesh ((const gint[]) { world_size, 1 }, 2, names);
+  g_autoptr(HpDeviceMesh) line = hp_test_mesh ((const gint[]) { world_size }, 1, NULL);
+  g_autoptr(HpTensor) w = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (2));
+  g_autoptr(HpTensor) grad = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (0.5, -4), HP_TEST_SHAPE (2));
+  g_autoptr(GPtrArray) params = g_ptr_array_new ();
+  g_autofree gchar *message = NULL;
+  g_autofree gchar *flat_text = hp_device_mesh_to_string (flat);
+  gdouble value = 3.25;
+
+  hp_tensor_set_requires_grad (w, TRUE);
+  hp_tensor_set_grad (w, grad);
+  g_ptr_array_add (params, w);
+  message = g_strdup_printf ("data parallelism needs a 1-D mesh, got %s", flat_text);
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_data_parallel_average_gradients (params, flat, &error)),
+                        &error, HP_ERROR_MESH, message);
+  g_assert_true (hp_tensor_get_grad (w) == grad);
+  hp_test_assert_values (grad, HP_TEST_DATA (0.5, -4), HP_TEST_SHAPE (2), 0, 0);
+  hp_test_assert_values (w, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (2), 0, 0);
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_data_parallel_average_scalar (flat, &value, &error)),
+                        &error, HP_ERROR_MESH, message);
+  g_assert_cmpfloat (value, ==, 3.25);
+
+  /* the ranks are still in step: the same values average to themselves */
+  g_assert_true (hp_data_parallel_average_gradients (params, line, &error));
+  g_assert_no_error (error);
+  hp_test_assert_values (hp_tensor_get_grad (w), HP_TEST_DATA (0.5, -4), HP_TEST_SHAPE (2), 0, 0);
+  g_assert_true (hp_data_parallel_average_scalar (line, &value, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (value, ==, 3.25);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -400,6 +440,7 @@ main (int   argc,
   g_test_add_func ("/decoder/dp-tp", test_data_and_tensor_parallel);
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
+  g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
 
   return g_test_run ();
 }
