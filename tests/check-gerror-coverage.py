@@ -12,8 +12,9 @@
 #   | `hp_foo_bar` | `tests/dir/test-x.c` | `/test/path/of/the/case` |
 #
 # where the second and third cells may hold several entries separated by
-# "<br>" or ", ".  Each test file must exist, name the function, and
-# register each test path with g_test_add*.  Exit status 0 when every
+# "<br>" or ", ".  Each function has one row; each test file must exist
+# and name the function, and each test path must be registered with
+# g_test_add*() in one of the row's files.  Exit status 0 when every
 # function of the checked layers has a valid row, 1 otherwise; each
 # problem is printed on its own line.
 
@@ -231,8 +232,13 @@ def main():
 
     covered = set()
     sources = {}
+    first_row = {}
     for number, heading, fn, files, paths in rows:
         where = "tests/README.md:%d: %s" % (number, fn)
+        if fn in first_row:
+            problems.append(where + ": listed again (first on line %d)" % first_row[fn])
+            continue
+        first_row[fn] = number
         if fn not in every:
             problems.append(where + ": not a public function that takes a GError")
             continue
@@ -260,7 +266,7 @@ def main():
                 ok = False
                 continue
             if not re.search(r"\b%s\b" % re.escape(fn), sources[rel]):
-                problems.append(where + ": %s does not call %s" % (rel, fn))
+                problems.append(where + ": %s does not name %s" % (rel, fn))
                 ok = False
             texts.append(sources[rel])
         for path in paths:

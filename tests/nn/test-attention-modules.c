@@ -883,8 +883,13 @@ assert_build_error (HpGQAttentionConfig *config,
                     const gchar         *message)
 {
   g_autoptr(GError) error = NULL;
+  g_autofree gchar *before = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_autofree gchar *after = NULL;
 
   hp_test_assert_error (hp_gq_attention_new (config, &error), &error, HP_ERROR_CONFIG, message);
+  /* the configuration is as it was */
+  after = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_cmpstr (after, ==, before);
 }
 
 static void
