@@ -845,6 +845,25 @@ test_bad_input (void)
   hp_test_assert_error (hp_dtensor_new_from_local (HP_TENSOR (dt), mesh, s0_p, NULL, 0, FALSE, &error),
                         &error, HP_ERROR_INVALID_ARGUMENT, "already an HpDTensor");
 
+  /* after the errors, every input is as it was: the plain tensor, the
+   * DTensors' placements and values, the placement lists */
+  {
+    g_autoptr(HpTensor) expected = global_tensor ((gint64[]) { 4, 2 }, 2, 0);
+    g_autoptr(HpTensor) dt_full = NULL;
+    g_autoptr(HpTensor) partial_local = hp_dtensor_get_local (partial);
+
+    hp_test_assert_identical (whole, expected);
+    g_assert_false (hp_tensor_get_requires_grad (whole));
+    hp_test_assert_placements (HP_TENSOR (dt), "(S(0))");
+    dt_full = hp_test_full_tensor (HP_TENSOR (dt));
+    hp_test_assert_identical (dt_full, expected);
+    hp_test_assert_placements (HP_TENSOR (partial), "(P(sum))");
+    hp_test_assert_identical (partial_local, expected);
+    g_assert_cmpuint (two_p->len, ==, 2);
+    g_assert_cmpuint (s0_p->len, ==, 1);
+    g_assert_cmpuint (pmax_p->len, ==, 1);
+  }
+
   /* a bad id in one rank's part of sharded ids fails on every rank */
   {
     const gint64 ids_data[] = { 0, 1, 2, 9 };
@@ -879,6 +898,59 @@ test_bad_input (void)
     g_assert_cmpfloat (value, ==, 0.0);
     g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
     g_clear_error (&error);
+  }
+}
+
+/* hp_dtensor_full_tensor() has no input it refuses (every placement,
+ * Partial ones too, goes to Replicate): shards that are empty on some
+ * ranks, a 0-d tensor and a Partial max all give the whole tensor and
+ * leave the DTensor as it was */
+static void
+test_full_tensor_any_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  MeshShape ms = { { world_size, 0 }, 1 };
+  g_autoptr(HpDeviceMesh) mesh = make_mesh (&ms);
+  const gchar *s0[] = { "S(0)" }, *pmax[] = { "P(max)" }, *r[] = { "R" };
+  g_autoptr(GPtrArray) s0_p = hp_test_placements (s0, 1);
+  g_autoptr(GPtrArray) pmax_p = hp_test_placements (pmax, 1);
+  g_autoptr(GPtrArray) r_p = hp_test_placements (r, 1);
+  g_autoptr(HpTensor) two = global_tensor ((gint64[]) { 2 }, 1, 3);
+  g_autoptr(HpTensor) scalar = hp_tensor_new_full (HP_DTYPE_FLOAT64, NULL, 0, 2.5);
+  g_autoptr(HpDTensor) uneven = hp_dtensor_distribute (two, mesh, s0_p, -1, &error);
+  g_autoptr(HpDTensor) maxed = hp_dtensor_new_from_local (two, mesh, pmax_p, NULL, 0, FALSE, &error);
+  g_autoptr(HpDTensor) zero_d = hp_dtensor_distribute (scalar, mesh, r_p, -1, &error);
+  g_autoptr(HpTensor) uneven_local = NULL;
+  g_autoptr(HpTensor) maxed_local = NULL;
+  HpDTensor *inputs[] = { uneven, maxed, zero_d };
+  HpTensor *expected[] = { two, two, scalar };
+  const gchar *placements[] = { "(S(0))", "(P(max))", "(R)" };
+
+  g_assert_no_error (error);
+  uneven_local = hp_dtensor_get_local (uneven);
+  maxed_local = hp_dtensor_get_local (maxed);
+  for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
+    {
+      g_autoptr(HpTensor) whole = hp_dtensor_full_tensor (inputs[i], &error);
+
+      g_assert_no_error (error);
+      g_assert_false (HP_IS_DTENSOR (whole));
+      hp_test_assert_identical (whole, expected[i]);
+      hp_test_assert_placements (HP_TENSOR (inputs[i]), placements[i]);
+    }
+  {
+    g_autoptr(HpTensor) after = hp_dtensor_get_local (uneven);
+    gint64 offset, length;
+
+    hp_test_chunk (2, world_size, world_rank, &offset, &length);
+    hp_test_assert_identical (after, uneven_local);
+    hp_test_assert_shape (after, &length, 1);
+  }
+  {
+    g_autoptr(HpTensor) after = hp_dtensor_get_local (maxed);
+
+    hp_test_assert_identical (after, maxed_local);
+    hp_test_assert_identical (after, two);
   }
 }
 
@@ -931,6 +1003,7 @@ main (int   argc,
   g_test_add_func ("/dtensor/reshape", test_reshape);
   g_test_add_func ("/dtensor/loss-parallel", test_loss_parallel);
   g_test_add_func ("/dtensor/bad-input", test_bad_input);
+  g_test_add_func ("/dtensor/full-tensor/any-input", test_full_tensor_any_input);
   g_test_add_func ("/dtensor/visualize", test_visualize_and_string);
 
   return g_test_run ();

@@ -726,6 +726,19 @@ test_errors (void)
 #undef EXPECT_ERROR
 
   g_assert_no_error (error);
+
+  /* the arguments are as they were */
+  hp_test_assert_placements (HP_TENSOR (dx), "(S(0))");
+  hp_test_assert_placements (HP_TENSOR (rx), "(R)");
+  {
+    g_autoptr(HpTensor) dx_full = hp_test_full_tensor (HP_TENSOR (dx));
+    g_autoptr(HpTensor) rx_full = hp_test_full_tensor (HP_TENSOR (rx));
+    g_autoptr(HpTensor) expected = whole_tensor ((gint64[]) { 4, 2 }, 2, 9);
+
+    hp_test_assert_identical (dx_full, expected);
+    hp_test_assert_identical (rx_full, expected);
+    hp_test_assert_identical (x, expected);
+  }
 }
 
 /* loss = sum (weights * hp_test_full_tensor (out)) and its backward */

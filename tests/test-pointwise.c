@@ -120,6 +120,72 @@ test_bad_input (void)
                         "add: shapes [2, 3] and [4] cannot be broadcast together");
   hp_test_assert_error (hp_tensor_mul (a, c, &error), &error, HP_ERROR_INVALID_ARGUMENT,
                         "mul: dtypes differ (float32 [2, 3] and float64 [2, 3])");
+  hp_test_assert_error (hp_tensor_sub (b, a, &error), &error, HP_ERROR_SHAPE,
+                        "sub: shapes [4] and [2, 3] cannot be broadcast together");
+  hp_test_assert_error (hp_tensor_div (c, b, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "div: dtypes differ (float64 [2, 3] and float32 [4])");
+  /* the inputs are as they were */
+  hp_test_assert_values (a, HP_TEST_DATA (0, 0, 0, 0, 0, 0), HP_TEST_SHAPE (2, 3), 0, 0);
+  hp_test_assert_values (b, HP_TEST_DATA (0, 0, 0, 0), HP_TEST_SHAPE (4), 0, 0);
+  g_assert_cmpint (hp_tensor_get_dtype (c), ==, HP_DTYPE_FLOAT64);
+}
+
+/* The unary ops but neg need floating point tensors */
+static void
+test_unary_bad_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { -1, 0, 2 }, 3, HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) empty = hp_tensor_new_zeros (HP_DTYPE_INT64, HP_TEST_SHAPE (0, 2));
+
+  hp_test_assert_error (hp_tensor_scale (ids, 2.0, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "scale: needs a floating point tensor, got int64 [3]");
+  hp_test_assert_error (hp_tensor_exp (ids, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "exp: needs a floating point tensor, got int64 [3]");
+  hp_test_assert_error (hp_tensor_silu (ids, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "silu: needs a floating point tensor, got int64 [3]");
+  hp_test_assert_error (hp_tensor_gelu (ids, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "gelu: needs a floating point tensor, got int64 [3]");
+  hp_test_assert_error (hp_tensor_relu (ids, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "relu: needs a floating point tensor, got int64 [3]");
+  /* even without elements */
+  hp_test_assert_error (hp_tensor_relu (empty, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "relu: needs a floating point tensor, got int64 [0, 2]");
+  hp_test_assert_values (ids, HP_TEST_DATA (-1, 0, 2), HP_TEST_SHAPE (3), 0, 0);
+  g_assert_false (hp_tensor_get_requires_grad (ids));
+}
+
+/* hp_tensor_neg() has no input it refuses (every dtype negates): the
+ * inputs that the other unary ops refuse, and the edge shapes, give a
+ * result and leave the input as it was */
+static void
+test_neg_any_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { G_MAXINT64, 0, -7 }, 3, HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) empty = hp_tensor_new_zeros (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (2, 0));
+  g_autoptr(HpTensor) odd = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (NAN, INFINITY, -0.0),
+                                            HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) neg_ids = hp_tensor_neg (ids, &error);
+  g_autoptr(HpTensor) neg_empty = hp_tensor_neg (empty, &error);
+  g_autoptr(HpTensor) neg_odd = hp_tensor_neg (odd, &error);
+  g_autofree gdouble *values = NULL;
+  gsize n;
+
+  g_assert_no_error (error);
+  hp_test_assert_values (neg_ids, HP_TEST_DATA (-G_MAXINT64, 0, 7), HP_TEST_SHAPE (3), 0, 0);
+  hp_test_assert_values (ids, HP_TEST_DATA (G_MAXINT64, 0, -7), HP_TEST_SHAPE (3), 0, 0);
+  hp_test_assert_shape (neg_empty, HP_TEST_SHAPE (2, 0));
+  values = hp_tensor_to_float64_array (neg_odd, &n);
+  g_assert_cmpuint (n, ==, 3);
+  g_assert_true (isnan (values[0]));
+  g_assert_cmpfloat (values[1], ==, -INFINITY);
+  g_assert_false (signbit (values[2]));
+  g_clear_pointer (&values, g_free);
+  values = hp_tensor_to_float64_array (odd, &n);
+  g_assert_true (isnan (values[0]));
+  g_assert_cmpfloat (values[1], ==, INFINITY);
+  g_assert_true (signbit (values[2]));
 }
 
 /* The same-shape path works in blocks of 16 elements and a tail: 37
@@ -376,6 +442,8 @@ main (int   argc,
   g_test_add_func ("/pointwise/int64", test_int64);
   g_test_add_func ("/pointwise/edge-shapes", test_edge_shapes);
   g_test_add_func ("/pointwise/bad-input", test_bad_input);
+  g_test_add_func ("/pointwise/unary/bad-input", test_unary_bad_input);
+  g_test_add_func ("/pointwise/neg/any-input", test_neg_any_input);
   g_test_add_func ("/pointwise/same-shape-blocks", test_same_shape_blocks);
   g_test_add_func ("/pointwise/large-same-shape", test_large_same_shape);
   g_test_add_func ("/pointwise/buffer-cache-follows-sizes", test_buffer_cache_follows_sizes);

@@ -280,6 +280,30 @@ test_bad_dims (void)
                         "mean: dim 5 is out of range for a tensor of 2 dims");
 }
 
+/* hp_tensor_sum_all() has no input it refuses: what mean_all and sum
+ * refuse (an int64 tensor, a 0-d tensor) and an empty tensor give a sum
+ * and stay as they were */
+static void
+test_sum_all_any_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { 5, -2 }, 2, HP_TEST_SHAPE (2, 1));
+  g_autoptr(HpTensor) scalar = hp_tensor_new_full (HP_DTYPE_FLOAT32, NULL, 0, -1.5);
+  g_autoptr(HpTensor) empty = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 0));
+  g_autoptr(HpTensor) s_ids = hp_tensor_sum_all (ids, &error);
+  g_autoptr(HpTensor) s_scalar = hp_tensor_sum_all (scalar, &error);
+  g_autoptr(HpTensor) s_empty = hp_tensor_sum_all (empty, &error);
+
+  g_assert_no_error (error);
+  hp_test_assert_values (s_ids, HP_TEST_DATA (3), NULL, 0, 0, 0);
+  g_assert_cmpint (hp_tensor_get_dtype (s_ids), ==, HP_DTYPE_INT64);
+  hp_test_assert_values (s_scalar, HP_TEST_DATA (-1.5), NULL, 0, 0, 0);
+  hp_test_assert_values (s_empty, HP_TEST_DATA (0), NULL, 0, 0, 0);
+  hp_test_assert_values (ids, HP_TEST_DATA (5, -2), HP_TEST_SHAPE (2, 1), 0, 0);
+  hp_test_assert_values (scalar, HP_TEST_DATA (-1.5), NULL, 0, 0, 0);
+  hp_test_assert_shape (empty, HP_TEST_SHAPE (3, 0));
+}
+
 /* Gradients */
 
 typedef struct
@@ -400,6 +424,7 @@ main (int   argc,
   g_test_add_func ("/reduce/scalar", test_scalar);
   g_test_add_func ("/reduce/empty", test_empty);
   g_test_add_func ("/reduce/bad-dims", test_bad_dims);
+  g_test_add_func ("/reduce/sum-all/any-input", test_sum_all_any_input);
   g_test_add_func ("/reduce/gradients", test_gradients);
   g_test_add_func ("/reduce/empty-gradients", test_empty_gradients);
   g_test_add_func ("/reduce/float32-gradient", test_float32_gradient);

@@ -282,8 +282,15 @@ test_dtype (void)
   g_assert_cmpstr (hp_dtype_to_string (HP_DTYPE_INT64), ==, "int64");
   g_assert_true (hp_dtype_from_string ("float64", &dtype, &error));
   g_assert_cmpint (dtype, ==, HP_DTYPE_FLOAT64);
-  g_assert_false (hp_dtype_from_string ("bfloat16", &dtype, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  hp_test_assert_error (GINT_TO_POINTER (hp_dtype_from_string ("bfloat16", &dtype, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "unknown dtype 'bfloat16' (expected float32, float64 or int64)");
+  /* names are exact */
+  hp_test_assert_error (GINT_TO_POINTER (hp_dtype_from_string ("Float32", &dtype, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "unknown dtype 'Float32'");
+  hp_test_assert_error (GINT_TO_POINTER (hp_dtype_from_string ("", &dtype, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "unknown dtype ''");
+  /* the output is untouched on failure */
   g_assert_cmpint (dtype, ==, HP_DTYPE_FLOAT64);
 }
 

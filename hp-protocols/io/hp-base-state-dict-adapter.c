@@ -12,6 +12,7 @@
 #include "hp-base-state-dict-adapter.h"
 #include "hp-error.h"
 #include "hp-safetensors-checkpoint.h"
+#include "hp-safetensors-private.h"
 #include "hp-safetensors.h"
 #include "hp-tensor-ops.h"
 
@@ -154,6 +155,9 @@ hp_base_state_dict_adapter_save (HpStateDictAdapter  *adapter,
   g_autoptr(GHashTable) metadata = g_hash_table_new (g_str_hash, g_str_equal);
   g_autofree gchar *file = NULL;
 
+  /* what can be refused is, before the directory is made */
+  if (!_hp_safetensors_check_state_dict (state_dict, path, error))
+    return FALSE;
   if (g_mkdir_with_parents (path, 0755) != 0)
     {
       gint saved_errno = errno;

@@ -10,6 +10,7 @@
 
 #include "hp-dtype.h"
 #include "hp-safetensors-file.h"
+#include "hp-state-dict.h"
 
 G_BEGIN_DECLS
 
@@ -85,5 +86,12 @@ JsonNode     *_hp_json_parse_strict      (const gchar   *data,
 gchar  **_hp_safetensors_sorted_keys (GHashTable *table,
                                       gboolean    copy,
                                       guint      *n_keys);
+
+/* Whether hp_safetensors_save() and hp_safetensors_save_sharded() can
+ * write every tensor of @state_dict (none is a DTensor or named
+ * `__metadata__`), with their errors naming @path; writes nothing */
+gboolean _hp_safetensors_check_state_dict (HpStateDict  *state_dict,
+                                           const gchar  *path,
+                                           GError      **error);
 
 G_END_DECLS

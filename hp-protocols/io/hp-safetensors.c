@@ -97,6 +97,16 @@ collect_items (HpStateDict  *state_dict,
 
 /* The reference writer's order: larger elements first, then by name, so
  * that every tensor's data is aligned to its element size */
+gboolean
+_hp_safetensors_check_state_dict (HpStateDict  *state_dict,
+                                  const gchar  *path,
+                                  GError      **error)
+{
+  g_autoptr(GArray) items = collect_items (state_dict, path, error);
+
+  return items != NULL;
+}
+
 static gint
 compare_for_layout (gconstpointer a,
                     gconstpointer b)
@@ -232,23 +242,96 @@ write_tensor (FILE     *out,
   return write_all (out, le, size);
 }
 
-/* Writes a file through a temporary file next to it, renamed over @path
- * once complete, so that @path is either untouched or complete */
+/* Opens a new file next to @path, under a temporary name (*@tmp_path) */
+static FILE *
+open_temp (const gchar  *path,
+           gchar       **tmp_path,
+           GError      **error)
+{
+  g_autofree gchar *tmp = g_strdup_printf ("%s.XXXXXX", path);
+  FILE *out;
+  gint fd;
+  int saved_errno;
+
+  fd = g_mkstemp_full (tmp, O_WRONLY, 0666);
+  if (fd < 0)
+    {
+      saved_errno = errno;
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                   path, g_strerror (saved_errno));
+      return NULL;
+    }
+  out = fdopen (fd, "wb");
+  if (out == NULL)
+    {
+      saved_errno = errno;
+      g_close (fd, NULL);
+      g_unlink (tmp);
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                   path, g_strerror (saved_errno));
+      return NULL;
+    }
+  *tmp_path = g_steal_pointer (&tmp);
+  return out;
+}
+
+/* Closes @out, the temporary file @tmp_path for @path, after writes that
+ * went well if @ok (else @saved_errno says why); removes it on failure */
 static gboolean
-write_file (const gchar  *path,
-            GPtrArray    *items,
-            GHashTable   *metadata,
+close_temp (FILE         *out,
+            const gchar  *path,
+            const gchar  *tmp_path,
+            gboolean      ok,
+            int           saved_errno,
             GError      **error)
+{
+  if (fclose (out) != 0 && ok)
+    {
+      ok = FALSE;
+      saved_errno = errno;
+    }
+  if (!ok)
+    {
+      g_unlink (tmp_path);
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                   path, g_strerror (saved_errno));
+    }
+  return ok;
+}
+
+/* Moves the complete temporary file @tmp_path to @path, or removes it */
+static gboolean
+commit_temp (const gchar  *tmp_path,
+             const gchar  *path,
+             GError      **error)
+{
+  int saved_errno;
+
+  if (g_rename (tmp_path, path) == 0)
+    return TRUE;
+  saved_errno = errno;
+  g_unlink (tmp_path);
+  g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+               path, g_strerror (saved_errno));
+  return FALSE;
+}
+
+/* Writes the safetensors file of @items for @path under a temporary name
+ * next to it (*@tmp_path), leaving @path as it is */
+static gboolean
+write_temp_file (const gchar  *path,
+                 GPtrArray    *items,
+                 GHashTable   *metadata,
+                 gchar       **tmp_path,
+                 GError      **error)
 {
   g_autoptr(GPtrArray) layout = g_ptr_array_copy (items, NULL, NULL);
   g_autoptr(GString) header = NULL;
-  g_autofree gchar *tmp_path = g_strdup_printf ("%s.XXXXXX", path);
+  g_autofree gchar *tmp = NULL;
   guint64 begin = 0;
   guint64 header_length;
   FILE *out;
   gboolean ok;
-  gint fd;
-  int saved_errno;
 
   g_ptr_array_sort (layout, compare_for_layout);
   for (guint i = 0; i < layout->len; i++)
@@ -261,46 +344,39 @@ write_file (const gchar  *path,
   header = build_header (layout, metadata);
   header_length = GUINT64_TO_LE ((guint64) header->len);
 
-  fd = g_mkstemp_full (tmp_path, O_WRONLY, 0666);
-  if (fd < 0)
-    {
-      saved_errno = errno;
-      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
-                   path, g_strerror (saved_errno));
-      return FALSE;
-    }
-  out = fdopen (fd, "wb");
+  out = open_temp (path, &tmp, error);
   if (out == NULL)
-    {
-      saved_errno = errno;
-      g_close (fd, NULL);
-      g_unlink (tmp_path);
-      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
-                   path, g_strerror (saved_errno));
-      return FALSE;
-    }
-
+    return FALSE;
   ok = write_all (out, &header_length, 8) && write_all (out, header->str, header->len);
   for (guint i = 0; ok && i < layout->len; i++)
     ok = write_tensor (out, ((Item *) g_ptr_array_index (layout, i))->tensor);
-  saved_errno = errno;
-  if (fclose (out) != 0 && ok)
-    {
-      ok = FALSE;
-      saved_errno = errno;
-    }
-  if (ok && g_rename (tmp_path, path) != 0)
-    {
-      ok = FALSE;
-      saved_errno = errno;
-    }
-  if (!ok)
-    {
-      g_unlink (tmp_path);
-      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
-                   path, g_strerror (saved_errno));
-    }
-  return ok;
+  if (!close_temp (out, path, tmp, ok, errno, error))
+    return FALSE;
+  *tmp_path = g_steal_pointer (&tmp);
+  return TRUE;
+}
+
+/* The free function of a list of temporary files: removes the file */
+static void
+remove_temp (gpointer tmp_path)
+{
+  if (tmp_path != NULL)
+    g_unlink (tmp_path);
+  g_free (tmp_path);
+}
+
+/* Writes a file through a temporary file next to it, renamed over @path
+ * once complete, so that @path is either untouched or complete */
+static gboolean
+write_file (const gchar  *path,
+            GPtrArray    *items,
+            GHashTable   *metadata,
+            GError      **error)
+{
+  g_autofree gchar *tmp_path = NULL;
+
+  return write_temp_file (path, items, metadata, &tmp_path, error) &&
+         commit_temp (tmp_path, path, error);
 }
 
 /**
@@ -353,18 +429,23 @@ hp_safetensors_save (HpStateDict  *state_dict,
   return write_file (path, pointers, metadata, error);
 }
 
+/* Writes the index for @path under a temporary name next to it
+ * (*@tmp_path), leaving @path as it is */
 static gboolean
-write_index (const gchar  *path,
-             GArray       *items,
-             GPtrArray    *shard_of,
-             GHashTable   *metadata,
-             guint64       total_size,
-             GError      **error)
+write_temp_index (const gchar  *path,
+                  GArray       *items,
+                  GPtrArray    *shard_of,
+                  GHashTable   *metadata,
+                  guint64       total_size,
+                  gchar       **tmp_path,
+                  GError      **error)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GHashTable) weight_map = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autoptr(GError) local_error = NULL;
   g_autofree gchar *json = NULL;
+  g_autofree gchar *tmp = NULL;
+  FILE *out;
+  gboolean ok;
   g_autofree const gchar **names = NULL;
   gsize length;
   guint n;
@@ -393,11 +474,13 @@ write_index (const gchar  *path,
   json_builder_end_object (builder);
 
   json = generate_json (builder, TRUE, &length);
-  if (!g_file_set_contents (path, json, (gssize) length, &local_error))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s", local_error->message);
-      return FALSE;
-    }
+  out = open_temp (path, &tmp, error);
+  if (out == NULL)
+    return FALSE;
+  ok = write_all (out, json, length);
+  if (!close_temp (out, path, tmp, ok, errno, error))
+    return FALSE;
+  *tmp_path = g_steal_pointer (&tmp);
   return TRUE;
 }
 
@@ -422,9 +505,11 @@ write_index (const gchar  *path,
  * and a tensor larger than @max_shard_bytes has a shard of its own. An
  * empty state dict makes one empty shard. Each shard is written as
  * hp_safetensors_save() writes a file, with @metadata as its
- * `__metadata__`; @metadata also goes into the index's `metadata`. The
- * index is written last. Files of an earlier checkpoint with other
- * names are left in @directory.
+ * `__metadata__`; @metadata also goes into the index's `metadata`. Every
+ * file is written under a temporary name first and renamed into place
+ * when all are complete (the index last), so that an error leaves the
+ * files already in @directory as they were. Files of an earlier
+ * checkpoint with other names are left in @directory.
  *
  * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT if
  *   @max_shard_bytes is 0, @metadata has the key `total_size` (reserved
@@ -443,7 +528,8 @@ hp_safetensors_save_sharded (HpStateDict  *state_dict,
   g_autoptr(GPtrArray) shards = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   g_autoptr(GPtrArray) shard_names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) shard_of = g_ptr_array_new ();
-  g_autofree gchar *index_path = NULL;
+  g_autoptr(GPtrArray) targets = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) temps = g_ptr_array_new_with_free_func (remove_temp);
   guint64 shard_bytes = 0;
   guint64 total_size = 0;
 
@@ -494,19 +580,50 @@ hp_safetensors_save_sharded (HpStateDict  *state_dict,
       total_size += item->nbytes;
     }
 
+  /* Every file is written under a temporary name first, and they
+   * replace what @directory holds only when all are complete, so that a
+   * failure leaves an earlier checkpoint there as it was */
   for (guint s = 0; s < shards->len; s++)
     {
       GPtrArray *shard = g_ptr_array_index (shards, s);
       gchar *name = g_strdup_printf ("model-%05u-of-%05u.safetensors", s + 1, shards->len);
-      g_autofree gchar *path = g_build_filename (directory, name, NULL);
+      gchar *path = g_build_filename (directory, name, NULL);
+      gchar *tmp = NULL;
 
       g_ptr_array_add (shard_names, name);
+      g_ptr_array_add (targets, path);
       for (guint i = 0; i < shard->len; i++)
         g_ptr_array_add (shard_of, name);
-      if (!write_file (path, shard, metadata, error))
+      if (!write_temp_file (path, shard, metadata, &tmp, error))
+        return FALSE;
+      g_ptr_array_add (temps, tmp);
+    }
+  {
+    gchar *index_path = g_build_filename (directory, HP_SAFETENSORS_INDEX_NAME, NULL);
+    gchar *tmp = NULL;
+
+    g_ptr_array_add (targets, index_path);
+    if (!write_temp_index (index_path, items, shard_of, metadata, total_size, &tmp, error))
+      return FALSE;
+    g_ptr_array_add (temps, tmp);
+  }
+
+  /* a directory in the way of one of them fails before any is moved */
+  for (guint i = 0; i < targets->len; i++)
+    if (g_file_test (g_ptr_array_index (targets, i), G_FILE_TEST_IS_DIR))
+      {
+        g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: cannot write: %s",
+                     (const gchar *) g_ptr_array_index (targets, i), g_strerror (EISDIR));
+        return FALSE;
+      }
+  for (guint i = 0; i < targets->len; i++)
+    {
+      gboolean ok = commit_temp (g_ptr_array_index (temps, i), g_ptr_array_index (targets, i), error);
+
+      /* moved, or removed on failure */
+      g_clear_pointer (&g_ptr_array_index (temps, i), g_free);
+      if (!ok)
         return FALSE;
     }
-
-  index_path = g_build_filename (directory, HP_SAFETENSORS_INDEX_NAME, NULL);
-  return write_index (index_path, items, shard_of, metadata, total_size, error);
+  return TRUE;
 }

@@ -184,6 +184,12 @@ hp_adamw_step (HpOptimizer  *optimizer,
   return TRUE;
 }
 
+static const HpOptimizerStateSpec adamw_states[] = {
+  { "step", HP_OPTIMIZER_STATE_SCALAR },
+  { "exp_avg", HP_OPTIMIZER_STATE_LIKE_PARAMETER },
+  { "exp_avg_sq", HP_OPTIMIZER_STATE_LIKE_PARAMETER },
+};
+
 static void
 hp_adamw_class_init (HpAdamWClass *klass)
 {
@@ -192,6 +198,7 @@ hp_adamw_class_init (HpAdamWClass *klass)
 
   object_class->constructed = hp_adamw_constructed;
   optimizer_class->step = hp_adamw_step;
+  _hp_optimizer_class_set_states (optimizer_class, adamw_states, G_N_ELEMENTS (adamw_states));
 
   g_type_ensure (HP_TYPE_ADAMW_CONFIG);
 }

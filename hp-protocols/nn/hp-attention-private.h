@@ -7,6 +7,7 @@
 #pragma once
 
 #include "hp-config.h"
+#include "hp-gq-attention.h"
 #include "hp-module.h"
 #include "hp-tensor.h"
 
@@ -33,5 +34,11 @@ gboolean  _hp_attention_check_args    (gpointer       module,
 HpTensor *_hp_attention_replicate_like (HpTensor     *plain,
                                         HpTensor     *like,
                                         GError      **error);
+
+/* The scalar fields of @config fit together (what
+ * hp_gq_attention_config_fill_children() checks first), else
+ * HP_ERROR_CONFIG; changes nothing */
+gboolean  _hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *config,
+                                               GError              **error);
 
 G_END_DECLS

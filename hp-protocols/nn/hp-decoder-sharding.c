@@ -11,6 +11,7 @@
 
 #include "config.h"
 
+#include "hp-attention-private.h"
 #include "hp-attention-sharding.h"
 #include "hp-decoder-sharding.h"
 #include "hp-transformer-block.h"
@@ -399,8 +400,9 @@ field (gpointer     config,
  *   with @enable_sp), its output tp:S(-1) with @loss_parallel (the
  *   cross entropy then runs on vocabulary shards) or tp:R.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG when @cfg cannot be
- *   expanded
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @cfg unchanged
+ *   when it cannot be expanded or the sizes of a layer's attention do
+ *   not fit together
  */
 gboolean
 hp_set_decoder_sharding_config (HpDecoderConfig  *cfg,
@@ -408,6 +410,7 @@ hp_set_decoder_sharding_config (HpDecoderConfig  *cfg,
                                 gboolean          enable_sp,
                                 GError          **error)
 {
+  g_autoptr(HpConfigList) given_layers = NULL;
   HpConfigList *layers;
   HpShardingConfig *head;
   g_autoptr(HpNamedPlacement) head_in = NULL;
@@ -417,6 +420,22 @@ hp_set_decoder_sharding_config (HpDecoderConfig  *cfg,
   g_return_val_if_fail (HP_IS_DECODER_CONFIG (cfg), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
+  /* the attention of every layer given is checked before anything
+   * changes (its sharding is the only part that can fail) */
+  g_object_get (cfg, "layers", &given_layers, NULL);
+  for (guint i = 0; given_layers != NULL && i < hp_config_list_get_length (given_layers); i++)
+    {
+      HpConfig *block = hp_config_list_peek (given_layers, i);
+      HpGQAttentionConfig *attention = HP_IS_TRANSFORMER_BLOCK_CONFIG (block)
+        ? hp_transformer_block_config_get_attention (HP_TRANSFORMER_BLOCK_CONFIG (block))
+        : NULL;
+
+      if (attention != NULL && !_hp_gq_attention_config_check_sizes (attention, error))
+        {
+          g_prefix_error (error, "layers.%u.attention: ", i);
+          return FALSE;
+        }
+    }
   if (!hp_decoder_config_expand (cfg, error))
     return FALSE;
 

@@ -606,14 +606,16 @@ new_block (HpDecoderConfig  *self,
  * set on them stay set. A new list replaces an empty one, so configurations
  * sharing the empty list are not changed.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG when the sizes do not
- *   fit (heads not dividing dim, key/value heads not dividing heads, a
- *   layer list whose length is not #HpDecoderConfig:n-layers)
+ * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @self unchanged
+ *   when the sizes do not fit (heads not dividing dim, key/value heads
+ *   not dividing heads, a layer list whose length is not
+ *   #HpDecoderConfig:n-layers) or the dtype is not a floating-point type
  */
 gboolean
 hp_decoder_config_expand (HpDecoderConfig  *self,
                           GError          **error)
 {
+  g_autoptr(HpConfigList) layers = NULL;
   gint n_kv_heads;
 
   g_return_val_if_fail (HP_IS_DECODER_CONFIG (self), FALSE);
@@ -643,6 +645,24 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
       return FALSE;
     }
 
+  /* the blocks, whose making can fail, come first: on error nothing is
+   * set */
+  if (self->layers == NULL || hp_config_list_get_length (self->layers) == 0)
+    {
+      layers = hp_config_list_new ();
+      for (gint i = 0; i < self->n_layers; i++)
+        {
+          g_autoptr(HpTransformerBlockConfig) block = new_block (self, i, error);
+
+          if (block == NULL)
+            {
+              g_prefix_error (error, "layers.%d: ", i);
+              return FALSE;
+            }
+          hp_config_list_append (layers, HP_CONFIG (block));
+        }
+    }
+
   if (self->tok_embeddings == NULL)
     {
       g_autoptr(HpEmbeddingConfig) embeddings =
@@ -656,23 +676,8 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
       init_weight (embeddings, normal);
       g_object_set (self, "tok-embeddings", embeddings, NULL);
     }
-  if (self->layers == NULL || hp_config_list_get_length (self->layers) == 0)
-    {
-      g_autoptr(HpConfigList) layers = hp_config_list_new ();
-
-      for (gint i = 0; i < self->n_layers; i++)
-        {
-          g_autoptr(HpTransformerBlockConfig) block = new_block (self, i, error);
-
-          if (block == NULL)
-            {
-              g_prefix_error (error, "layers.%d: ", i);
-              return FALSE;
-            }
-          hp_config_list_append (layers, HP_CONFIG (block));
-        }
-      g_object_set (self, "layers", layers, NULL);
-    }
+  if (layers != NULL)
+    g_object_set (self, "layers", layers, NULL);
   if (self->norm == NULL)
     {
       g_autoptr(HpRMSNormConfig) norm =

@@ -696,6 +696,13 @@ check_sizes (HpGQAttentionConfig  *self,
   return TRUE;
 }
 
+gboolean
+_hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *config,
+                                     GError              **error)
+{
+  return check_sizes (config, error);
+}
+
 static HpLinearConfig *
 derive_linear (HpGQAttentionConfig *self,
                gint                 in_features,

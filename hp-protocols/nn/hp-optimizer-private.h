@@ -42,4 +42,27 @@ HpTensor *_hp_optimizer_add_state    (HpOptimizer  *self,
                                       HpTensor     *local,
                                       gboolean      like_parameter);
 
+/* The states that the step of an optimizer class keeps per parameter:
+ * a tensor like the parameter (its global shape, dtype and layout) or
+ * a float64 scalar */
+typedef enum
+{
+  HP_OPTIMIZER_STATE_LIKE_PARAMETER,
+  HP_OPTIMIZER_STATE_SCALAR,
+} HpOptimizerStateKind;
+
+typedef struct
+{
+  const gchar *name;
+  HpOptimizerStateKind kind;
+} HpOptimizerStateSpec;
+
+/* Declares the states of @klass (a static array of @n_specs), which the
+ * step reads without checking: hp_optimizer_load_state() then accepts,
+ * for each parameter, either none or all of them, each of its kind,
+ * and no other name. */
+void      _hp_optimizer_class_set_states (HpOptimizerClass           *klass,
+                                          const HpOptimizerStateSpec *specs,
+                                          guint                       n_specs);
+
 G_END_DECLS

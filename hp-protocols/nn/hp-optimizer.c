@@ -780,6 +780,133 @@ parse_state_name (const gchar  *name,
   return TRUE;
 }
 
+typedef struct
+{
+  const HpOptimizerStateSpec *specs;
+  guint n_specs;
+} StateSpecs;
+
+static GQuark
+state_specs_quark (void)
+{
+  return g_quark_from_static_string ("hp-optimizer-state-specs");
+}
+
+void
+_hp_optimizer_class_set_states (HpOptimizerClass           *klass,
+                                const HpOptimizerStateSpec *specs,
+                                guint                       n_specs)
+{
+  StateSpecs *data = g_new (StateSpecs, 1);
+
+  g_return_if_fail (n_specs <= 32);
+
+  data->specs = specs;
+  data->n_specs = n_specs;
+  g_type_set_qdata (G_TYPE_FROM_CLASS (klass), state_specs_quark (), data);
+}
+
+/* The states declared by the class of @self or the nearest ancestor
+ * that declares them, or NULL */
+static const StateSpecs *
+lookup_state_specs (HpOptimizer *self)
+{
+  for (GType type = G_OBJECT_TYPE (self); type != HP_TYPE_OPTIMIZER; type = g_type_parent (type))
+    {
+      const StateSpecs *data = g_type_get_qdata (type, state_specs_quark ());
+
+      if (data != NULL)
+        return data;
+    }
+  return NULL;
+}
+
+/* The names of the states in @mask (bit i for spec i), as "a, b" */
+static gchar *
+state_names (const StateSpecs *specs,
+             guint32           mask)
+{
+  GString *names = g_string_new (NULL);
+
+  for (guint i = 0; i < specs->n_specs; i++)
+    if (mask & (1u << i))
+      g_string_append_printf (names, "%s%s", names->len > 0 ? ", " : "", specs->specs[i].name);
+  return g_string_free (names, FALSE);
+}
+
+/* Checks @source, the entry @name, as the state @state_name of
+ * parameter @index of @self, which @specs declares; sets the bit of its
+ * spec in *@mask */
+static gboolean
+check_declared_state (HpOptimizer       *self,
+                      const StateSpecs  *specs,
+                      const gchar       *name,
+                      const gchar       *state_name,
+                      guint              index,
+                      HpTensor          *param,
+                      HpTensor          *source,
+                      guint32           *mask,
+                      GError           **error)
+{
+  const HpOptimizerStateSpec *spec = NULL;
+  g_autofree gchar *source_text = NULL;
+  guint ndim, source_ndim;
+  const gint64 *shape = hp_tensor_get_shape (param, &ndim);
+  const gint64 *source_shape = hp_tensor_get_shape (source, &source_ndim);
+
+  for (guint i = 0; i < specs->n_specs && spec == NULL; i++)
+    if (g_str_equal (specs->specs[i].name, state_name))
+      {
+        spec = &specs->specs[i];
+        *mask |= 1u << i;
+      }
+  if (spec == NULL)
+    {
+      g_autofree gchar *all = state_names (specs, G_MAXUINT32);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "%s: no optimizer state '%s' (the states of a parameter are %s)",
+                   G_OBJECT_TYPE_NAME (self), name, all);
+      return FALSE;
+    }
+
+  source_text = _hp_tensor_describe (source);
+  if (spec->kind == HP_OPTIMIZER_STATE_SCALAR)
+    {
+      if (HP_IS_DTENSOR (source) || source_ndim != 0 ||
+          hp_tensor_get_dtype (source) != HP_DTYPE_FLOAT64)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                       "%s: state '%s' is %s%s, but it must be a plain float64 scalar",
+                       G_OBJECT_TYPE_NAME (self), name,
+                       HP_IS_DTENSOR (source) ? "a DTensor " : "", source_text);
+          return FALSE;
+        }
+      return TRUE;
+    }
+
+  if (hp_tensor_get_dtype (source) != hp_tensor_get_dtype (param) ||
+      !_hp_shape_equal (shape, ndim, source_shape, source_ndim))
+    {
+      g_autofree gchar *param_text = _hp_tensor_describe (param);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "%s: state '%s' is %s, but parameter %u is %s",
+                   G_OBJECT_TYPE_NAME (self), name, source_text, index, param_text);
+      return FALSE;
+    }
+  if (HP_IS_DTENSOR (source) && HP_IS_DTENSOR (param) &&
+      !hp_device_mesh_equal (hp_dtensor_get_mesh (HP_DTENSOR (source)),
+                             hp_dtensor_get_mesh (HP_DTENSOR (param))))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_MESH,
+                   "%s: state '%s' is a DTensor on another mesh than parameter %u",
+                   G_OBJECT_TYPE_NAME (self), name, index);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The local values of @source for a state of @param: a state with the
  * parameter's (global) shape takes its layout; any other is kept as
  * it is, a plain tensor */
@@ -822,12 +949,19 @@ state_values (HpTensor *param,
  * a DTensor laid out like the parameter; other entries (scalars such as
  * AdamW's step) are kept as they are. No communication.
  *
+ * For #HpSGD and #HpAdamW, the states must be those their step keeps
+ * (`momentum_buffer`; `step`, `exp_avg` and `exp_avg_sq`), all of them
+ * for a parameter that has any, each with the parameter's dtype and
+ * global shape (`step`: a float64 scalar).
+ *
  * Everything is checked first: on error the optimizer is unchanged.
  *
  * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT for a name
  *   that is not `<index>.<state>` with an index below the number of
- *   parameters, or %HP_ERROR_PLACEMENT for a DTensor laid out unlike its
- *   parameter
+ *   parameters, a state the optimizer does not keep or a parameter
+ *   with only some of its states, %HP_ERROR_SHAPE for a state of the
+ *   wrong shape or dtype, %HP_ERROR_MESH or %HP_ERROR_PLACEMENT for a
+ *   DTensor laid out unlike its parameter
  */
 gboolean
 hp_optimizer_load_state (HpOptimizer  *self,
@@ -837,12 +971,16 @@ hp_optimizer_load_state (HpOptimizer  *self,
 {
   HpOptimizerPrivate *priv;
   g_autoptr(GPtrArray) states = NULL;
+  g_autofree guint32 *masks = NULL;
+  const StateSpecs *specs;
 
   g_return_val_if_fail (HP_IS_OPTIMIZER (self), FALSE);
   g_return_val_if_fail (HP_IS_STATE_DICT (state), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   priv = hp_optimizer_get_instance_private (self);
+  specs = lookup_state_specs (self);
+  masks = g_new0 (guint32, priv->params->len);
   for (guint i = 0; i < hp_state_dict_get_size (state); i++)
     {
       const gchar *name = hp_state_dict_get_name (state, i);
@@ -860,6 +998,10 @@ hp_optimizer_load_state (HpOptimizer  *self,
           return FALSE;
         }
       param = g_ptr_array_index (priv->params, index);
+      if (specs != NULL &&
+          !check_declared_state (self, specs, name, state_name, (guint) index, param->tensor,
+                                 source, &masks[index], error))
+        return FALSE;
       if (HP_IS_DTENSOR (source) &&
           (!HP_IS_DTENSOR (param->tensor) ||
            !_hp_placements_equal (hp_dtensor_get_placements (HP_DTENSOR (source)),
@@ -868,6 +1010,22 @@ hp_optimizer_load_state (HpOptimizer  *self,
           g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
                        "%s: state '%s' is a DTensor laid out unlike its parameter",
                        G_OBJECT_TYPE_NAME (self), name);
+          return FALSE;
+        }
+    }
+  /* the step takes a parameter's states as a whole */
+  for (guint i = 0; specs != NULL && i < priv->params->len; i++)
+    {
+      guint32 all = specs->n_specs == 32 ? G_MAXUINT32 : (1u << specs->n_specs) - 1;
+
+      if (masks[i] != 0 && masks[i] != all)
+        {
+          g_autofree gchar *have = state_names (specs, masks[i]);
+          g_autofree gchar *need = state_names (specs, all);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "%s: parameter %u has the states (%s) but needs all of (%s)",
+                       G_OBJECT_TYPE_NAME (self), i, have, need);
           return FALSE;
         }
     }

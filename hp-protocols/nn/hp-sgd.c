@@ -170,6 +170,10 @@ hp_sgd_step (HpOptimizer  *optimizer,
   return TRUE;
 }
 
+static const HpOptimizerStateSpec sgd_states[] = {
+  { "momentum_buffer", HP_OPTIMIZER_STATE_LIKE_PARAMETER },
+};
+
 static void
 hp_sgd_class_init (HpSGDClass *klass)
 {
@@ -178,6 +182,7 @@ hp_sgd_class_init (HpSGDClass *klass)
 
   object_class->constructed = hp_sgd_constructed;
   optimizer_class->step = hp_sgd_step;
+  _hp_optimizer_class_set_states (optimizer_class, sgd_states, G_N_ELEMENTS (sgd_states));
 
   g_type_ensure (HP_TYPE_SGD_CONFIG);
 }

@@ -205,6 +205,90 @@ test_sharded_save_and_laid_out_load (void)
   remove_dir (dir);
 }
 
+/* Bad input of the adapter's file functions: a failed save makes no
+ * directory and leaves an earlier checkpoint as it was; a missing or
+ * damaged checkpoint has no index mapping. Every rank in a directory of
+ * its own. */
+static void
+test_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (1);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  HpBaseStateDictAdapter *base = HP_BASE_STATE_DICT_ADAPTER (adapter);
+  g_autofree gchar *dir = g_dir_make_tmp ("hp-test-hf-XXXXXX", &error);
+  g_autofree gchar *fresh = g_build_filename (dir, "fresh", NULL);
+  g_autofree gchar *fresh_ckpt = g_build_filename (fresh, "ckpt", NULL);
+  g_autofree gchar *old = g_build_filename (dir, "old", NULL);
+  g_autofree gchar *old_file = g_build_filename (old, "model.safetensors", NULL);
+  g_autofree gchar *broken = g_build_filename (dir, "broken", NULL);
+  g_autofree gchar *broken_index = g_build_filename (broken, "model.safetensors.index.json", NULL);
+  g_autofree gchar *missing = g_build_filename (dir, "missing", NULL);
+  g_autofree gchar *message = NULL;
+  g_autoptr(HpTensor) w = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (2));
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  const gchar *r[] = { "R" };
+  g_autoptr(GPtrArray) replicate = hp_test_placements (r, 1);
+  g_autoptr(HpDTensor) dw = hp_dtensor_distribute (w, mesh, replicate, -1, &error);
+  g_autoptr(HpStateDict) good = hp_state_dict_new ();
+  g_autoptr(HpStateDict) distributed = hp_state_dict_new ();
+  g_autoptr(HpStateDict) reserved = hp_state_dict_new ();
+  g_autoptr(GHashTable) mapping = NULL;
+  gchar *before = NULL;
+  gchar *after = NULL;
+  gsize before_length, after_length;
+
+  g_assert_no_error (error);
+  hp_state_dict_insert (good, "model.norm.weight", w);
+  hp_state_dict_insert (distributed, "model.norm.weight", w);
+  hp_state_dict_insert (distributed, "lm_head.weight", HP_TENSOR (dw));
+  hp_state_dict_insert (reserved, "__metadata__", w);
+
+  /* nothing made for a save that fails */
+  hp_test_assert_error (GINT_TO_POINTER (hp_state_dict_adapter_save_hf_state_dict (
+                          as_adapter, distributed, HP_BASE_MODEL_CONFIG (config), fresh_ckpt, &error)),
+                        &error, HP_ERROR_NOT_SUPPORTED,
+                        "tensor 'lm_head.weight' is a DTensor; save its full tensor");
+  hp_test_assert_error (GINT_TO_POINTER (hp_state_dict_adapter_save_hf_state_dict (
+                          as_adapter, reserved, HP_BASE_MODEL_CONFIG (config), fresh_ckpt, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT,
+                        "the name '__metadata__' is reserved for the metadata, not a tensor");
+  g_assert_false (g_file_test (fresh, G_FILE_TEST_EXISTS));
+
+  /* an earlier checkpoint stays */
+  g_assert_true (hp_state_dict_adapter_save_hf_state_dict (as_adapter, good, HP_BASE_MODEL_CONFIG (config),
+                                                           old, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (old_file, &before, &before_length, NULL));
+  hp_test_assert_error (GINT_TO_POINTER (hp_state_dict_adapter_save_hf_state_dict (
+                          as_adapter, distributed, HP_BASE_MODEL_CONFIG (config), old, &error)),
+                        &error, HP_ERROR_NOT_SUPPORTED, "is a DTensor");
+  g_assert_true (g_file_get_contents (old_file, &after, &after_length, NULL));
+  g_assert_cmpmem (after, after_length, before, before_length);
+  g_free (before);
+  g_free (after);
+
+  /* the index mapping of checkpoints that are not there or are damaged */
+  hp_test_assert_error (hp_base_state_dict_adapter_fqn_to_index_mapping (base, missing, &error), &error,
+                        HP_ERROR_IO, "No such file or directory");
+  g_assert_cmpint (g_mkdir (broken, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (broken_index, "{\"weight_map\": [", -1, NULL));
+  message = g_strdup_printf ("%s: the index is not valid JSON", broken_index);
+  hp_test_assert_error (hp_base_state_dict_adapter_fqn_to_index_mapping (base, broken, &error), &error,
+                        HP_ERROR_FORMAT, message);
+  /* and of the good one */
+  mapping = hp_base_state_dict_adapter_fqn_to_index_mapping (base, old, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_hash_table_size (mapping), ==, 1);
+
+  g_unlink (broken_index);
+  g_rmdir (broken);
+  g_unlink (old_file);
+  g_rmdir (old);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -215,6 +299,7 @@ main (int   argc,
   g_test_add_func ("/hf-checkpoint/names-and-permutation", test_names_and_permutation);
   g_test_add_func ("/hf-checkpoint/sharded-save-and-laid-out-load",
                    test_sharded_save_and_laid_out_load);
+  g_test_add_func ("/hf-checkpoint/errors", test_errors);
 
   return g_test_run ();
 }

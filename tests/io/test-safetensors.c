@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -326,11 +327,11 @@ test_round_trip (void)
   g_assert_cmpuint (ndim, ==, 0);
   g_assert_no_error (error);
 
+  expected = g_strdup_printf ("%s: no tensor 'nope'", path);
   hp_test_assert_error ((gpointer) hp_safetensors_file_get_dtype (file, "nope", &error), &error,
-                        HP_ERROR_INVALID_ARGUMENT, NULL);
+                        HP_ERROR_INVALID_ARGUMENT, expected);
   g_assert_null (hp_safetensors_file_get_shape (file, "nope", &ndim, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
-  expected = g_strdup_printf ("%s: no tensor 'nope'", path);
   g_assert_cmpstr (error->message, ==, expected);
   g_clear_error (&error);
   hp_test_assert_error (hp_safetensors_file_get_tensor (file, "nope", &error), &error,
@@ -1220,6 +1221,75 @@ test_save_errors (void)
   remove_tree (dir);
 }
 
+/* A sharded save that fails on its last shard leaves the checkpoint
+ * already in the directory as it was: no shard and not the index is
+ * replaced, and no file is left behind */
+static void
+test_save_sharded_keeps_old (void)
+{
+  g_autofree gchar *dir = make_tmp_dir ();
+  g_autofree gchar *shard3 = g_build_filename (dir, "model-00003-of-00003.safetensors", NULL);
+  g_autofree gchar *message = g_strdup_printf ("%s: cannot write: %s", shard3, g_strerror (EISDIR));
+  g_autoptr(HpStateDict) sd = make_sharded_state_dict ();
+  g_autoptr(HpStateDict) doubled = hp_state_dict_new ();
+  g_autoptr(GPtrArray) before = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) files = NULL;
+  g_auto(GStrv) files_after = NULL;
+
+  g_assert_true (hp_safetensors_save_sharded (sd, NULL, dir, 64, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < hp_state_dict_get_size (sd); i++)
+    {
+      HpTensor *t = hp_state_dict_get_tensor (sd, i);
+      g_autoptr(HpTensor) twice = hp_tensor_add (t, t, &error);
+
+      g_assert_no_error (error);
+      hp_state_dict_insert (doubled, hp_state_dict_get_name (sd, i), twice);
+    }
+
+  /* something that cannot be replaced where the new last shard goes */
+  g_assert_cmpint (g_unlink (shard3), ==, 0);
+  g_assert_cmpint (g_mkdir (shard3, 0700), ==, 0);
+  files = list_dir (dir);
+  for (guint i = 0; files[i] != NULL; i++)
+    {
+      g_autofree gchar *path = g_build_filename (dir, files[i], NULL);
+
+      g_ptr_array_add (before, g_file_test (path, G_FILE_TEST_IS_DIR) ? NULL : read_bytes (path));
+    }
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_save_sharded (doubled, NULL, dir, 64, &error)),
+                        &error, HP_ERROR_IO, message);
+
+  files_after = list_dir (dir);
+  g_assert_cmpstrv (files_after, files);
+  for (guint i = 0; files[i] != NULL; i++)
+    {
+      g_autofree gchar *path = g_build_filename (dir, files[i], NULL);
+      g_autoptr(GBytes) now = NULL;
+
+      if (g_ptr_array_index (before, i) == NULL)
+        continue;
+      now = read_bytes (path);
+      g_assert_true (g_bytes_equal (now, g_ptr_array_index (before, i)));
+    }
+  /* the state dicts are as they were too */
+  g_assert_cmpuint (hp_state_dict_get_size (doubled), ==, hp_state_dict_get_size (sd));
+
+  /* once the way is clear, the new checkpoint replaces the old one */
+  g_assert_cmpint (g_rmdir (shard3), ==, 0);
+  g_assert_true (hp_safetensors_save_sharded (doubled, NULL, dir, 64, &error));
+  g_assert_no_error (error);
+  {
+    g_autoptr(HpStateDict) loaded = hp_safetensors_load (dir, &error);
+
+    g_assert_no_error (error);
+    assert_state_dicts_equal (loaded, doubled);
+  }
+  remove_tree (dir);
+}
+
 /* Header validation, one field broken at a time */
 
 static void
@@ -1541,10 +1611,22 @@ test_unsupported (void)
                                            "\"b\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8);
     g_autofree gchar *message = NULL;
 
+    g_autoptr(HpSafetensorsCheckpoint) checkpoint = NULL;
+    g_autoptr(HpTensor) a = NULL;
+
     write_bytes (path, bytes);
     message = g_strdup_printf ("%s: tensor 'b' has dtype I32, which does not load", path);
     sd = hp_safetensors_load (dir, &error);
     hp_test_assert_error (sd, &error, HP_ERROR_NOT_SUPPORTED, message);
+    checkpoint = hp_safetensors_checkpoint_new_for_path (dir, &error);
+    g_assert_no_error (error);
+    hp_test_assert_error (hp_safetensors_checkpoint_to_state_dict (checkpoint, &error), &error,
+                          HP_ERROR_NOT_SUPPORTED, message);
+    /* the checkpoint still reads what it can */
+    a = hp_safetensors_checkpoint_get_tensor (checkpoint, "a", &error);
+    g_assert_no_error (error);
+    hp_test_assert_shape (a, HP_TEST_SHAPE (1));
+    g_clear_object (&checkpoint);
     remove_tree (dir);
   }
 }
@@ -1667,6 +1749,7 @@ main (int   argc,
   g_test_add_func ("/safetensors/checkpoint-paths", test_checkpoint_paths);
   g_test_add_func ("/safetensors/index-errors", test_index_errors);
   g_test_add_func ("/safetensors/save-errors", test_save_errors);
+  g_test_add_func ("/safetensors/save-sharded-keeps-old", test_save_sharded_keeps_old);
   g_test_add_func ("/safetensors/errors/header-length", test_header_length_errors);
   g_test_add_func ("/safetensors/errors/json", test_json_errors);
   g_test_add_func ("/safetensors/errors/fields", test_field_errors);

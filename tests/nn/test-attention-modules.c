@@ -607,6 +607,30 @@ test_sdpa_no_keys (void)
     g_assert_true (isinf (lse[i]) && lse[i] < 0);
 }
 
+/* hp_sdpa_new() has no configuration it refuses: every value of every
+ * field (the scale within the range of its property) builds a module,
+ * and the configuration is left as it was */
+static void
+test_sdpa_new_any_config (void)
+{
+  const gdouble scales[] = { 0.0, -1.0, 0.5, G_MAXDOUBLE, -G_MAXDOUBLE };
+
+  for (guint i = 0; i < G_N_ELEMENTS (scales); i++)
+    for (guint flags = 0; flags < 4; flags++)
+      {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(HpSDPAConfig) config = sdpa_config ((flags & 1) != 0, (flags & 2) != 0, scales[i]);
+        g_autofree gchar *before = hp_config_to_json (HP_CONFIG (config), FALSE);
+        g_autofree gchar *after = NULL;
+        g_autoptr(HpSDPA) sdpa = hp_sdpa_new (config, &error);
+
+        g_assert_no_error (error);
+        g_assert_true (HP_IS_SDPA (sdpa));
+        after = hp_config_to_json (HP_CONFIG (config), FALSE);
+        g_assert_cmpstr (after, ==, before);
+      }
+}
+
 static void
 test_sdpa_errors (void)
 {
@@ -859,8 +883,13 @@ assert_build_error (HpGQAttentionConfig *config,
                     const gchar         *message)
 {
   g_autoptr(GError) error = NULL;
+  g_autofree gchar *before = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_autofree gchar *after = NULL;
 
   hp_test_assert_error (hp_gq_attention_new (config, &error), &error, HP_ERROR_CONFIG, message);
+  /* the configuration is as it was */
+  after = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_cmpstr (after, ==, before);
 }
 
 static void
@@ -912,9 +941,9 @@ test_gqa_config_errors (void)
   assert_build_error (rope_dtype, "HpGQAttention: rope has dtype float32, but dtype is float64");
 
   /* filling children checks the same and changes nothing on error */
-  g_assert_false (hp_gq_attention_config_fill_children (odd_head, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_clear_error (&error);
+  hp_test_assert_error (GINT_TO_POINTER (hp_gq_attention_config_fill_children (odd_head, &error)), &error,
+                        HP_ERROR_CONFIG,
+                        "HpGQAttention: head dim 3 (dim 12 / n-heads 4) must be even for the rotary embedding");
   g_assert_null (hp_gq_attention_config_get_wq (odd_head));
   g_assert_null (hp_gq_attention_config_get_rope (odd_head));
 
@@ -999,6 +1028,7 @@ main (int   argc,
   g_test_add_func ("/sdpa/gradients", test_sdpa_gradients);
   g_test_add_func ("/sdpa/no-keys", test_sdpa_no_keys);
   g_test_add_func ("/sdpa/errors", test_sdpa_errors);
+  g_test_add_func ("/sdpa/new/any-config", test_sdpa_new_any_config);
   g_test_add_func ("/gqa/config", test_gqa_config);
   g_test_add_func ("/gqa/fill-children", test_gqa_fill_children);
   g_test_add_func ("/gqa/shapes", test_gqa_shapes);

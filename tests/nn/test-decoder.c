@@ -292,6 +292,125 @@ test_heads_not_divisible (void)
                    "layers.0.attention.n-heads: 4 heads cannot be split over tp = 3");
 }
 
+/* Expanding or laying out @config fails with @message and leaves it as
+ * it was (its JSON, which holds every nested configuration and sharding
+ * configuration, does not change) */
+static void
+assert_config_error (HpDecoderConfig *config,
+                     gboolean         sharding,
+                     const gchar     *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *before = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_autofree gchar *after = NULL;
+  gboolean ok = sharding ? hp_set_decoder_sharding_config (config, TRUE, TRUE, &error)
+                         : hp_decoder_config_expand (config, &error);
+
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG, message);
+  after = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_cmpstr (after, ==, before);
+}
+
+static void
+test_config_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) odd_heads = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) kv_heads = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) ints = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) short_list = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) bad_layer = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpConfigList) one_block = hp_config_list_new ();
+  g_autoptr(HpConfigList) layers = NULL;
+  g_autoptr(HpConfig) block = NULL;
+  HpGQAttentionConfig *attention;
+  gpointer nested = NULL;
+
+  g_object_set (odd_heads, "n-heads", 3, NULL);
+  g_object_set (kv_heads, "n-kv-heads", 3, "n-heads", 4, NULL);
+  g_object_set (ints, "dtype", HP_DTYPE_INT64, NULL);
+  for (guint i = 0; i < 2; i++)
+    {
+      gboolean sharding = i == 1;
+
+      assert_config_error (odd_heads, sharding, "n-heads: 3 heads do not split dim 8 into even head sizes");
+      assert_config_error (kv_heads, sharding, "n-kv-heads: 3 key/value heads do not divide 4 heads");
+      /* the blocks are made before anything is set */
+      assert_config_error (ints, sharding,
+                           "layers.0: HpGQAttention: dtype int64 is not a floating-point type");
+    }
+  g_object_get (ints, "tok-embeddings", &nested, NULL);
+  g_assert_null (nested);
+
+  /* a list of blocks that does not match n-layers */
+  g_assert_true (hp_decoder_config_expand (bad_layer, &error));
+  g_assert_no_error (error);
+  g_object_get (bad_layer, "layers", &layers, NULL);
+  block = hp_config_copy (hp_config_list_peek (layers, 0));
+  hp_config_list_append (one_block, block);
+  g_object_set (short_list, "layers", one_block, NULL);
+  assert_config_error (short_list, FALSE, "layers: 1 blocks configured but n-layers is 2");
+  assert_config_error (short_list, TRUE, "layers: 1 blocks configured but n-layers is 2");
+
+  /* a layer whose attention does not fit: the layers before it, the
+   * embeddings and the head keep the layout they had (none) */
+  attention = hp_transformer_block_config_get_attention (HP_TRANSFORMER_BLOCK_CONFIG (hp_config_list_peek (layers, 1)));
+  g_object_set (attention, "n-heads", 3, NULL);
+  assert_config_error (bad_layer, TRUE,
+                       "layers.1.attention: HpGQAttention: dim 8 is not a multiple of n-heads 3");
+  g_object_get (bad_layer, "tok-embeddings", &nested, NULL);
+  g_assert_null (hp_module_config_get_sharding_config (nested));
+  g_object_unref (nested);
+
+  /* once it fits, the layout is installed */
+  g_object_set (attention, "n-heads", 2, NULL);
+  g_assert_true (hp_set_decoder_sharding_config (bad_layer, TRUE, TRUE, &error));
+  g_assert_no_error (error);
+  g_object_get (bad_layer, "tok-embeddings", &nested, NULL);
+  g_assert_nonnull (hp_module_config_get_sharding_config (nested));
+  g_object_unref (nested);
+}
+
+/* Data parallelism over a mesh that is not 1-D: every rank fails before
+ * communicating, and no gradient or value changes */
+static void
+test_data_parallel_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  const gchar *names[] = { "dp", "tp", NULL };
+  g_autoptr(HpDeviceMesh) flat = hp_test_mesh ((const gint[]) { world_size, 1 }, 2, names);
+  g_autoptr(HpDeviceMesh) line = hp_test_mesh ((const gint[]) { world_size }, 1, NULL);
+  g_autoptr(HpTensor) w = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (2));
+  g_autoptr(HpTensor) grad = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (0.5, -4), HP_TEST_SHAPE (2));
+  g_autoptr(GPtrArray) params = g_ptr_array_new ();
+  g_autofree gchar *message = NULL;
+  g_autofree gchar *flat_text = hp_device_mesh_to_string (flat);
+  gdouble value = 3.25;
+
+  hp_tensor_set_requires_grad (w, TRUE);
+  hp_tensor_set_grad (w, grad);
+  g_ptr_array_add (params, w);
+  message = g_strdup_printf ("data parallelism needs a 1-D mesh, got %s", flat_text);
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_data_parallel_average_gradients (params, flat, &error)),
+                        &error, HP_ERROR_MESH, message);
+  g_assert_true (hp_tensor_get_grad (w) == grad);
+  hp_test_assert_values (grad, HP_TEST_DATA (0.5, -4), HP_TEST_SHAPE (2), 0, 0);
+  hp_test_assert_values (w, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (2), 0, 0);
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_data_parallel_average_scalar (flat, &value, &error)),
+                        &error, HP_ERROR_MESH, message);
+  g_assert_cmpfloat (value, ==, 3.25);
+
+  /* the ranks are still in step: the same values average to themselves */
+  g_assert_true (hp_data_parallel_average_gradients (params, line, &error));
+  g_assert_no_error (error);
+  hp_test_assert_values (hp_tensor_get_grad (w), HP_TEST_DATA (0.5, -4), HP_TEST_SHAPE (2), 0, 0);
+  g_assert_true (hp_data_parallel_average_scalar (line, &value, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (value, ==, 3.25);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -320,6 +439,8 @@ main (int   argc,
     g_test_add_data_func (names[i], &variants[i], test_tensor_parallel);
   g_test_add_func ("/decoder/dp-tp", test_data_and_tensor_parallel);
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
+  g_test_add_func ("/decoder/config-errors", test_config_errors);
+  g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
 
   return g_test_run ();
 }

@@ -477,10 +477,18 @@ test_sharding_configs (void)
     g_assert_true (hp_config_equal (back, HP_CONFIG (config)));
   }
 
-  g_assert_false (hp_set_gqa_attention_sharding (odd, TRUE, &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_null (sharding_of (odd));
-  g_assert_null (hp_gq_attention_config_get_wq (odd));
+  {
+    g_autofree gchar *before = hp_config_to_json (HP_CONFIG (odd), FALSE);
+    g_autofree gchar *after = NULL;
+
+    hp_test_assert_error (GINT_TO_POINTER (hp_set_gqa_attention_sharding (odd, TRUE, &error)), &error,
+                          HP_ERROR_CONFIG,
+                          "HpGQAttention: head dim 3 (dim 12 / n-heads 4) must be even for the rotary embedding");
+    g_assert_null (sharding_of (odd));
+    g_assert_null (hp_gq_attention_config_get_wq (odd));
+    after = hp_config_to_json (HP_CONFIG (odd), FALSE);
+    g_assert_cmpstr (after, ==, before);
+  }
 }
 
 int

@@ -751,9 +751,17 @@ test_ffn_errors (void)
                         "HpFeedForwardConfig.dtype: int64 is not a floating-point type");
   hp_test_assert_error (hp_config_build (mixed, &error), &error, HP_ERROR_CONFIG,
                         "HpFeedForwardConfig.w2: dtype float64 does not match dtype float32");
-  hp_test_assert_error (hp_feed_forward_new (HP_FEED_FORWARD_CONFIG (bad_layer), &error), &error,
-                        HP_ERROR_CONFIG,
-                        "HpFeedForwardConfig.w3: HpLinearConfig.dtype: int64 is not a floating-point type");
+  {
+    g_autofree gchar *before = hp_config_to_json (bad_layer, FALSE);
+    g_autofree gchar *after = NULL;
+
+    hp_test_assert_error (hp_feed_forward_new (HP_FEED_FORWARD_CONFIG (bad_layer), &error), &error,
+                          HP_ERROR_CONFIG,
+                          "HpFeedForwardConfig.w3: HpLinearConfig.dtype: int64 is not a floating-point type");
+    /* the configuration is as it was */
+    after = hp_config_to_json (bad_layer, FALSE);
+    g_assert_cmpstr (after, ==, before);
+  }
   hp_test_assert_error (hp_config_build (wide, &error), &error, HP_ERROR_CONFIG,
                         "HpFeedForwardConfig.w1: out-features 7 does not match hidden-dim 6");
   hp_test_assert_error (hp_config_new_from_json (HP_TYPE_FEED_FORWARD_CONFIG, "{\"hidden-dim\": -2}", &error),

@@ -814,6 +814,227 @@ test_dtensor_errors (void)
   hp_test_assert_error (GINT_TO_POINTER (hp_optimizer_step (plain_opt, &error)), &error, HP_ERROR_PLACEMENT,
                         "HpSGD: parameter 0 is a plain HpTensor but its gradient is an HpDTensor");
   assert_tensor (plain, HP_TEST_DATA (1, 2), 0, 0);
+
+  /* every gradient is checked before any parameter moves: the first
+   * parameter, whose gradient is right, keeps its value and gets no
+   * state when the second one's is wrong */
+  {
+    g_autoptr(HpTensor) first = param_new (HP_DTYPE_FLOAT64, HP_TEST_DATA (5, 6));
+    g_autoptr(GPtrArray) both = tensor_list (first, HP_TENSOR (param), NULL);
+    g_autoptr(HpOptimizerConfig) adamw = g_object_new (HP_TYPE_ADAMW_CONFIG, NULL);
+    HpOptimizerConfig *configs[] = { config, adamw };
+
+    set_grad (first, (const gdouble[]) { 1, 1 });
+    hp_tensor_set_grad (HP_TENSOR (param), HP_TENSOR (grad_p));
+    for (guint i = 0; i < G_N_ELEMENTS (configs); i++)
+      {
+        g_autoptr(HpOptimizer) mixed = optimizer_new (configs[i], both);
+        g_autoptr(HpStateDict) mixed_state = NULL;
+
+        hp_test_assert_error (GINT_TO_POINTER (hp_optimizer_step (mixed, &error)), &error,
+                              HP_ERROR_PLACEMENT, "the gradient of parameter 1 has placements (P(sum))");
+        assert_tensor (first, HP_TEST_DATA (5, 6), 0, 0);
+        assert_tensor (hp_tensor_get_grad (first), HP_TEST_DATA (1, 1), 0, 0);
+        g_assert_cmpuint (hp_optimizer_get_step_count (mixed), ==, 0);
+        mixed_state = hp_optimizer_get_state (mixed);
+        g_assert_cmpuint (hp_state_dict_get_size (mixed_state), ==, 0);
+      }
+  }
+}
+
+/* A copy of the states of @opt (the optimizer's own change in place) */
+static HpStateDict *
+state_copy (HpOptimizer *opt)
+{
+  g_autoptr(HpStateDict) state = hp_optimizer_get_state (opt);
+  HpStateDict *copy = hp_state_dict_new ();
+
+  for (guint i = 0; i < hp_state_dict_get_size (state); i++)
+    {
+      HpTensor *t = hp_state_dict_get_tensor (state, i);
+      gsize n;
+      g_autofree gdouble *values = hp_tensor_to_float64_array (t, &n);
+      g_autoptr(HpTensor) same = hp_test_tensor (hp_tensor_get_dtype (t), values, n,
+                                                 hp_tensor_get_shape (t, NULL), hp_tensor_get_ndim (t));
+
+      hp_state_dict_insert (copy, hp_state_dict_get_name (state, i), same);
+    }
+  return copy;
+}
+
+static void
+assert_state (HpOptimizer *opt,
+              HpStateDict *expected)
+{
+  g_autoptr(HpStateDict) state = hp_optimizer_get_state (opt);
+
+  g_assert_cmpuint (hp_state_dict_get_size (state), ==, hp_state_dict_get_size (expected));
+  for (guint i = 0; i < hp_state_dict_get_size (state); i++)
+    {
+      HpTensor *want = hp_state_dict_lookup (expected, hp_state_dict_get_name (state, i));
+
+      g_assert_nonnull (want);
+      hp_test_assert_identical (hp_state_dict_get_tensor (state, i), want);
+    }
+}
+
+/* @good with the entry @name replaced by (or, with a NULL @tensor,
+ * without) @tensor */
+static HpStateDict *
+state_with (HpStateDict *good,
+            const gchar *name,
+            HpTensor    *tensor)
+{
+  HpStateDict *out = hp_state_dict_new ();
+
+  for (guint i = 0; i < hp_state_dict_get_size (good); i++)
+    if (!g_str_equal (hp_state_dict_get_name (good, i), name))
+      hp_state_dict_insert (out, hp_state_dict_get_name (good, i), hp_state_dict_get_tensor (good, i));
+  if (tensor != NULL)
+    hp_state_dict_insert (out, name, tensor);
+  return out;
+}
+
+/* Loading @bad fails with @code and @message, and leaves the states,
+ * the step count and the parameters of @opt as they were */
+static void
+assert_load_fails (HpOptimizer *opt,
+                   HpStateDict *bad,
+                   gint         code,
+                   const gchar *message)
+{
+  g_autoptr(HpStateDict) before = state_copy (opt);
+  guint64 steps = hp_optimizer_get_step_count (opt);
+  g_autoptr(GPtrArray) params = hp_optimizer_get_parameters (opt);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; i < params->len; i++)
+    {
+      gsize n;
+
+      g_ptr_array_add (values, hp_tensor_to_float64_array (g_ptr_array_index (params, i), &n));
+    }
+
+  hp_test_assert_error (GINT_TO_POINTER (hp_optimizer_load_state (opt, bad, 99, &error)), &error,
+                        code, message);
+  assert_state (opt, before);
+  g_assert_cmpuint (hp_optimizer_get_step_count (opt), ==, steps);
+  for (guint i = 0; i < params->len; i++)
+    {
+      HpTensor *p = g_ptr_array_index (params, i);
+
+      hp_test_assert_values (p, g_ptr_array_index (values, i), hp_tensor_get_numel (p),
+                             hp_tensor_get_shape (p, NULL), hp_tensor_get_ndim (p), 0, 0);
+    }
+}
+
+/* States that the step could not use are refused before anything
+ * changes: wrong shapes or dtypes (the step would read and write past
+ * the buffer), states the optimizer does not keep, part of a
+ * parameter's states */
+static void
+test_load_state_errors (void)
+{
+  g_autoptr(HpOptimizerConfig) sgd = sgd_config (0.1, 0.9, 0, FALSE, 0);
+  g_autoptr(HpOptimizerConfig) adamw = g_object_new (HP_TYPE_ADAMW_CONFIG, "lr", 0.01, NULL);
+  g_autoptr(HpTensor) p = param_new (HP_DTYPE_FLOAT64, HP_TEST_DATA (1, 2));
+  g_autoptr(HpTensor) q = param_new (HP_DTYPE_FLOAT64, HP_TEST_DATA (3));
+  g_autoptr(GPtrArray) params = tensor_list (p, q, NULL);
+  g_autoptr(HpOptimizer) opt = optimizer_new (sgd, params);
+  g_autoptr(HpStateDict) good = NULL;
+  g_autoptr(HpTensor) three = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) single = hp_tensor_new_ones (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (1));
+  g_autoptr(HpTensor) scalar32 = hp_tensor_new_full (HP_DTYPE_FLOAT32, NULL, 0, 1.0);
+  g_autoptr(HpTensor) step_1d = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (1));
+  g_autoptr(GError) error = NULL;
+
+  set_grad (p, (const gdouble[]) { 1, 1 });
+  set_grad (q, (const gdouble[]) { 2 });
+  step_ok (opt);
+  good = state_copy (opt);
+
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "0.momentum_buffer", three);
+
+    assert_load_fails (opt, bad, HP_ERROR_SHAPE,
+                       "HpSGD: state '0.momentum_buffer' is float64 [3], but parameter 0 is float64 [2]");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "1.momentum_buffer", single);
+
+    assert_load_fails (opt, bad, HP_ERROR_SHAPE,
+                       "HpSGD: state '1.momentum_buffer' is float32 [1], but parameter 1 is float64 [1]");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "0.exp_avg", three);
+
+    assert_load_fails (opt, bad, HP_ERROR_INVALID_ARGUMENT,
+                       "HpSGD: no optimizer state '0.exp_avg' (the states of a parameter are "
+                       "momentum_buffer)");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "2.momentum_buffer", three);
+
+    assert_load_fails (opt, bad, HP_ERROR_INVALID_ARGUMENT,
+                       "HpSGD: no optimizer state '2.momentum_buffer' (names are <index>.<state> "
+                       "with an index below 2)");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "momentum_buffer", three);
+
+    assert_load_fails (opt, bad, HP_ERROR_INVALID_ARGUMENT,
+                       "HpSGD: no optimizer state 'momentum_buffer'");
+  }
+
+  /* a good state still loads, and the step goes on */
+  g_assert_true (hp_optimizer_load_state (opt, good, 1, &error));
+  g_assert_no_error (error);
+  step_ok (opt);
+
+  /* AdamW: step, exp_avg and exp_avg_sq come together */
+  g_clear_object (&opt);
+  g_clear_object (&good);
+  opt = optimizer_new (adamw, params);
+  step_ok (opt);
+  good = state_copy (opt);
+  g_assert_cmpuint (hp_state_dict_get_size (good), ==, 6);
+  {
+    g_autoptr(HpStateDict) no_avg = state_with (good, "1.exp_avg", NULL);
+    g_autoptr(HpStateDict) bad = state_with (no_avg, "1.exp_avg_sq", NULL);
+
+    assert_load_fails (opt, bad, HP_ERROR_INVALID_ARGUMENT,
+                       "HpAdamW: parameter 1 has the states (step) but needs all of "
+                       "(step, exp_avg, exp_avg_sq)");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "0.step", scalar32);
+
+    assert_load_fails (opt, bad, HP_ERROR_SHAPE,
+                       "HpAdamW: state '0.step' is float32 [], but it must be a plain float64 scalar");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "1.step", step_1d);
+
+    assert_load_fails (opt, bad, HP_ERROR_SHAPE,
+                       "HpAdamW: state '1.step' is float64 [1], but it must be a plain float64 scalar");
+  }
+  {
+    g_autoptr(HpStateDict) bad = state_with (good, "0.exp_avg_sq", three);
+
+    assert_load_fails (opt, bad, HP_ERROR_SHAPE,
+                       "HpAdamW: state '0.exp_avg_sq' is float64 [3], but parameter 0 is float64 [2]");
+  }
+  /* a parameter without states is fine */
+  {
+    g_autoptr(HpStateDict) no_step = state_with (good, "1.step", NULL);
+    g_autoptr(HpStateDict) no_avg = state_with (no_step, "1.exp_avg", NULL);
+    g_autoptr(HpStateDict) only_p = state_with (no_avg, "1.exp_avg_sq", NULL);
+
+    g_assert_true (hp_optimizer_load_state (opt, only_p, 1, &error));
+    g_assert_no_error (error);
+    step_ok (opt);
+  }
 }
 
 static void
@@ -957,6 +1178,7 @@ main (int   argc,
   g_test_add_func ("/optim/config", test_config);
   g_test_add_func ("/optim/errors", test_errors);
   g_test_add_func ("/optim/dtensor-errors", test_dtensor_errors);
+  g_test_add_func ("/optim/load-state-errors", test_load_state_errors);
   g_test_add_func ("/optim/clip-grad-norm", test_clip_grad_norm);
   g_test_add_func ("/optim/clip-errors", test_clip_errors);
 
