@@ -259,12 +259,41 @@ object_property (const gchar *name,
                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 }
 
+/* Whether @n_heads query and @n_kv_heads key/value heads split over @tp
+ * ranks; @where prefixes the field names in the error */
+static gboolean
+check_heads_split (const gchar  *where,
+                   gint          n_heads,
+                   gint          n_kv_heads,
+                   gint          tp,
+                   GError      **error)
+{
+  if (n_heads % tp != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "%sn-heads: %d heads cannot be split over tp = %d", where, n_heads, tp);
+      return FALSE;
+    }
+  if (n_kv_heads % tp != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "%sn-kv-heads: %d key/value heads cannot be split over tp = %d",
+                   where, n_kv_heads, tp);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 hp_decoder_config_update_from_config (HpBaseModelConfig  *config,
                                       HpConfig           *job_config,
                                       GError            **error)
 {
   HpDecoderConfig *self = HP_DECODER_CONFIG (config);
+  g_autoptr(HpEmbeddingConfig) tok_embeddings = NULL;
+  g_autoptr(HpConfigList) layers = NULL;
+  g_autoptr(HpRMSNormConfig) norm = NULL;
+  g_autoptr(HpLinearConfig) lm_head = NULL;
   gint tp = 1;
 
   if (job_config != NULL && !HP_IS_PARALLEL_DIMS (job_config))
@@ -277,36 +306,44 @@ hp_decoder_config_update_from_config (HpBaseModelConfig  *config,
   if (job_config != NULL)
     tp = hp_parallel_dims_get_tp (HP_PARALLEL_DIMS (job_config));
 
-  if (!hp_decoder_config_expand (self, error))
-    return FALSE;
-
-  for (guint i = 0; i < hp_config_list_get_length (self->layers); i++)
+  /* the heads are checked before anything is expanded */
+  if (self->layers != NULL && hp_config_list_get_length (self->layers) > 0)
     {
-      HpTransformerBlockConfig *block =
-        HP_TRANSFORMER_BLOCK_CONFIG (hp_config_list_peek (self->layers, i));
-      HpGQAttentionConfig *attention = hp_transformer_block_config_get_attention (block);
-      gint n_heads = 0;
-      gint n_kv_heads = 0;
+      for (guint i = 0; i < hp_config_list_get_length (self->layers); i++)
+        {
+          HpTransformerBlockConfig *block =
+            HP_TRANSFORMER_BLOCK_CONFIG (hp_config_list_peek (self->layers, i));
+          HpGQAttentionConfig *attention = hp_transformer_block_config_get_attention (block);
+          gint n_heads = 0;
+          gint n_kv_heads = 0;
+          g_autofree gchar *where = g_strdup_printf ("layers.%u.attention.", i);
 
-      g_object_get (attention, "n-heads", &n_heads, "n-kv-heads", &n_kv_heads, NULL);
-      if (n_heads % tp != 0)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                       "layers.%u.attention.n-heads: %d heads cannot be split over tp = %d",
-                       i, n_heads, tp);
-          return FALSE;
-        }
-      if (n_kv_heads % tp != 0)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                       "layers.%u.attention.n-kv-heads: %d key/value heads cannot be split "
-                       "over tp = %d", i, n_kv_heads, tp);
-          return FALSE;
+          g_object_get (attention, "n-heads", &n_heads, "n-kv-heads", &n_kv_heads, NULL);
+          if (!check_heads_split (where, n_heads, n_kv_heads, tp, error))
+            return FALSE;
         }
     }
+  else if (!check_heads_split ("", self->n_heads,
+                               self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads, tp, error))
+    return FALSE;
 
-  if (tp > 1)
-    return hp_set_decoder_sharding_config (self, self->loss_parallel, self->sequence_parallel, error);
+  if (tp == 1)
+    return hp_decoder_config_expand (self, error);
+
+  /* what expand fills in, to put back if the sharding fails after it */
+  tok_embeddings = self->tok_embeddings != NULL ? g_object_ref (self->tok_embeddings) : NULL;
+  layers = self->layers != NULL ? g_object_ref (self->layers) : NULL;
+  norm = self->norm != NULL ? g_object_ref (self->norm) : NULL;
+  lm_head = self->lm_head != NULL ? g_object_ref (self->lm_head) : NULL;
+
+  if (!hp_decoder_config_expand (self, error))
+    return FALSE;
+  if (!hp_set_decoder_sharding_config (self, self->loss_parallel, self->sequence_parallel, error))
+    {
+      g_object_set (self, "tok-embeddings", tok_embeddings, "layers", layers,
+                    "norm", norm, "lm-head", lm_head, NULL);
+      return FALSE;
+    }
   return TRUE;
 }
 

@@ -278,18 +278,51 @@ test_data_and_tensor_parallel (void)
   assert_grads_equal (model, reference);
 }
 
+/* update_from_config fails with @message and leaves @config as it was */
+static void
+assert_update_error (HpDecoderConfig *config,
+                     gint             tp,
+                     const gchar     *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParallelDims) dims = dims_for (1, tp);
+  g_autofree gchar *before = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_autofree gchar *after = NULL;
+  gboolean ok = hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                         HP_CONFIG (dims), &error);
+
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG, message);
+  after = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_cmpstr (after, ==, before);
+}
+
 static void
 test_heads_not_divisible (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpParallelDims) dims = dims_for (1, 3);
   g_autoptr(HpDecoderConfig) config = decoder_config (2, TRUE, FALSE);
+  g_autoptr(HpDecoderConfig) expanded = decoder_config (2, TRUE, FALSE);
+  g_autoptr(HpDecoderConfig) blocks_only = decoder_config (2, TRUE, FALSE);
+  g_autoptr(HpConfigList) layers = NULL;
+  HpGQAttentionConfig *attention;
 
-  g_assert_false (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
-                                                           HP_CONFIG (dims), &error));
-  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
-  g_assert_cmpstr (error->message, ==,
-                   "layers.0.attention.n-heads: 4 heads cannot be split over tp = 3");
+  /* before expanding: by the decoder's own sizes, nothing is expanded */
+  assert_update_error (config, 3, "n-heads: 4 heads cannot be split over tp = 3");
+  /* after: by each block's */
+  g_assert_true (hp_decoder_config_expand (expanded, &error));
+  g_assert_no_error (error);
+  assert_update_error (expanded, 3, "layers.0.attention.n-heads: 4 heads cannot be split over tp = 3");
+
+  /* blocks whose heads split over tp but whose attention does not fit:
+   * the parts that expand added are taken back when the layout fails */
+  g_assert_true (hp_decoder_config_expand (blocks_only, &error));
+  g_object_get (blocks_only, "layers", &layers, NULL);
+  g_object_set (blocks_only, "tok-embeddings", NULL, "norm", NULL, "lm-head", NULL, NULL);
+  attention = hp_transformer_block_config_get_attention (
+    HP_TRANSFORMER_BLOCK_CONFIG (hp_config_list_peek (layers, 1)));
+  g_object_set (attention, "n-heads", 6, NULL);
+  assert_update_error (blocks_only, 2,
+                       "layers.1.attention: HpGQAttention: dim 16 is not a multiple of n-heads 6");
 }
 
 /* Expanding or laying out @config fails with @message and leaves it as
