@@ -608,7 +608,8 @@ new_block (HpDecoderConfig  *self,
  *
  * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG when the sizes do not
  *   fit (heads not dividing dim, key/value heads not dividing heads, a
- *   layer list whose length is not #HpDecoderConfig:n-layers)
+ *   layer list whose length is not #HpDecoderConfig:n-layers) or a
+ *   layer is not a #HpTransformerBlockConfig
  */
 gboolean
 hp_decoder_config_expand (HpDecoderConfig  *self,
@@ -641,6 +642,19 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
                    "layers: %u blocks configured but n-layers is %d",
                    hp_config_list_get_length (self->layers), self->n_layers);
       return FALSE;
+    }
+  /* a list takes any configuration, as JSON can name one */
+  for (guint i = 0; self->layers != NULL && i < hp_config_list_get_length (self->layers); i++)
+    {
+      HpConfig *layer = hp_config_list_peek (self->layers, i);
+
+      if (layer != NULL && !HP_IS_TRANSFORMER_BLOCK_CONFIG (layer))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                       "layers.%u: expected a HpTransformerBlockConfig, got a %s",
+                       i, G_OBJECT_TYPE_NAME (layer));
+          return FALSE;
+        }
     }
 
   if (self->tok_embeddings == NULL)
