@@ -1358,7 +1358,8 @@ check_integer_literals (const gchar  *text,
           gboolean integer = TRUE;
           g_autofree gchar *literal = NULL;
 
-          for (p++; g_ascii_isdigit (*p) || strchr (".eE+-", *p) != NULL; p++)
+          /* strchr() finds the terminating NUL too */
+          for (p++; g_ascii_isdigit (*p) || (*p != '\0' && strchr (".eE+-", *p) != NULL); p++)
             if (*p == '.' || *p == 'e' || *p == 'E')
               integer = FALSE;
           literal = g_strndup (start, p - start);
