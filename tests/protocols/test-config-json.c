@@ -373,6 +373,10 @@ test_read_errors (void)
     { "1e5", HP_ERROR_CONFIG, "expected an object for TestToyConfig, got a number" },
     { "99999999999999999999", HP_ERROR_CONFIG,
       "line 1: integer 99999999999999999999 is out of the range of 64-bit integers" },
+    /* json-glib reads a lone surrogate escape into a string that is not
+     * UTF-8 (found by fuzz-config-json) */
+    { "{\"name\": \"\\ud800x\"}", HP_ERROR_FORMAT, "is not valid UTF-8 (a lone surrogate escape?)" },
+    { "{\"placement\": {\"\\ud8\\dtp\": \"R\"}}", HP_ERROR_FORMAT, "is not valid UTF-8" },
     { "{\"n-heads\": }", HP_ERROR_FORMAT, "invalid JSON: " },
     { "", HP_ERROR_FORMAT, "invalid JSON: empty document" },
     { " /* nothing */ ", HP_ERROR_FORMAT, "invalid JSON: empty document" },
