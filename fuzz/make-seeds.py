@@ -260,9 +260,12 @@ CONFIG_JSON_SEEDS = {
     "bad-json-not-utf8": config_input(EVERY, b"{\"name\": \"\xff\xfe\"}"),
     "bad-json-nul-escape": config_input(EVERY, "{\"name\": \"a\\u0000b\"}"),
     "bad-json-lone-surrogate": config_input(EVERY, "{\"name\": \"\\ud800\"}"),
+    "bad-json-surrogate-name": config_input(EVERY, "{\"name\": \"\\ud800x\"}"),
+    "bad-json-surrogate-member": config_input(EVERY, "{\"placement\": {\"\\ud8\\dtp\": \"R\"}}"),
 
     # broken: the configuration
     "bad-not-object": config_input(DECODER, [1, 2]),
+    "bad-number-at-end": config_input(DECODER, "-12"),
     "bad-unknown-field": config_input(LINEAR, {"weights": 1}),
     "bad-given-twice": config_input(DECODER, "{\"n-layers\": 2, \"n_layers\": 3}"),
     "bad-wrong-type-bool": config_input(LINEAR, {"bias": 1}),
