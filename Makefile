@@ -94,8 +94,11 @@ soak: build
 FUZZ_BUILDDIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_ARGS ?=
-# target:corpus pairs
-FUZZ_RUNS = fuzz-safetensors-header:safetensors
+# target:corpus or target:corpus:dictionary (a libFuzzer -dict file in fuzz/)
+FUZZ_RUNS = fuzz-safetensors-header:safetensors \
+            fuzz-config-json:config-json:config-json.dict \
+            fuzz-placement:placement \
+            fuzz-initializer:initializer
 
 .PHONY: fuzz fuzz-deps
 fuzz-deps: deps
@@ -109,10 +112,11 @@ $(FUZZ_BUILDDIR)/build.ninja:
 fuzz: fuzz-deps $(FUZZ_BUILDDIR)/build.ninja
 	meson compile -C $(FUZZ_BUILDDIR) $(foreach run,$(FUZZ_RUNS),$(firstword $(subst :, ,$(run))))
 	@set -e; for run in $(FUZZ_RUNS); do \
-	  target=$${run%%:*}; corpus=$${run#*:}; \
+	  target=$${run%%:*}; corpus=$${run#*:}; dict=; \
+	  case $$corpus in *:*) dict=-dict=fuzz/$${corpus#*:}; corpus=$${corpus%%:*};; esac; \
 	  mkdir -p $(FUZZ_BUILDDIR)/corpus/$$corpus; \
 	  echo "fuzz: $$target for $(FUZZ_SECONDS) s"; \
 	  ./$(FUZZ_BUILDDIR)/fuzz/$$target -max_total_time=$(FUZZ_SECONDS) \
-	    -artifact_prefix=$(FUZZ_BUILDDIR)/ $(FUZZ_ARGS) \
+	    -artifact_prefix=$(FUZZ_BUILDDIR)/ $$dict $(FUZZ_ARGS) \
 	    $(FUZZ_BUILDDIR)/corpus/$$corpus fuzz/corpus/$$corpus; \
 	done

@@ -259,6 +259,45 @@ object_property (const gchar *name,
                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 }
 
+/* A list takes any configuration, as JSON can name one: whether every
+ * layer is a block with all its parts */
+static gboolean
+check_layers (HpDecoderConfig  *self,
+              GError          **error)
+{
+  for (guint i = 0; self->layers != NULL && i < hp_config_list_get_length (self->layers); i++)
+    {
+      HpConfig *layer = hp_config_list_peek (self->layers, i);
+      HpTransformerBlockConfig *block;
+      const gchar *missing = NULL;
+
+      if (!HP_IS_TRANSFORMER_BLOCK_CONFIG (layer))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                       "layers.%u: expected a HpTransformerBlockConfig, got a %s",
+                       i, layer != NULL ? G_OBJECT_TYPE_NAME (layer) : "null");
+          return FALSE;
+        }
+
+      block = HP_TRANSFORMER_BLOCK_CONFIG (layer);
+      if (hp_transformer_block_config_get_attention (block) == NULL)
+        missing = "attention";
+      else if (hp_transformer_block_config_get_feed_forward (block) == NULL)
+        missing = "feed-forward";
+      else if (hp_transformer_block_config_get_attention_norm (block) == NULL)
+        missing = "attention-norm";
+      else if (hp_transformer_block_config_get_ffn_norm (block) == NULL)
+        missing = "ffn-norm";
+      if (missing != NULL)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                       "layers.%u.%s: a block of a decoder needs one", i, missing);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /* Whether @n_heads query and @n_kv_heads key/value heads split over @tp
  * ranks; @where prefixes the field names in the error */
 static gboolean
@@ -306,7 +345,9 @@ hp_decoder_config_update_from_config (HpBaseModelConfig  *config,
   if (job_config != NULL)
     tp = hp_parallel_dims_get_tp (HP_PARALLEL_DIMS (job_config));
 
-  /* the heads are checked before anything is expanded */
+  /* the layers and heads are checked before anything is expanded */
+  if (!check_layers (self, error))
+    return FALSE;
   if (self->layers != NULL && hp_config_list_get_length (self->layers) > 0)
     {
       for (guint i = 0; i < hp_config_list_get_length (self->layers); i++)
@@ -646,7 +687,9 @@ new_block (HpDecoderConfig  *self,
  * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @self unchanged
  *   when the sizes do not fit (heads not dividing dim, key/value heads
  *   not dividing heads, a layer list whose length is not
- *   #HpDecoderConfig:n-layers) or the dtype is not a floating-point type
+ *   #HpDecoderConfig:n-layers), a layer is not a
+ *   #HpTransformerBlockConfig with all its parts or the dtype is not a
+ *   floating-point type
  */
 gboolean
 hp_decoder_config_expand (HpDecoderConfig  *self,
@@ -681,6 +724,8 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
                    hp_config_list_get_length (self->layers), self->n_layers);
       return FALSE;
     }
+  if (!check_layers (self, error))
+    return FALSE;
 
   /* the blocks, whose making can fail, come first: on error nothing is
    * set */

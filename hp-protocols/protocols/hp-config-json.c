@@ -1358,7 +1358,8 @@ check_integer_literals (const gchar  *text,
           gboolean integer = TRUE;
           g_autofree gchar *literal = NULL;
 
-          for (p++; g_ascii_isdigit (*p) || strchr (".eE+-", *p) != NULL; p++)
+          /* strchr() finds the terminating NUL too */
+          for (p++; g_ascii_isdigit (*p) || (*p != '\0' && strchr (".eE+-", *p) != NULL); p++)
             if (*p == '.' || *p == 'e' || *p == 'E')
               integer = FALSE;
           literal = g_strndup (start, p - start);
@@ -1374,6 +1375,63 @@ check_integer_literals (const gchar  *text,
         p++;
     }
   return TRUE;
+}
+
+static gboolean
+check_utf8_string (const gchar  *text,
+                   GError      **error)
+{
+  g_autofree gchar *shown = NULL;
+
+  if (g_utf8_validate (text, -1, NULL))
+    return TRUE;
+  shown = g_utf8_make_valid (text, -1);
+  g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
+               "invalid JSON: string '%s' is not valid UTF-8 (a lone surrogate escape?)", shown);
+  return FALSE;
+}
+
+/* json-glib reads a lone surrogate escape, such as "\ud800x", into a
+ * string that is not UTF-8, which would not write back; check every
+ * string and member name */
+static gboolean
+check_utf8 (JsonNode  *node,
+            GError   **error)
+{
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObjectIter iter;
+        const gchar *name;
+        JsonNode *member;
+
+        json_object_iter_init (&iter, json_node_get_object (node));
+        while (json_object_iter_next (&iter, &name, &member))
+          if (!check_utf8_string (name, error) || !check_utf8 (member, error))
+            return FALSE;
+        return TRUE;
+      }
+
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+
+        for (guint i = 0; i < json_array_get_length (array); i++)
+          if (!check_utf8 (json_array_get_element (array, i), error))
+            return FALSE;
+        return TRUE;
+      }
+
+    case JSON_NODE_VALUE:
+      if (json_node_get_value_type (node) == G_TYPE_STRING)
+        return check_utf8_string (json_node_get_string (node), error);
+      return TRUE;
+
+    case JSON_NODE_NULL:
+    default:
+      return TRUE;
+    }
 }
 
 JsonNode *
@@ -1395,7 +1453,7 @@ _hp_config_json_parse (const gchar  *text,
       g_set_error_literal (error, HP_ERROR, HP_ERROR_FORMAT, "invalid JSON: empty document");
       return NULL;
     }
-  if (!check_integer_literals (text, error))
+  if (!check_integer_literals (text, error) || !check_utf8 (root, error))
     return NULL;
   return json_node_ref (root);
 }

@@ -9,7 +9,8 @@
  * (s mod 2^32, s div 2^32). The four 32-bit words out of it make two
  * 53-bit uniforms u1, u2 in [0, 1):
  *
- *   uniform(low, high):  low + (high - low) * u1
+ *   uniform(low, high):  low + (high - low) * u1 (in two halves when
+ *                        high - low overflows)
  *   randn:               sqrt(-2 log(1 - u1)) * cos(2 pi u2)   (Box-Muller)
  *
  * The value is computed in double precision and then rounded to the dtype.
@@ -82,7 +83,16 @@ random_value (RandomKind kind,
   philox4x32_10 (index, seed, words);
   u1 = to_unit (words[0], words[1]);
   if (kind == RANDOM_UNIFORM)
-    return low + (high - low) * u1;
+    {
+      gdouble width = high - low;
+      gdouble half;
+
+      if (isfinite (width))
+        return low + width * u1;
+      /* a range wider than the largest double: two steps of half of it */
+      half = (high / 2 - low / 2) * u1;
+      return low + half + half;
+    }
 
   u2 = to_unit (words[2], words[3]);
   return sqrt (-2.0 * log1p (-u1)) * cos (2.0 * G_PI * u2);

@@ -444,6 +444,56 @@ test_data_parallel_errors (void)
   g_assert_cmpfloat (value, ==, 3.25);
 }
 
+/* A layer list read from JSON can hold any configuration: expanding,
+ * adjusting to tp and building refuse one that is not a block, and
+ * leave the configuration as it was (found by fuzz-config-json) */
+static void
+test_layers_not_blocks (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParallelDims) dims = dims_for (1, 2);
+  g_autoptr(HpConfig) config = NULL;
+  g_autoptr(GObject) model = NULL;
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
+  gboolean ok;
+
+  config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
+                                    "{\"n-layers\": 2, \"layers\": [{\"@type\": \"HpLinearConfig\", \"in-features\": 64}, "
+                                    "{\"@type\": \"HpTransformerBlockConfig\"}]}",
+                                    &error);
+  g_assert_no_error (error);
+  before = hp_config_to_json (config, FALSE);
+
+  ok = hp_decoder_config_expand (HP_DECODER_CONFIG (config), &error);
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "layers.0: expected a HpTransformerBlockConfig, got a HpLinearConfig");
+  ok = hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config), HP_CONFIG (dims), &error);
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "layers.0: expected a HpTransformerBlockConfig, got a HpLinearConfig");
+  model = hp_config_build (config, &error);
+  hp_test_assert_error (model, &error, HP_ERROR_CONFIG,
+                        "layers.0: expected a HpTransformerBlockConfig, got a HpLinearConfig");
+
+  after = hp_config_to_json (config, FALSE);
+  g_assert_cmpstr (after, ==, before);
+
+  /* a block without its parts, adjusted to tensor parallelism */
+  g_clear_object (&config);
+  g_clear_pointer (&before, g_free);
+  g_clear_pointer (&after, g_free);
+  config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
+                                    "{\"n-layers\": 1, \"layers\": [{\"@type\": \"HpTransformerBlockConfig\"}]}",
+                                    &error);
+  g_assert_no_error (error);
+  before = hp_config_to_json (config, FALSE);
+  ok = hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config), HP_CONFIG (dims), &error);
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "layers.0.attention: a block of a decoder needs one");
+  after = hp_config_to_json (config, FALSE);
+  g_assert_cmpstr (after, ==, before);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -474,6 +524,7 @@ main (int   argc,
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
   g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
+  g_test_add_func ("/decoder/layers-not-blocks", test_layers_not_blocks);
 
   return g_test_run ();
 }

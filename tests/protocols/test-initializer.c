@@ -600,6 +600,27 @@ test_uniform (void)
     }
 }
 
+/* Bounds further apart than the largest double: the values stay finite
+ * and within them, half below the middle (found by fuzz-initializer) */
+static void
+test_uniform_wide (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpInitializer) wide = hp_initializer_new_from_string ("uniform(a=-1e308, b=1.5e308)", &error);
+  g_autofree gdouble *x = NULL;
+  gsize n;
+
+  g_assert_no_error (error);
+  x = samples_of (wide, HP_DTYPE_FLOAT64, 5, &n);
+  for (gsize i = 0; i < n; i++)
+    {
+      g_assert_true (isfinite (x[i]));
+      g_assert_cmpfloat (x[i], >=, -1e308);
+      g_assert_cmpfloat (x[i], <=, 1.5e308);
+    }
+  g_assert_cmpfloat_with_epsilon (fraction_below (x, n, 0.25e308), 0.5, 0.01);
+}
+
 static void
 test_depth_scaled_normal (void)
 {
@@ -844,6 +865,7 @@ main (int   argc,
   g_test_add_func ("/initializer/normal", test_normal);
   g_test_add_func ("/initializer/trunc-normal", test_trunc_normal);
   g_test_add_func ("/initializer/uniform", test_uniform);
+  g_test_add_func ("/initializer/uniform/wide", test_uniform_wide);
   g_test_add_func ("/initializer/depth-scaled-normal", test_depth_scaled_normal);
   g_test_add_func ("/initializer/seeds", test_seeds);
   g_test_add_func ("/initializer/in-place", test_in_place);
