@@ -352,7 +352,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   if (config == NULL)
     {
       if (error == NULL || error->domain != HP_ERROR ||
-          (error->code != HP_ERROR_FORMAT && error->code != HP_ERROR_CONFIG))
+          (error->code != HP_ERROR_FORMAT && error->code != HP_ERROR_CONFIG) ||
+          !g_utf8_validate (error->message, -1, NULL))
         abort ();
       return 0;
     }

@@ -45,10 +45,13 @@ round_trip_failure (const gchar *what,
   abort ();
 }
 
+/* A parser failed: the error must be HP_ERROR_INVALID_ARGUMENT, its
+ * message UTF-8 (bindings read it as such) */
 static void
 check_error (GError *error)
 {
-  if (error == NULL || !g_error_matches (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT))
+  if (error == NULL || !g_error_matches (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT) ||
+      !g_utf8_validate (error->message, -1, NULL))
     abort ();
 }
 

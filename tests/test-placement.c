@@ -500,6 +500,26 @@ test_list_from_string_bad (void)
     }
 }
 
+/* Messages quote the input; text that is not UTF-8 is refused before */
+static void
+test_from_string_not_utf8 (void)
+{
+  g_autoptr(GError) error = NULL;
+  HpReduceOp op = HP_REDUCE_OP_MAX;
+  HpDType dtype = HP_DTYPE_INT64;
+
+  hp_test_assert_error (hp_placement_new_from_string ("S(\xff)", &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "cannot parse placement: the text is not valid UTF-8");
+  hp_test_assert_error (hp_placements_new_from_string ("(R, \xc3)", &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "cannot parse placements: the text is not valid UTF-8");
+  hp_test_assert_error (GINT_TO_POINTER (hp_reduce_op_from_string ("s\xffm", &op, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "reduce op: the text is not valid UTF-8");
+  g_assert_cmpint (op, ==, HP_REDUCE_OP_MAX);
+  hp_test_assert_error (GINT_TO_POINTER (hp_dtype_from_string ("float\xe9", &dtype, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "dtype: the text is not valid UTF-8");
+  g_assert_cmpint (dtype, ==, HP_DTYPE_INT64);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -520,6 +540,7 @@ main (int   argc,
   g_test_add_func ("/placement/list/from-string", test_list_from_string);
   g_test_add_func ("/placement/list/owns-elements", test_list_owns_elements);
   g_test_add_func ("/placement/list/from-string/bad", test_list_from_string_bad);
+  g_test_add_func ("/placement/from-string/not-utf8", test_from_string_not_utf8);
 
   return g_test_run ();
 }

@@ -8,6 +8,7 @@
 #include "hp-enum-private.h"
 
 #include "hp-enum-types.h"
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-partial.h"
 
@@ -202,6 +203,9 @@ hp_reduce_op_from_string (const gchar  *name,
 
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (op != NULL, FALSE);
+
+  if (!_hp_error_check_utf8 (name, "reduce op", HP_ERROR_INVALID_ARGUMENT, error))
+    return FALSE;
 
   if (!_hp_enum_from_nick (HP_TYPE_REDUCE_OP, name, &value))
     {

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-partial.h"
 #include "hp-placement-private.h"
@@ -228,6 +229,9 @@ hp_placement_new_from_string (const gchar  *text,
 
   g_return_val_if_fail (text != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!_hp_error_check_utf8 (text, "cannot parse placement", HP_ERROR_INVALID_ARGUMENT, error))
+    return NULL;
 
   copy = g_strstrip (g_strdup (text));
 
@@ -467,6 +471,9 @@ hp_placements_new_from_string (const gchar  *text,
 
   g_return_val_if_fail (text != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!_hp_error_check_utf8 (text, "cannot parse placements", HP_ERROR_INVALID_ARGUMENT, error))
+    return NULL;
 
   copy = g_strstrip (g_strdup (text));
   len = strlen (copy);

@@ -13,6 +13,7 @@
 #include "hp-config-private.h"
 #include "hp-config.h"
 #include "hp-enum-private.h"
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-named-placement.h"
@@ -541,6 +542,9 @@ hp_config_set_path_from_string (HpConfig     *self,
   g_return_val_if_fail (path != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
+  if (!_hp_error_check_utf8 (path, "config path", HP_ERROR_CONFIG, error) ||
+      (value != NULL && !_hp_error_check_utf8 (value, path, HP_ERROR_CONFIG, error)))
+    return FALSE;
   if (!resolve_path (self, path, &target, error))
     return FALSE;
 

@@ -12,6 +12,7 @@
 #include "hp-dtensor-private.h"
 #include "hp-enum-private.h"
 #include "hp-enum-types.h"
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 
@@ -739,6 +740,9 @@ hp_initializer_new_from_string (const gchar  *text,
 
   g_return_val_if_fail (text != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!_hp_error_check_utf8 (text, "cannot parse initializer", HP_ERROR_INVALID_ARGUMENT, error))
+    return NULL;
 
   copy = g_strstrip (g_strdup (text));
   while (g_ascii_isalnum (copy[name_length]) || copy[name_length] == '_')

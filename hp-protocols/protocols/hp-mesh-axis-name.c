@@ -7,6 +7,7 @@
 
 #include "hp-enum-private.h"
 #include "hp-enum-types.h"
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-mesh-axis-name.h"
 
@@ -51,6 +52,9 @@ hp_mesh_axis_name_from_string (const gchar     *name,
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (axis != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!_hp_error_check_utf8 (name, "mesh axis name", HP_ERROR_INVALID_ARGUMENT, error))
+    return FALSE;
 
   if (!_hp_enum_from_nick (HP_TYPE_MESH_AXIS_NAME, name, &value))
     {

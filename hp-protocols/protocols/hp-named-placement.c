@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-name-map-private.h"
 #include "hp-named-placement-private.h"
@@ -238,6 +239,9 @@ hp_named_placement_new_from_string (const gchar  *text,
 
   g_return_val_if_fail (text != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!_hp_error_check_utf8 (text, "cannot parse named placement", HP_ERROR_INVALID_ARGUMENT, error))
+    return NULL;
 
   self = hp_named_placement_new ();
   copy = g_strstrip (g_strdup (text));

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-name-map-private.h"
 #include "hp-param-init.h"
@@ -181,6 +182,9 @@ hp_param_init_new_from_string (const gchar  *text,
 
   g_return_val_if_fail (text != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!_hp_error_check_utf8 (text, "cannot parse param init", HP_ERROR_INVALID_ARGUMENT, error))
+    return NULL;
 
   self = hp_param_init_new ();
   copy = g_strstrip (g_strdup (text));

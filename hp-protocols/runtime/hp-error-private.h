@@ -34,4 +34,12 @@ gboolean  _hp_error_check_succeeded (gboolean      ok,
                                      const gchar  *who_format,
                                      ...) G_GNUC_PRINTF (4, 5);
 
+/* Whether @text is UTF-8; else FALSE with @code, "<what>: the text is
+ * not valid UTF-8". Parsers quote their input in messages, which
+ * bindings read as UTF-8. */
+gboolean  _hp_error_check_utf8      (const gchar  *text,
+                                     const gchar  *what,
+                                     gint          code,
+                                     GError      **error);
+
 G_END_DECLS

@@ -73,3 +73,16 @@ _hp_error_check_succeeded (gboolean      ok,
   g_set_error (error, HP_ERROR, HP_ERROR_STATE, "%s failed without an error", who);
   return FALSE;
 }
+
+gboolean
+_hp_error_check_utf8 (const gchar  *text,
+                      const gchar  *what,
+                      gint          code,
+                      GError      **error)
+{
+  if (g_utf8_validate (text, -1, NULL))
+    return TRUE;
+
+  g_set_error (error, HP_ERROR, code, "%s: the text is not valid UTF-8", what);
+  return FALSE;
+}

@@ -8,6 +8,7 @@
 #include "hp-dtype.h"
 #include "hp-enum-private.h"
 #include "hp-enum-types.h"
+#include "hp-error-private.h"
 #include "hp-error.h"
 
 /**
@@ -87,6 +88,9 @@ hp_dtype_from_string (const gchar  *name,
 
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (dtype != NULL, FALSE);
+
+  if (!_hp_error_check_utf8 (name, "dtype", HP_ERROR_INVALID_ARGUMENT, error))
+    return FALSE;
 
   if (!_hp_enum_from_nick (HP_TYPE_DTYPE, name, &value))
     {

@@ -926,6 +926,8 @@ test_path_errors (void)
     { "layers.1", "nope", "layers.1: invalid JSON" },
     { "layers.1", NULL, "layers.1: a list item cannot be null" },
     { "n-heads", NULL, "n-heads: a gint field cannot be null" },
+    { "note", "caf\xe9", "note: the text is not valid UTF-8" },
+    { "not\xff", "1", "config path: the text is not valid UTF-8" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)

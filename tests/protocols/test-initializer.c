@@ -849,6 +849,24 @@ test_param_init_copy_equal (void)
   g_assert_false (hp_param_init_equal (map, copy));
 }
 
+/* Messages quote the input; text that is not UTF-8 is refused before */
+static void
+test_not_utf8 (void)
+{
+  g_autoptr(GError) error = NULL;
+  HpMeshAxisName axis = HP_MESH_AXIS_NAME_TP;
+
+  hp_test_assert_error (hp_initializer_new_from_string ("normal(std=\xff)", &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "cannot parse initializer: the text is not valid UTF-8");
+  hp_test_assert_error (hp_param_init_new_from_string ("w\xe9ight=zeros()", &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "cannot parse param init: the text is not valid UTF-8");
+  hp_test_assert_error (hp_named_placement_new_from_string ("tp:S(\xc3)", &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "cannot parse named placement: the text is not valid UTF-8");
+  hp_test_assert_error (GINT_TO_POINTER (hp_mesh_axis_name_from_string ("t\xff", &axis, &error)), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "mesh axis name: the text is not valid UTF-8");
+  g_assert_cmpint (axis, ==, HP_MESH_AXIS_NAME_TP);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -872,6 +890,7 @@ main (int   argc,
   g_test_add_func ("/param-init/map", test_param_init_map);
   g_test_add_func ("/param-init/text", test_param_init_text);
   g_test_add_func ("/param-init/errors", test_param_init_errors);
+  g_test_add_func ("/initializer/not-utf8", test_not_utf8);
   g_test_add_func ("/param-init/copy-equal", test_param_init_copy_equal);
 
   return g_test_run ();
