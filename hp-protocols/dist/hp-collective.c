@@ -5,7 +5,6 @@
 
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "hp-collective-private.h"
