@@ -22,8 +22,6 @@
 #define MAX_MESH_NDIM 16
 #define CALLER_SIZE 32
 #define DEFAULT_TIMEOUT_SECONDS 300.0
-/* how long a waiting rank spins before it starts to sleep between polls */
-#define SPIN_MICROSECONDS 10000
 
 /* Gathered as bytes: every rank runs the same build */
 typedef struct
@@ -309,10 +307,9 @@ wait_bounded (MPI_Request  *request,
                        comm_name, limit, what);
           return FALSE;
         }
-      if (waited < SPIN_MICROSECONDS)
-        g_thread_yield ();
-      else
-        g_usleep (1000);
+      /* as MPI's blocking calls do: every rank's polls move the
+       * collective on, so a rank must not sleep between them */
+      g_thread_yield ();
     }
 }
 
