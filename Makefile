@@ -1,8 +1,7 @@
 # Thin wrapper around meson: installs what is missing, builds, runs.
 #   make demo    install dependencies, build, train the tiny Llama on 2 ranks
 #   make check   install dependencies, build, run every test suite
-#   make check-asan  the unit and mpi suites under ASan + UBSan (the mpi
-#                suite with HP_DEBUG=collectives)
+#   make check-asan  the unit and mpi suites under ASan + UBSan
 #   make check-valgrind  the unit suite under valgrind (memcheck)
 #   make bench   build and run the benchmarks (measurements, not tests):
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,

@@ -19,9 +19,9 @@ STEPS = 20
 results = []
 
 
-def mpirun(np, *args):
+def mpirun(np, *args, env=None):
     command = ["mpirun", "--oversubscribe", "-np", str(np), HP_TRAIN, *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
 
 
 def losses(run):
@@ -50,6 +50,17 @@ for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--d
           run.stderr + "\n" + str(curve) + "\n" + str(reference))
     check(f"{np} ranks {' '.join(extra)}: one line per step, from rank 0 only",
           len(re.findall(r"^step +1/", run.stdout, re.M)) == 1, run.stdout)
+
+# The same job with the ranks agreeing before every collective (every
+# kind the job makes: mesh making and slicing, distributing the weights,
+# redistributions, the loss, data parallelism): no false mismatch, the
+# same losses
+debug = mpirun(4, *common, "--dp", "2", "--tp", "2", env=dict(os.environ, HP_DEBUG="collectives"))
+debug_reference = mpirun(4, *common, "--dp", "2", "--tp", "2")
+check("HP_DEBUG=collectives finds no mismatch in dp 2 x tp 2",
+      debug.returncode == 0 and losses(debug) == losses(debug_reference) and
+      len(losses(debug)) == STEPS,
+      debug.stderr + "\n" + str(losses(debug)) + "\n" + str(losses(debug_reference)))
 
 
 def expect_error(name, np, args, message):
