@@ -538,7 +538,9 @@ hp_config_to_json_node (HpConfig *self)
  *
  * The text is also valid YAML: characters YAML does not take in
  * strings are escaped. hp_config_new_from_json() reads it back to an
- * equal configuration.
+ * equal configuration, unless configurations are nested so deep that
+ * the JSON has more than 64 levels of objects and arrays, which it
+ * refuses (hp_config_new_from_json_node() has no such limit).
  *
  * Returns: (transfer full): the JSON text
  */
