@@ -235,16 +235,12 @@ CONFIG_JSON_SEEDS = {
     "valid-every-numbers": config_input(EVERY, {"ratio": 1e-45, "scale": 5e-324, "lr": 0.1,
                                                 "seed": 18446744073709551615 // 2, "big": -1,
                                                 "size": 0, "offset": 9223372036854775807}),
-    # the lenient forms: '_' for '-', integers for numbers, comments,
-    # single quotes, "inf"
-    "valid-lenient": config_input(EVERY, "/* every */ {'n_items': 2, \"scale\": \"inf\", \"lr\": 1, "
+    # the lenient forms of a configuration (the JSON is strict): '_'
+    # for '-', integers for numbers, "inf"
+    "valid-lenient": config_input(EVERY, "{\"n_items\": 2, \"scale\": \"inf\", \"lr\": 1, "
                                          "\"local_map\": {\"callable_path\": \"f\"}}"),
     "valid-lenient-decoder": config_input(DECODER, "{\"n_layers\": 1, \"loss_parallel\": false, "
                                                    "\"rope_theta\": 10000}"),
-    # json-glib keeps the last of two equal keys, and reads only the
-    # first of two documents
-    "valid-lenient-duplicate-key": config_input(LINEAR, "{\"bias\": true, \"bias\": false}"),
-    "valid-lenient-two-documents": config_input(LINEAR, "{\"bias\": true} {\"bias\": false}"),
     "valid-deep-configs": config_input(EVERY, "{\"@type\": \"FuzzEveryConfig\", \"child\": " * 40
                                               + "{\"@type\": \"FuzzEveryConfig\", \"count\": 1}" + "}" * 40),
     # broken: the JSON
@@ -262,6 +258,15 @@ CONFIG_JSON_SEEDS = {
     "bad-json-lone-surrogate": config_input(EVERY, "{\"name\": \"\\ud800\"}"),
     "bad-json-surrogate-name": config_input(EVERY, "{\"name\": \"\\ud800x\"}"),
     "bad-json-surrogate-member": config_input(EVERY, "{\"placement\": {\"\\ud8\\dtp\": \"R\"}}"),
+    # what json-glib alone reads: comments, single quotes, a member given
+    # twice (it keeps the last), two documents (it reads the first)
+    "bad-json-comment": config_input(EVERY, "/* every */ {\"n_items\": 2}"),
+    "bad-json-single-quotes": config_input(EVERY, "{'n_items': 2, \"scale\": \"inf\"}"),
+    "bad-json-duplicate-member": config_input(LINEAR, "{\"bias\": true, \"bias\": false}"),
+    "bad-json-two-documents": config_input(LINEAR, "{\"bias\": true} {\"bias\": false}"),
+    # nested configurations deeper than the 64 levels JSON may have
+    "bad-json-deep-configs": config_input(EVERY, "{\"@type\": \"FuzzEveryConfig\", \"child\": " * 64
+                                                 + "{\"@type\": \"FuzzEveryConfig\"}" + "}" * 64),
 
     # broken: the configuration
     "bad-not-object": config_input(DECODER, [1, 2]),

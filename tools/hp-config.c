@@ -319,13 +319,21 @@ read_config_file (const gchar  *filename,
 {
   g_autofree gchar *text = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) local_error = NULL;
   HpConfig *config;
 
   if (!g_file_get_contents (filename, &text, NULL, error))
     return NULL;
 
-  /* Without "@type" the library would say that HpConfig is abstract */
-  if (json_parser_load_from_data (parser, text, -1, NULL))
+  config = hp_config_new_from_json (HP_TYPE_CONFIG, text, &local_error);
+  if (config != NULL)
+    return config;
+
+  /* Without "@type" the library says that HpConfig is abstract. The
+   * library read the text as strict JSON (a syntax error is
+   * HP_ERROR_FORMAT), so json-glib reads the same tree from it. */
+  if (g_error_matches (local_error, HP_ERROR, HP_ERROR_CONFIG) &&
+      json_parser_load_from_data (parser, text, -1, NULL))
     {
       JsonNode *root = json_parser_get_root (parser);
 
@@ -338,10 +346,8 @@ read_config_file (const gchar  *filename,
         }
     }
 
-  config = hp_config_new_from_json (HP_TYPE_CONFIG, text, error);
-  if (config == NULL)
-    g_prefix_error (error, "%s: ", filename);
-  return config;
+  g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "%s: ", filename);
+  return NULL;
 }
 
 /* Writes @config as pretty JSON to @filename atomically, or to the
@@ -1136,7 +1142,8 @@ static const Command commands[] = {
   {
     "validate", "FILE…",
     "Check configuration files",
-    "Reads each FILE strictly, as hp_config_new_from_json() does (an unknown member, a\n"
+    "Reads each FILE strictly, as hp_config_new_from_json() does (text that is not\n"
+    "strict JSON, such as a comment or a member given twice, an unknown member, a\n"
     "value of the wrong type or out of range and an unknown \"@type\" are errors), and\n"
     "prints \"FILE: valid TYPE\", or the error on the standard error. The exit status\n"
     "is 1 if any file is not valid.\n",

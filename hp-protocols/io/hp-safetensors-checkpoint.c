@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hp-error.h"
+#include "hp-json-private.h"
 #include "hp-safetensors-checkpoint.h"
 #include "hp-safetensors-private.h"
 

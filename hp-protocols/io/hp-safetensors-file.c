@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hp-error.h"
+#include "hp-json-private.h"
 #include "hp-safetensors-file.h"
 #include "hp-safetensors-private.h"
 #include "hp-tensor-private.h"

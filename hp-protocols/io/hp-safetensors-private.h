@@ -6,8 +6,6 @@
 
 #pragma once
 
-#include <json-glib/json-glib.h>
-
 #include "hp-dtype.h"
 #include "hp-safetensors-file.h"
 #include "hp-state-dict.h"
@@ -16,9 +14,6 @@ G_BEGIN_DECLS
 
 /* The largest header the reader accepts, as the reference reader */
 #define HP_SAFETENSORS_MAX_HEADER_SIZE ((guint64) 100000000)
-
-/* JSON nesting the strict parser accepts; a header needs 3 */
-#define HP_SAFETENSORS_MAX_JSON_DEPTH 64
 
 #define HP_SAFETENSORS_INDEX_NAME "model.safetensors.index.json"
 #define HP_SAFETENSORS_SINGLE_NAME "model.safetensors"
@@ -70,16 +65,6 @@ void          _hp_st_copy_le             (gconstpointer  src,
                                           gpointer       dst,
                                           gsize          n,
                                           gsize          size);
-
-/* Parses @length bytes of strict JSON (RFC 8259: no comments, single
- * quotes, hex numbers or trailing garbage; integers within gint64;
- * no duplicate member names; no \u0000 in strings; at most
- * HP_SAFETENSORS_MAX_JSON_DEPTH levels). Returns the root, or NULL with
- * %HP_ERROR_FORMAT and a message such as
- * "not valid JSON: ... at byte 12". */
-JsonNode     *_hp_json_parse_strict      (const gchar   *data,
-                                          gsize          length,
-                                          GError       **error);
 
 /* The keys of @table (strings) sorted by strcmp(): borrowed, in a
  * container to free with g_free(), or copied with @copy into a GStrv */

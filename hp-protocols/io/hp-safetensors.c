@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 #include "hp-dtensor.h"
 #include "hp-error.h"

@@ -13,6 +13,7 @@
 #include "hp-config.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
+#include "hp-json-private.h"
 #include "hp-local-map-config.h"
 #include "hp-named-placement.h"
 #include "hp-param-init.h"
@@ -537,7 +538,9 @@ hp_config_to_json_node (HpConfig *self)
  *
  * The text is also valid YAML: characters YAML does not take in
  * strings are escaped. hp_config_new_from_json() reads it back to an
- * equal configuration.
+ * equal configuration, unless configurations are nested so deep that
+ * the JSON has more than 64 levels of objects and arrays, which it
+ * refuses (hp_config_new_from_json_node() has no such limit).
  *
  * Returns: (transfer full): the JSON text
  */
@@ -1318,144 +1321,16 @@ _hp_config_from_json_node (GType         expected_type,
                                                   (const GValue *) values->data));
 }
 
-/* json-glib reads an integer literal beyond 64 bits as a wrong number;
- * find them in text it parsed, outside strings (json-glib also takes
- * single quotes) and block comments */
-static gboolean
-check_integer_literals (const gchar  *text,
-                        GError      **error)
-{
-  guint line = 1;
-
-  for (const gchar *p = text; *p != '\0';)
-    {
-      if (*p == '\n')
-        {
-          line++;
-          p++;
-        }
-      else if (*p == '"' || *p == '\'')
-        {
-          gchar quote = *p;
-
-          for (p++; *p != '\0' && *p != quote; p++)
-            if (*p == '\\' && p[1] != '\0')
-              p++;
-          if (*p == quote)
-            p++;
-        }
-      else if (p[0] == '/' && p[1] == '*')
-        {
-          for (p += 2; *p != '\0' && !(p[0] == '*' && p[1] == '/'); p++)
-            if (*p == '\n')
-              line++;
-          if (*p != '\0')
-            p += 2;
-        }
-      else if (*p == '-' || g_ascii_isdigit (*p))
-        {
-          const gchar *start = p;
-          gboolean integer = TRUE;
-          g_autofree gchar *literal = NULL;
-
-          /* strchr() finds the terminating NUL too */
-          for (p++; g_ascii_isdigit (*p) || (*p != '\0' && strchr (".eE+-", *p) != NULL); p++)
-            if (*p == '.' || *p == 'e' || *p == 'E')
-              integer = FALSE;
-          literal = g_strndup (start, p - start);
-          if (integer && !g_ascii_string_to_signed (literal, 10, G_MININT64, G_MAXINT64, NULL, NULL))
-            {
-              g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                           "line %u: integer %s is out of the range of 64-bit integers",
-                           line, literal);
-              return FALSE;
-            }
-        }
-      else
-        p++;
-    }
-  return TRUE;
-}
-
-static gboolean
-check_utf8_string (const gchar  *text,
-                   GError      **error)
-{
-  g_autofree gchar *shown = NULL;
-
-  if (g_utf8_validate (text, -1, NULL))
-    return TRUE;
-  shown = g_utf8_make_valid (text, -1);
-  g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
-               "invalid JSON: string '%s' is not valid UTF-8 (a lone surrogate escape?)", shown);
-  return FALSE;
-}
-
-/* json-glib reads a lone surrogate escape, such as "\ud800x", into a
- * string that is not UTF-8, which would not write back; check every
- * string and member name */
-static gboolean
-check_utf8 (JsonNode  *node,
-            GError   **error)
-{
-  switch (JSON_NODE_TYPE (node))
-    {
-    case JSON_NODE_OBJECT:
-      {
-        JsonObjectIter iter;
-        const gchar *name;
-        JsonNode *member;
-
-        json_object_iter_init (&iter, json_node_get_object (node));
-        while (json_object_iter_next (&iter, &name, &member))
-          if (!check_utf8_string (name, error) || !check_utf8 (member, error))
-            return FALSE;
-        return TRUE;
-      }
-
-    case JSON_NODE_ARRAY:
-      {
-        JsonArray *array = json_node_get_array (node);
-
-        for (guint i = 0; i < json_array_get_length (array); i++)
-          if (!check_utf8 (json_array_get_element (array, i), error))
-            return FALSE;
-        return TRUE;
-      }
-
-    case JSON_NODE_VALUE:
-      if (json_node_get_value_type (node) == G_TYPE_STRING)
-        return check_utf8_string (json_node_get_string (node), error);
-      return TRUE;
-
-    case JSON_NODE_NULL:
-    default:
-      return TRUE;
-    }
-}
-
+/* Configuration text is read strictly (hp-json.c), so that a file
+ * means one thing: json-glib alone would take comments, keep the last
+ * of two members of one name and the first of two documents, wrap an
+ * integer beyond 64 bits and decode a lone surrogate escape into a
+ * string that is not UTF-8 */
 JsonNode *
 _hp_config_json_parse (const gchar  *text,
                        GError      **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-  g_autoptr(GError) local_error = NULL;
-  JsonNode *root;
-
-  if (!json_parser_load_from_data (parser, text, -1, &local_error))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "invalid JSON: %s", local_error->message);
-      return NULL;
-    }
-  root = json_parser_get_root (parser);
-  if (root == NULL)
-    {
-      g_set_error_literal (error, HP_ERROR, HP_ERROR_FORMAT, "invalid JSON: empty document");
-      return NULL;
-    }
-  if (!check_integer_literals (text, error) || !check_utf8 (root, error))
-    return NULL;
-  return json_node_ref (root);
+  return _hp_json_parse_strict (text, strlen (text), error);
 }
 
 /**
@@ -1468,10 +1343,18 @@ _hp_config_json_parse (const gchar  *text,
  * Reads a configuration from JSON text (see
  * hp_config_new_from_json_node() for the rules).
  *
+ * The text must be one strict JSON value (RFC 8259), as
+ * hp_config_to_json() writes it: comments, single quotes, a member
+ * given twice in one object, data after the value, an integer literal
+ * beyond 64 bits, an unpaired surrogate escape or `\u0000` in a
+ * string, and nesting deeper than 64 objects and arrays are errors
+ * (`not valid JSON: unexpected character '/' at byte 0`), as is text
+ * that is not UTF-8 (`not valid UTF-8 at byte 12`).
+ *
  * Returns: (transfer full): a new configuration of @config_type or a
- *   subtype, or %NULL with %HP_ERROR_FORMAT when @json is not JSON, or
- *   with %HP_ERROR_CONFIG as for hp_config_new_from_json_node() or for
- *   an integer literal beyond 64 bits
+ *   subtype, or %NULL with %HP_ERROR_FORMAT when @json is not strict
+ *   JSON, or with %HP_ERROR_CONFIG as for
+ *   hp_config_new_from_json_node()
  */
 HpConfig *
 hp_config_new_from_json (GType         config_type,

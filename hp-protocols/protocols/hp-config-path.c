@@ -377,8 +377,8 @@ parse_object (HpConfigFieldKind   kind,
   return TRUE;
 }
 
-/* The JSON form of a value; a syntax error is a config error at @path,
- * as every error of a path is */
+/* The JSON form of a value, read strictly; a syntax error is a config
+ * error at @path, as every error of a path is */
 static JsonNode *
 parse_json (const gchar  *text,
             const gchar  *path,
@@ -517,6 +517,11 @@ parse_value (GParamSpec   *pspec,
  *
  * A path ending in a list item (`layers.1`) replaces that item of the
  * list with a configuration given in its JSON form.
+ *
+ * JSON forms are read strictly, as hp_config_new_from_json() reads
+ * them (no comments, single quotes, member given twice or data after
+ * the value), but the error is %HP_ERROR_CONFIG naming the path
+ * (`layers.1: not valid JSON: unexpected end at byte 1`).
  *
  * The value is checked against the field's param spec (an out-of-range
  * value is an error, not clamped). The configuration that holds the

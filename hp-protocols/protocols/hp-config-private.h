@@ -148,6 +148,8 @@ HpConfig         *_hp_config_from_json_node      (GType          expected_type,
                                                   GError       **error);
 gchar            *_hp_config_json_node_to_string (JsonNode      *node,
                                                   gboolean       pretty);
+/* Parses configuration text strictly, as _hp_json_parse_strict() does
+ * (%HP_ERROR_FORMAT, "not valid JSON: ... at byte N") */
 JsonNode         *_hp_config_json_parse          (const gchar   *text,
                                                   GError       **error);
 

@@ -298,13 +298,12 @@ test_read_lenient_forms (void)
   g_assert_true (hp_config_equal (read, expected));
   g_clear_object (&read);
 
-  /* block comments and single quotes are JSON extensions json-glib
-   * reads; numbers in them are not integer literals */
+  /* digits in a string are no integer literal; an escaped surrogate
+   * pair is one character */
   read = from_json (TEST_TYPE_TOY_CONFIG,
-                    "{ /* 99999999999999999999 */ \"n-heads\": 5, "
-                    "'name': '99999999999999999999'}");
+                    "{\"n-heads\": 5, \"name\": \"99999999999999999999 \\ud83d\\ude00\"}");
   g_assert_cmpint (hp_test_get_int (read, "n-heads"), ==, 5);
-  assert_member (read, "\"name\": \"99999999999999999999\",");
+  assert_member (read, "\"name\": \"99999999999999999999 \xf0\x9f\x98\x80\",");
 }
 
 static void
@@ -328,12 +327,13 @@ test_read_errors (void)
       "count: value 18446744073709551615 out of range [0, 4294967295]" },
     { "{\"big\": \"18446744073709551615\"}", HP_ERROR_CONFIG, "big: expected an integer, got a string" },
     { "{\"seed\": \"12x\"}", HP_ERROR_CONFIG, "seed: expected an integer, got a string" },
-    { "{\"n-heads\": 99999999999999999999}", HP_ERROR_CONFIG,
-      "line 1: integer 99999999999999999999 is out of the range of 64-bit integers" },
-    { "{\n\"big\": -9223372036854775809}", HP_ERROR_CONFIG,
-      "line 2: integer -9223372036854775809 is out of the range of 64-bit integers" },
-    { "/* a\n 1\n*/ {\"name\": \"\\\"\\n\\\\\", \n\"big\": 18446744073709551616}", HP_ERROR_CONFIG,
-      "line 4: integer 18446744073709551616 is out of the range of 64-bit integers" },
+    /* integer literals beyond 64 bits are refused, not wrapped */
+    { "{\"n-heads\": 99999999999999999999}", HP_ERROR_FORMAT,
+      "not valid JSON: integer out of the 64-bit range at byte 12" },
+    { "{\n\"big\": -9223372036854775809}", HP_ERROR_FORMAT,
+      "not valid JSON: integer out of the 64-bit range at byte 9" },
+    { "{\"name\": \"\\\"\\n\\\\ 99999999999999999999\", \n\"big\": 18446744073709551616}", HP_ERROR_FORMAT,
+      "not valid JSON: integer out of the 64-bit range at byte 48" },
     { "{\"lr\": 11.5}", HP_ERROR_CONFIG, "lr: value 11.5 out of range [0.0, 10.0]" },
     { "{\"lr\": \"inf\"}", HP_ERROR_CONFIG, "lr: value inf out of range [0.0, 10.0]" },
     { "{\"lr\": \"fast\"}", HP_ERROR_CONFIG, "lr: expected a number, got a string" },
@@ -371,15 +371,16 @@ test_read_errors (void)
     { "0", HP_ERROR_CONFIG, "expected an object for TestToyConfig, got an integer" },
     { " -12", HP_ERROR_CONFIG, "expected an object for TestToyConfig, got an integer" },
     { "1e5", HP_ERROR_CONFIG, "expected an object for TestToyConfig, got a number" },
-    { "99999999999999999999", HP_ERROR_CONFIG,
-      "line 1: integer 99999999999999999999 is out of the range of 64-bit integers" },
-    /* json-glib reads a lone surrogate escape into a string that is not
-     * UTF-8 (found by fuzz-config-json) */
-    { "{\"name\": \"\\ud800x\"}", HP_ERROR_FORMAT, "is not valid UTF-8 (a lone surrogate escape?)" },
-    { "{\"placement\": {\"\\ud8\\dtp\": \"R\"}}", HP_ERROR_FORMAT, "is not valid UTF-8" },
-    { "{\"n-heads\": }", HP_ERROR_FORMAT, "invalid JSON: " },
-    { "", HP_ERROR_FORMAT, "invalid JSON: empty document" },
-    { " /* nothing */ ", HP_ERROR_FORMAT, "invalid JSON: empty document" },
+    { "99999999999999999999", HP_ERROR_FORMAT, "not valid JSON: integer out of the 64-bit range at byte 0" },
+    /* json-glib alone reads a lone surrogate escape into a string that
+     * is not UTF-8 (found by fuzz-config-json) */
+    { "{\"name\": \"\\ud800x\"}", HP_ERROR_FORMAT,
+      "not valid JSON: unpaired surrogate \\ud800 in a string at byte 10" },
+    { "{\"placement\": {\"\\ud8\\dtp\": \"R\"}}", HP_ERROR_FORMAT,
+      "not valid JSON: bad \\u escape in a string at byte 16" },
+    { "{\"n-heads\": }", HP_ERROR_FORMAT, "not valid JSON: unexpected character '}' at byte 12" },
+    { "", HP_ERROR_FORMAT, "not valid JSON: no value at byte 0" },
+    { " /* nothing */ ", HP_ERROR_FORMAT, "not valid JSON: unexpected character '/' at byte 1" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -391,6 +392,94 @@ test_read_errors (void)
       hp_test_assert_error (hp_config_new_from_json (TEST_TYPE_TOY_CONFIG, json, &error), &error,
                             cases[i].code, cases[i].message);
     }
+}
+
+/* Configuration text is strict JSON: what json-glib alone would read
+ * (comments, single quotes, a member given twice keeping the last, two
+ * documents keeping the first) is refused, by hp_config_new_from_json()
+ * with HP_ERROR_FORMAT and by hp_config_set_path_from_string() with
+ * HP_ERROR_CONFIG naming the path, leaving the config as it was */
+static void
+test_read_strict (void)
+{
+  static const struct { const gchar *json; const gchar *message; } cases[] = {
+    { "{\"n-heads\": 8, \"n-heads\": 16}", "not valid JSON: member 'n-heads' appears twice in one object" },
+    { "{\"middle\": {\"leaf\": {\"depth\": 1, \"depth\": 2}}}",
+      "not valid JSON: member 'depth' appears twice in one object" },
+    { "{\"layers\": [{\"@type\": \"TestLayerConfig\", \"@type\": \"TestLayerConfig\"}]}",
+      "not valid JSON: member '@type' appears twice in one object" },
+    { "{} {}", "not valid JSON: data after the JSON value at byte 3" },
+    { "{\"n-heads\": 8} {\"n-heads\": 16}", "not valid JSON: data after the JSON value at byte 15" },
+    { "{}x", "not valid JSON: data after the JSON value at byte 2" },
+    { "{\"n-heads\": 8 /* heads */}", "not valid JSON: unexpected character '/' at byte 14" },
+    { "// heads\n{\"n-heads\": 8}", "not valid JSON: unexpected character '/' at byte 0" },
+    { "{'n-heads': 8}", "not valid JSON: unexpected character ''' at byte 1" },
+    { "{\"name\": 'x'}", "not valid JSON: unexpected character ''' at byte 9" },
+    { "{n_heads: 8}", "not valid JSON: unexpected character 'n' at byte 1" },
+    { "{\"n-heads\": 0x10}", "not valid JSON: unexpected character 'x' at byte 13" },
+    { "{\"n-heads\": 08}", "not valid JSON: number with a leading zero at byte 12" },
+    { "{\"n-heads\": 8,}", "not valid JSON: unexpected character '}' at byte 14" },
+    { "{\"tags\": [\"a\",]}", "not valid JSON: unexpected character ']' at byte 14" },
+    { "{\"name\": \"a\\u0000b\"}", "not valid JSON: \\u0000 in a string at byte 11" },
+    { "{\"name\": \"\\udc00\"}", "not valid JSON: unpaired surrogate \\udc00 in a string at byte 10" },
+    { "{\"name\": \"\xff\"}", "not valid UTF-8 at byte 10" },
+  };
+  static const struct { const gchar *path; const gchar *value; const gchar *message; } path_cases[] = {
+    { "middle", "{\"leaf\": {\"depth\": 1, \"depth\": 2}}",
+      "middle: not valid JSON: member 'depth' appears twice in one object" },
+    { "middle.leaf", "{\"depth\": 1} {\"depth\": 2}",
+      "middle.leaf: not valid JSON: data after the JSON value at byte 13" },
+    { "layers.1", "{\"@type\": \"TestLayerConfig\", /* c */ \"n-heads\": 2}",
+      "layers.1: not valid JSON: unexpected character '/' at byte 29" },
+    { "layers", "[{'@type': 'TestLayerConfig'}]", "layers: not valid JSON: unexpected character ''' at byte 2" },
+    { "tags", "['a']", "tags: not valid JSON: unexpected character ''' at byte 1" },
+    { "tags", "[\"a\"] [\"b\"]", "tags: not valid JSON: data after the JSON value at byte 6" },
+  };
+  g_autoptr(HpConfig) toy = test_toy_config_new_populated ();
+  g_autofree gchar *before = hp_config_to_json (toy, FALSE);
+  g_autofree gchar *after = NULL;
+  g_autoptr(GString) deep = g_string_new ("{\"tags\": ");
+  g_autoptr(GString) deep_value = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  gboolean ok;
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    hp_test_assert_error (hp_config_new_from_json (TEST_TYPE_TOY_CONFIG, cases[i].json, &error), &error,
+                          HP_ERROR_FORMAT, cases[i].message);
+
+  for (guint i = 0; i < G_N_ELEMENTS (path_cases); i++)
+    {
+      ok = hp_config_set_path_from_string (toy, path_cases[i].path, path_cases[i].value, &error);
+      hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG, path_cases[i].message);
+      g_free (after);
+      after = hp_config_to_json (toy, FALSE);
+      g_assert_cmpstr (after, ==, before);
+    }
+
+  /* 64 levels parse (then the config refuses the inner arrays); 65 do
+   * not */
+  for (guint i = 0; i < 63; i++)
+    g_string_append_c (deep, '[');
+  for (guint i = 0; i < 63; i++)
+    g_string_append_c (deep, ']');
+  g_string_append_c (deep, '}');
+  hp_test_assert_error (hp_config_new_from_json (TEST_TYPE_TOY_CONFIG, deep->str, &error), &error,
+                        HP_ERROR_CONFIG, "tags.0: expected a string, got an array");
+  g_string_insert_c (deep, 9, '[');
+  g_string_insert_c (deep, deep->len - 1, ']');
+  hp_test_assert_error (hp_config_new_from_json (TEST_TYPE_TOY_CONFIG, deep->str, &error), &error,
+                        HP_ERROR_FORMAT, "not valid JSON: nested deeper than 64 levels at byte 72");
+
+  for (guint i = 0; i < 65; i++)
+    g_string_append_c (deep_value, '[');
+  for (guint i = 0; i < 65; i++)
+    g_string_append_c (deep_value, ']');
+  ok = hp_config_set_path_from_string (toy, "tags", deep_value->str, &error);
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "tags: not valid JSON: nested deeper than 64 levels at byte 64");
+  g_free (after);
+  after = hp_config_to_json (toy, FALSE);
+  g_assert_cmpstr (after, ==, before);
 }
 
 static void
@@ -529,7 +618,8 @@ test_sharding_errors (void)
   hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
                         "sharding-config.local-map.x: no field 'x' in HpLocalMapConfig");
   ok = hp_config_set_path_from_string (sharded, "local-map", "{", &error);
-  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG, "local-map: invalid JSON");
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "local-map: not valid JSON: unexpected end at byte 1");
   after = hp_config_to_json (sharded, FALSE);
   g_assert_cmpstr (after, ==, before);
 }
@@ -574,6 +664,7 @@ main (int   argc,
   g_test_add_func ("/config-json/round-trip/strings", test_round_trip_strings);
   g_test_add_func ("/config-json/read/lenient-forms", test_read_lenient_forms);
   g_test_add_func ("/config-json/read/errors", test_read_errors);
+  g_test_add_func ("/config-json/read/strict", test_read_strict);
   g_test_add_func ("/config-json/read/root-type", test_read_root_type);
   g_test_add_func ("/config-json/sharding/values", test_sharding);
   g_test_add_func ("/config-json/sharding/errors", test_sharding_errors);

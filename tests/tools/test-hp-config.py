@@ -297,6 +297,10 @@ def test_get_set(tmp):
         ("set of a list item out of range", ["layers.4.attention.n-heads=2"], ["layers.4"]),
         ("set with a bad nested JSON value", ['lm-head={"@type": "HpLinearConfig", "x": 1}'],
          ["lm-head", "x"]),
+        ("set with a nested value in single quotes", ["lm-head={'@type': 'HpLinearConfig'}"],
+         ["lm-head: not valid JSON: unexpected character ''' at byte 1"]),
+        ("set with a nested member given twice", ['lm-head={"bias": true, "bias": false}'],
+         ["lm-head: not valid JSON: member 'bias' appears twice in one object"]),
         ("set with an error after a good assignment", ["dim=256", "bias=maybe"], ["bias"]),
     ]
     for name, assignments, words in cases:
@@ -320,7 +324,19 @@ def test_validate(tmp):
               "validate a good file", describe(result))
 
     bad_files = [
-        ("validate invalid JSON", '{"@type": "HpLinearConfig", ', ["invalid JSON"]),
+        ("validate invalid JSON", '{"@type": "HpLinearConfig", ',
+         ["not valid JSON: unexpected end at byte 28"]),
+        # configuration files are strict JSON
+        ("validate a file with a comment", '/* linear */ {"@type": "HpLinearConfig"}',
+         ["not valid JSON: unexpected character '/' at byte 0"]),
+        ("validate a file with a comment and no @type", '{"dim": 8} // no type',
+         ["not valid JSON: data after the JSON value at byte 11"]),
+        ("validate a file with single quotes", "{'@type': 'HpLinearConfig'}",
+         ["not valid JSON: unexpected character ''' at byte 1"]),
+        ("validate a member given twice", '{"@type": "HpLinearConfig", "bias": true, "bias": false}',
+         ["not valid JSON: member 'bias' appears twice in one object"]),
+        ("validate two documents", '{"@type": "HpLinearConfig"} {"@type": "HpLinearConfig"}',
+         ["not valid JSON: data after the JSON value at byte 28"]),
         ("validate an unknown member", '{"@type": "HpLinearConfig", "width": 3}',
          ["width", "HpLinearConfig"]),
         ("validate a value of the wrong type", '{"@type": "HpLinearConfig", "in-features": "x"}',
@@ -335,7 +351,7 @@ def test_validate(tmp):
         ("validate an unknown @type", '{"@type": "HpNoSuchConfig"}', ["HpNoSuchConfig"]),
         ("validate an @type that is not a configuration", '{"@type": "GObject"}', ["GObject"]),
         ("validate a file that is not an object", '[1, 2]', ["object"]),
-        ("validate an empty file", '', ["invalid JSON"]),
+        ("validate an empty file", '', ["not valid JSON: no value at byte 0"]),
     ]
     for index, (name, text, words) in enumerate(bad_files):
         path = os.path.join(tmp, "bad-%d.json" % index)
@@ -404,7 +420,8 @@ def test_diff(tmp):
                  "missing.json", status=2)
     invalid = os.path.join(tmp, "invalid.json")
     write(invalid, "{")
-    expect_error("diff with an invalid file", run("diff", invalid, a), invalid, "invalid JSON",
+    expect_error("diff with an invalid file", run("diff", invalid, a), invalid,
+                 "not valid JSON: unexpected end at byte 1",
                  status=2)
     expect_error("diff with one file", run("diff", a), "expected A B", status=2)
 
