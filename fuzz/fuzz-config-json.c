@@ -37,6 +37,8 @@
 
 #include <hp-protocols/hp-protocols.h>
 
+#include "fuzz-common.h"
+
 int LLVMFuzzerInitialize (int    *argc,
                           char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data,
@@ -239,8 +241,7 @@ int
 LLVMFuzzerInitialize (int    *argc,
                       char ***argv)
 {
-  /* a warning or critical that input can cause is a missing check */
-  g_log_set_always_fatal (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+  fuzz_make_warnings_fatal ();
   register_types ();
   return 0;
 }

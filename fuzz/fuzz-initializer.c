@@ -15,11 +15,12 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <hp-protocols/hp-protocols.h>
+
+#include "fuzz-common.h"
 
 int LLVMFuzzerInitialize (int    *argc,
                           char ***argv);
@@ -30,29 +31,8 @@ int
 LLVMFuzzerInitialize (int    *argc,
                       char ***argv)
 {
-  /* a warning or critical that input can cause is a missing check */
-  g_log_set_always_fatal (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+  fuzz_make_warnings_fatal ();
   return 0;
-}
-
-static void G_GNUC_NORETURN
-round_trip_failure (const gchar *what,
-                    const gchar *input,
-                    const gchar *written)
-{
-  fprintf (stderr, "initializer round trip: %s\n--- input:\n%s\n--- written:\n%s\n",
-           what, input, written != NULL ? written : "");
-  abort ();
-}
-
-/* A parser failed: the error must be HP_ERROR_INVALID_ARGUMENT, its
- * message UTF-8 (bindings read it as such) */
-static void
-check_error (GError *error)
-{
-  if (error == NULL || !g_error_matches (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT) ||
-      !g_utf8_validate (error->message, -1, NULL))
-    abort ();
 }
 
 /* Fills a float64 tensor of 8 values: no value is NaN, and those of the
@@ -71,15 +51,15 @@ check_apply (const gchar   *text,
   gsize n_values;
 
   if (!hp_initializer_apply (initializer, tensor, 7, &error))
-    round_trip_failure ("an initializer does not fill a float64 tensor", text, error->message);
+    fuzz_round_trip_failure ("initializer", "an initializer does not fill a float64 tensor", text, error->message);
   values = hp_tensor_to_float64_array (tensor, &n_values);
   for (gsize i = 0; i < n_values; i++)
     {
       if (isnan (values[i]))
-        round_trip_failure ("an initializer fills in NaN", text, NULL);
+        fuzz_round_trip_failure ("initializer", "an initializer fills in NaN", text, NULL);
       if (bounded && (values[i] < hp_initializer_get_a (initializer) ||
                       values[i] > hp_initializer_get_b (initializer)))
-        round_trip_failure ("an initializer fills in a value out of its bounds", text, NULL);
+        fuzz_round_trip_failure ("initializer", "an initializer fills in a value out of its bounds", text, NULL);
     }
 }
 
@@ -94,19 +74,19 @@ check_initializer (const gchar *text)
 
   if (initializer == NULL)
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       return;
     }
 
   written = hp_initializer_to_string (initializer);
   back = hp_initializer_new_from_string (written, &error);
   if (back == NULL)
-    round_trip_failure ("an initializer written does not parse", text, written);
+    fuzz_round_trip_failure ("initializer", "an initializer written does not parse", text, written);
   if (!hp_initializer_equal (back, initializer) || !hp_initializer_equal (initializer, back))
-    round_trip_failure ("an initializer written parses to another", text, written);
+    fuzz_round_trip_failure ("initializer", "an initializer written parses to another", text, written);
   again = hp_initializer_to_string (back);
   if (strcmp (again, written) != 0)
-    round_trip_failure ("an initializer parsed back writes other text", text, written);
+    fuzz_round_trip_failure ("initializer", "an initializer parsed back writes other text", text, written);
 
   check_apply (text, initializer);
 }
@@ -124,7 +104,7 @@ check_param_init (const gchar *text)
 
   if (param_init == NULL)
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       return;
     }
 
@@ -138,16 +118,16 @@ check_param_init (const gchar *text)
   written = hp_param_init_to_string (param_init);
   back = hp_param_init_new_from_string (written, &error);
   if (back == NULL)
-    round_trip_failure ("a param init written does not parse", text, written);
+    fuzz_round_trip_failure ("initializer", "a param init written does not parse", text, written);
   if (!hp_param_init_equal (back, param_init) || !hp_param_init_equal (param_init, back))
-    round_trip_failure ("a param init written parses to another", text, written);
+    fuzz_round_trip_failure ("initializer", "a param init written parses to another", text, written);
   again = hp_param_init_to_string (back);
   if (strcmp (again, written) != 0)
-    round_trip_failure ("a param init parsed back writes other text", text, written);
+    fuzz_round_trip_failure ("initializer", "a param init parsed back writes other text", text, written);
 
   copy = hp_param_init_copy (param_init);
   if (!hp_param_init_equal (copy, param_init))
-    round_trip_failure ("a copy of a param init is not equal", text, written);
+    fuzz_round_trip_failure ("initializer", "a copy of a param init is not equal", text, written);
 }
 
 int

@@ -17,11 +17,12 @@
  */
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <hp-protocols/hp-protocols.h>
+
+#include "fuzz-common.h"
 
 int LLVMFuzzerInitialize (int    *argc,
                           char ***argv);
@@ -32,29 +33,8 @@ int
 LLVMFuzzerInitialize (int    *argc,
                       char ***argv)
 {
-  /* a warning or critical that input can cause is a missing check */
-  g_log_set_always_fatal (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+  fuzz_make_warnings_fatal ();
   return 0;
-}
-
-static void G_GNUC_NORETURN
-round_trip_failure (const gchar *what,
-                    const gchar *input,
-                    const gchar *written)
-{
-  fprintf (stderr, "placement round trip: %s\n--- input:\n%s\n--- written:\n%s\n",
-           what, input, written != NULL ? written : "");
-  abort ();
-}
-
-/* A parser failed: the error must be HP_ERROR_INVALID_ARGUMENT, its
- * message UTF-8 (bindings read it as such) */
-static void
-check_error (GError *error)
-{
-  if (error == NULL || !g_error_matches (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT) ||
-      !g_utf8_validate (error->message, -1, NULL))
-    abort ();
 }
 
 static void
@@ -68,7 +48,7 @@ check_placement (const gchar *text)
 
   if (placement == NULL)
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       return;
     }
   if (hp_placement_is_shard (placement) + hp_placement_is_replicate (placement) +
@@ -78,12 +58,12 @@ check_placement (const gchar *text)
   written = hp_placement_to_string (placement);
   back = hp_placement_new_from_string (written, &error);
   if (back == NULL)
-    round_trip_failure ("a placement written does not parse", text, written);
+    fuzz_round_trip_failure ("placement", "a placement written does not parse", text, written);
   if (!hp_placement_equal (back, placement) || !hp_placement_equal (placement, back))
-    round_trip_failure ("a placement written parses to another", text, written);
+    fuzz_round_trip_failure ("placement", "a placement written parses to another", text, written);
   again = hp_placement_to_string (back);
   if (strcmp (again, written) != 0)
-    round_trip_failure ("a placement parsed back writes other text", text, written);
+    fuzz_round_trip_failure ("placement", "a placement parsed back writes other text", text, written);
 }
 
 static gboolean
@@ -109,19 +89,19 @@ check_placements (const gchar *text)
 
   if (placements == NULL)
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       return;
     }
 
   written = hp_placements_to_string (placements);
   back = hp_placements_new_from_string (written, &error);
   if (back == NULL)
-    round_trip_failure ("a placement list written does not parse", text, written);
+    fuzz_round_trip_failure ("placement", "a placement list written does not parse", text, written);
   if (!placement_lists_equal (back, placements))
-    round_trip_failure ("a placement list written parses to another", text, written);
+    fuzz_round_trip_failure ("placement", "a placement list written parses to another", text, written);
   again = hp_placements_to_string (back);
   if (strcmp (again, written) != 0)
-    round_trip_failure ("a placement list parsed back writes other text", text, written);
+    fuzz_round_trip_failure ("placement", "a placement list parsed back writes other text", text, written);
 }
 
 /* @named resolves over a mesh whose dims are its own axes, in reverse
@@ -150,10 +130,10 @@ check_resolve (const gchar      *text,
 
   resolved = hp_resolve_placements (named, (const gchar * const *) axes, &error);
   if (resolved == NULL || resolved->len != n_axes)
-    round_trip_failure ("a named placement does not resolve over its own axes", text, NULL);
+    fuzz_round_trip_failure ("placement", "a named placement does not resolve over its own axes", text, NULL);
   for (guint i = 0; i < n_axes; i++)
     if (!hp_placement_equal (g_ptr_array_index (resolved, i), hp_named_placement_get (named, axes[i])))
-      round_trip_failure ("a named placement resolves to other placements", text, NULL);
+      fuzz_round_trip_failure ("placement", "a named placement resolves to other placements", text, NULL);
 
   on_fixed = hp_resolve_placements (named, fixed_mesh, &error);
   if (on_fixed == NULL)
@@ -179,23 +159,23 @@ check_named_placement (const gchar *text)
 
   if (named == NULL)
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       return;
     }
 
   written = hp_named_placement_to_string (named);
   back = hp_named_placement_new_from_string (written, &error);
   if (back == NULL)
-    round_trip_failure ("a named placement written does not parse", text, written);
+    fuzz_round_trip_failure ("placement", "a named placement written does not parse", text, written);
   if (!hp_named_placement_equal (back, named) || !hp_named_placement_equal (named, back))
-    round_trip_failure ("a named placement written parses to another", text, written);
+    fuzz_round_trip_failure ("placement", "a named placement written parses to another", text, written);
   again = hp_named_placement_to_string (back);
   if (strcmp (again, written) != 0)
-    round_trip_failure ("a named placement parsed back writes other text", text, written);
+    fuzz_round_trip_failure ("placement", "a named placement parsed back writes other text", text, written);
 
   copy = hp_named_placement_copy (named);
   if (!hp_named_placement_equal (copy, named))
-    round_trip_failure ("a copy of a named placement is not equal", text, written);
+    fuzz_round_trip_failure ("placement", "a copy of a named placement is not equal", text, written);
 
   check_resolve (text, named);
 }
@@ -210,7 +190,7 @@ check_reduce_op (const gchar *text)
 
   if (!hp_reduce_op_from_string (text, &op, &error))
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       if (op != (HpReduceOp) 77)
         abort ();
       return;
@@ -218,7 +198,7 @@ check_reduce_op (const gchar *text)
 
   written = hp_reduce_op_to_string (op);
   if (!hp_reduce_op_from_string (written, &back, &error) || back != op)
-    round_trip_failure ("a reduce op written does not parse to the same", text, written);
+    fuzz_round_trip_failure ("placement", "a reduce op written does not parse to the same", text, written);
 }
 
 static void
@@ -231,7 +211,7 @@ check_mesh_axis_name (const gchar *text)
 
   if (!hp_mesh_axis_name_from_string (text, &axis, &error))
     {
-      check_error (error);
+      fuzz_check_error (error, HP_ERROR_INVALID_ARGUMENT);
       if (axis != (HpMeshAxisName) 77)
         abort ();
       return;
@@ -239,7 +219,7 @@ check_mesh_axis_name (const gchar *text)
 
   written = hp_mesh_axis_name_to_string (axis);
   if (written == NULL || !hp_mesh_axis_name_from_string (written, &back, &error) || back != axis)
-    round_trip_failure ("a mesh axis name written does not parse to the same", text, written);
+    fuzz_round_trip_failure ("placement", "a mesh axis name written does not parse to the same", text, written);
 }
 
 int
