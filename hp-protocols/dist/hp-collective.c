@@ -271,15 +271,24 @@ abandon (gpointer buffers)
   G_UNLOCK (abandoned);
 }
 
+/* How messages name the communicator: @mesh, or @comm_name without one.
+ * Made only for an error, so that agreeing costs no formatting. */
+static gchar *
+describe_comm (HpDeviceMesh *mesh,
+               const gchar  *comm_name)
+{
+  return mesh != NULL ? hp_device_mesh_to_string (mesh) : g_strdup (comm_name);
+}
+
 /* Waits for @request with a deadline, polling so that a rank that never
- * comes cannot hold this one forever. On failure @buffers are given up
- * to MPI for good. */
+ * comes cannot hold this one forever. On failure @buffers (this rank's
+ * signature first) are given up to MPI for good. */
 static gboolean
-wait_bounded (MPI_Request  *request,
-              gpointer      buffers,
-              const gchar  *comm_name,
-              const gchar  *what,
-              GError      **error)
+wait_bounded (MPI_Request   *request,
+              Signature     *buffers,
+              HpDeviceMesh  *mesh,
+              const gchar   *comm_name,
+              GError       **error)
 {
   gint64 start = g_get_monotonic_time ();
   gdouble limit = timeout_seconds ();
@@ -287,7 +296,6 @@ wait_bounded (MPI_Request  *request,
   for (;;)
     {
       int done = 0;
-      gint64 waited;
 
       if (!_hp_mpi_check (MPI_Test (request, &done, MPI_STATUS_IGNORE), "MPI_Test", error))
         {
@@ -297,20 +305,83 @@ wait_bounded (MPI_Request  *request,
       if (done)
         return TRUE;
 
-      waited = g_get_monotonic_time () - start;
-      if (waited > limit * G_USEC_PER_SEC)
+      if (g_get_monotonic_time () - start > limit * G_USEC_PER_SEC)
         {
+          g_autofree gchar *name = describe_comm (mesh, comm_name);
+          g_autofree gchar *what = format_field (buffers, FIELD_OPERATION);
+
           abandon (buffers);
           g_set_error (error, HP_ERROR, HP_ERROR_MPI,
                        "collective mismatch on %s: waited %g s for the other ranks to "
                        "reach %s; a rank skipped it or is stuck (HP_DEBUG_COLLECTIVES_TIMEOUT)",
-                       comm_name, limit, what);
+                       name, limit, what);
           return FALSE;
         }
       /* as MPI's blocking calls do: every rank's polls move the
        * collective on, so a rank must not sleep between them */
       g_thread_yield ();
     }
+}
+
+/* The agreement over @comm; messages name @mesh if given, else
+ * @comm_name */
+static gboolean
+agree (MPI_Comm                 comm,
+       HpDeviceMesh            *mesh,
+       const gchar             *comm_name,
+       const HpCollectiveCall  *call,
+       GError                 **error)
+{
+  int size = 1;
+  Signature *buffers;
+  Signature *mine, *all;
+  MPI_Request request;
+  gboolean same = TRUE;
+  g_autoptr(GString) differences = NULL;
+  g_autofree gchar *name = NULL;
+
+  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES) || comm == MPI_COMM_NULL)
+    return TRUE;
+
+  if (!_hp_mpi_check (MPI_Comm_size (comm, &size), "MPI_Comm_size", error))
+    return FALSE;
+  if (size == 1)
+    return TRUE;
+
+  /* one block: this rank's signature, then everybody's */
+  buffers = g_new (Signature, (gsize) size + 1);
+  mine = buffers;
+  all = buffers + 1;
+  fill_signature (mine, call);
+
+  if (!_hp_mpi_check (MPI_Iallgather (mine, sizeof (Signature), MPI_BYTE,
+                                      all, sizeof (Signature), MPI_BYTE, comm, &request),
+                      "MPI_Iallgather", error))
+    {
+      g_free (buffers);
+      return FALSE;
+    }
+  if (!wait_bounded (&request, buffers, mesh, comm_name, error))
+    return FALSE;
+
+  /* signatures are zeroed before they are filled, so bytes compare */
+  for (int r = 1; r < size && same; r++)
+    same = memcmp (&all[r], &all[0], sizeof (Signature)) == 0;
+  if (same)
+    {
+      g_free (buffers);
+      return TRUE;
+    }
+
+  differences = g_string_new (NULL);
+  for (Field field = 0; field < N_FIELDS; field++)
+    describe_difference (differences, all, size, field);
+  g_free (buffers);
+
+  name = describe_comm (mesh, comm_name);
+  g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+               "collective mismatch on %s: the ranks differ in %s", name, differences->str);
+  return FALSE;
 }
 
 /**
@@ -330,50 +401,7 @@ _hp_collective_agree_comm (MPI_Comm                 comm,
                            const HpCollectiveCall  *call,
                            GError                 **error)
 {
-  int size = 1;
-  Signature *buffers;
-  Signature *mine, *all;
-  MPI_Request request;
-  g_autofree gchar *what = NULL;
-  g_autoptr(GString) differences = NULL;
-
-  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES) || comm == MPI_COMM_NULL)
-    return TRUE;
-
-  if (!_hp_mpi_check (MPI_Comm_size (comm, &size), "MPI_Comm_size", error))
-    return FALSE;
-  if (size == 1)
-    return TRUE;
-
-  /* one block: this rank's signature, then everybody's */
-  buffers = g_new (Signature, (gsize) size + 1);
-  mine = buffers;
-  all = buffers + 1;
-  fill_signature (mine, call);
-
-  what = format_field (mine, FIELD_OPERATION);
-  if (!_hp_mpi_check (MPI_Iallgather (mine, sizeof (Signature), MPI_BYTE,
-                                      all, sizeof (Signature), MPI_BYTE, comm, &request),
-                      "MPI_Iallgather", error))
-    {
-      g_free (buffers);
-      return FALSE;
-    }
-  if (!wait_bounded (&request, buffers, comm_name, what, error))
-    return FALSE;
-
-  differences = g_string_new (NULL);
-  for (Field field = 0; field < N_FIELDS; field++)
-    describe_difference (differences, all, size, field);
-
-  g_free (buffers);
-  if (differences->len == 0)
-    return TRUE;
-
-  g_set_error (error, HP_ERROR, HP_ERROR_MPI,
-               "collective mismatch on %s: the ranks differ in %s",
-               comm_name, differences->str);
-  return FALSE;
+  return agree (comm, NULL, comm_name, call, error);
 }
 
 /**
@@ -382,18 +410,13 @@ _hp_collective_agree_comm (MPI_Comm                 comm,
  * @call: what this rank is about to do
  * @error: return location for a #GError
  *
- * _hp_collective_agree_comm() over the communicator of the whole @mesh.
+ * _hp_collective_agree_comm() over the communicator of the whole @mesh,
+ * which messages name by hp_device_mesh_to_string().
  */
 gboolean
 _hp_collective_agree (HpDeviceMesh            *mesh,
                       const HpCollectiveCall  *call,
                       GError                 **error)
 {
-  g_autofree gchar *name = NULL;
-
-  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES))
-    return TRUE;
-
-  name = hp_device_mesh_to_string (mesh);
-  return _hp_collective_agree_comm (hp_device_mesh_get_comm (mesh), name, call, error);
+  return agree (hp_device_mesh_get_comm (mesh), mesh, NULL, call, error);
 }

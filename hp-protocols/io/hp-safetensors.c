@@ -96,8 +96,6 @@ collect_items (HpStateDict  *state_dict,
   return g_steal_pointer (&items);
 }
 
-/* The reference writer's order: larger elements first, then by name, so
- * that every tensor's data is aligned to its element size */
 gboolean
 _hp_safetensors_check_state_dict (HpStateDict  *state_dict,
                                   const gchar  *path,
@@ -108,6 +106,8 @@ _hp_safetensors_check_state_dict (HpStateDict  *state_dict,
   return items != NULL;
 }
 
+/* The reference writer's order: larger elements first, then by name, so
+ * that every tensor's data is aligned to its element size */
 static gint
 compare_for_layout (gconstpointer a,
                     gconstpointer b)
