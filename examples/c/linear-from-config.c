@@ -96,7 +96,7 @@ main (void)
   x = hp_tensor_new_from_data (HP_DTYPE_FLOAT64,
                                (const gdouble[]) { 1, 2, 3, 4, -1, 0, 1, 0.5 }, 8,
                                (const gint64[]) { 2, 4 }, 2, &error);
-  if (x == NULL || (y = hp_module_forward1 (linear, x, &error)) == NULL)
+  if (x == NULL || (y = hp_module_call1 (linear, x, &error)) == NULL)
     goto fail;
 
   text = hp_tensor_to_string (y);

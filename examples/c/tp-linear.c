@@ -71,7 +71,7 @@ run (HpModule  *model,
      HpTensor  *x,
      GError   **error)
 {
-  g_autoptr(HpTensor) y = hp_module_forward1 (model, x, error);
+  g_autoptr(HpTensor) y = hp_module_call1 (model, x, error);
   g_autoptr(HpTensor) total = NULL;
 
   if (y == NULL)

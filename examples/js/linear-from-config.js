@@ -33,7 +33,7 @@ const linear = readBack.build();
 linear.init_states(42);
 
 const x = Hp.Tensor.new_from_data(Hp.DType.FLOAT64, [1, 2, 3, 4, -1, 0, 1, 0.5], [2, 4]);
-const y = linear.forward1(x);
+const y = linear.call1(x);
 print(`y = ${y.to_string()}`);
 
 // the same by hand: y[i][o] = b[o] + sum_k x[i][k] W[o][k]

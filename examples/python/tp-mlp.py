@@ -29,15 +29,16 @@ class MLP(Hp.Module):
         w1 = GObject.Property(type=Hp.LinearConfig)
         w2 = GObject.Property(type=Hp.LinearConfig)
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         # runs once the module is made, however it is made; the children
         # are built from the nested configurations
         self.add_child("w1", self.config.w1.build())
         self.add_child("w2", self.config.w2.build())
 
     def do_forward(self, args):
-        hidden = self.get_child("w1").forward1(args[0]).gelu()
-        return [self.get_child("w2").forward1(hidden)]
+        hidden = self.get_child("w1").call1(args[0]).gelu()
+        return [self.get_child("w2").call1(hidden)]
 
 
 def linear(in_features, out_features):
@@ -53,7 +54,7 @@ def whole(tensor):
 
 def run(model, x):
     """The whole output; the gradients from the sum of the output"""
-    y = model.forward1(x)
+    y = model.call1(x)
     y.sum_all().backward(None)
     return whole(y)
 

@@ -366,7 +366,7 @@ train_step (Trainer  *trainer,
       g_object_unref (laid_out);
     }
 
-  logits = hp_module_forward1 (HP_MODULE (trainer->model), ids, error);
+  logits = hp_module_call1 (HP_MODULE (trainer->model), ids, error);
   if (logits == NULL)
     return FALSE;
   loss = hp_tensor_cross_entropy (logits, targets, -100, error);

@@ -34,7 +34,7 @@ int main () {
         linear.init_states (42);
 
         var x = new Hp.Tensor.from_data (Hp.DType.FLOAT64, { 1, 2, 3, 4, -1, 0, 1, 0.5 }, { 2, 4 });
-        var y = linear.forward1 (x);
+        var y = linear.call1 (x);
         print ("y = %s\n", y.to_string ());
 
         /* the same by hand: y[i, o] = b[o] + sum_k x[i, k] W[o, k] */

@@ -50,11 +50,7 @@ struct _HpAdamW
   gdouble eps;
 };
 
-static void hp_adamw_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpAdamW, hp_adamw, HP_TYPE_OPTIMIZER,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_adamw_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpAdamW, hp_adamw, HP_TYPE_OPTIMIZER)
 
 static void
 hp_adamw_constructed (GObject *object)
@@ -81,11 +77,13 @@ hp_adamw_constructed (GObject *object)
 }
 
 static gboolean
-hp_adamw_initable_init (GInitable     *initable,
-                        GCancellable  *cancellable,
-                        GError       **error)
+hp_adamw_setup (HpConfigurable  *configurable,
+                GError         **error)
 {
-  HpAdamW *self = HP_ADAMW (initable);
+  HpAdamW *self = HP_ADAMW (configurable);
+
+  if (!HP_CONFIGURABLE_CLASS (hp_adamw_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (self->beta1 >= 1.0 || self->beta2 >= 1.0)
     {
@@ -95,12 +93,6 @@ hp_adamw_initable_init (GInitable     *initable,
       return FALSE;
     }
   return TRUE;
-}
-
-static void
-hp_adamw_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_adamw_initable_init;
 }
 
 /* torch.lerp: @start + @weight * (@end - @start), computed from the
@@ -196,6 +188,7 @@ hp_adamw_class_init (HpAdamWClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpOptimizerClass *optimizer_class = HP_OPTIMIZER_CLASS (klass);
 
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_adamw_setup;
   object_class->constructed = hp_adamw_constructed;
   optimizer_class->step = hp_adamw_step;
   _hp_optimizer_class_set_states (optimizer_class, adamw_states, G_N_ELEMENTS (adamw_states));

@@ -807,11 +807,7 @@ struct _HpDecoder
   HpBaseModel parent_instance;
 };
 
-static void hp_decoder_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpDecoder, hp_decoder, HP_TYPE_BASE_MODEL,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_decoder_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpDecoder, hp_decoder, HP_TYPE_BASE_MODEL)
 
 static gboolean
 add_built (HpModule     *module,
@@ -830,13 +826,15 @@ add_built (HpModule     *module,
 }
 
 static gboolean
-hp_decoder_initable_init (GInitable     *initable,
-                          GCancellable  *cancellable,
-                          GError       **error)
+hp_decoder_setup (HpConfigurable  *configurable,
+                  GError         **error)
 {
-  HpModule *module = HP_MODULE (initable);
-  HpDecoderConfig *config = HP_DECODER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (initable)));
+  HpModule *module = HP_MODULE (configurable);
+  HpDecoderConfig *config = HP_DECODER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (configurable)));
   g_autoptr(HpModuleList) layers = hp_module_list_new ();
+
+  if (!HP_CONFIGURABLE_CLASS (hp_decoder_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (!hp_decoder_config_expand (config, error))
     return FALSE;
@@ -861,12 +859,6 @@ hp_decoder_initable_init (GInitable     *initable,
          add_built (module, "lm_head", config->lm_head, error);
 }
 
-static void
-hp_decoder_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_decoder_initable_init;
-}
-
 static GPtrArray *
 hp_decoder_forward (HpModule   *module,
                     GPtrArray  *args,
@@ -886,21 +878,21 @@ hp_decoder_forward (HpModule   *module,
       return NULL;
     }
 
-  h = hp_module_forward1 (hp_module_get_child (module, "tok_embeddings"),
+  h = hp_module_call1 (hp_module_get_child (module, "tok_embeddings"),
                           g_ptr_array_index (args, 0), error);
   for (guint i = 0; h != NULL && i < hp_module_list_get_length (layers); i++)
     {
-      HpTensor *next = hp_module_forward1 (hp_module_list_get (layers, i), h, error);
+      HpTensor *next = hp_module_call1 (hp_module_list_get (layers, i), h, error);
 
       g_object_unref (h);
       h = next;
     }
   if (h == NULL)
     return NULL;
-  normed = hp_module_forward1 (hp_module_get_child (module, "norm"), h, error);
+  normed = hp_module_call1 (hp_module_get_child (module, "norm"), h, error);
   if (normed == NULL)
     return NULL;
-  logits = hp_module_forward1 (hp_module_get_child (module, "lm_head"), normed, error);
+  logits = hp_module_call1 (hp_module_get_child (module, "lm_head"), normed, error);
   if (logits == NULL)
     return NULL;
   outputs = g_ptr_array_new_with_free_func (g_object_unref);
@@ -913,8 +905,10 @@ hp_decoder_class_init (HpDecoderClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_decoder_forward;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "ids", NULL });
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_decoder_setup;
+  module_class->forward = hp_decoder_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "ids", NULL });
 }
 
 static void

@@ -64,11 +64,7 @@ struct _HpEmbedding
   HpModule parent_instance;
 };
 
-static void hp_embedding_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpEmbedding, hp_embedding, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_embedding_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpEmbedding, hp_embedding, HP_TYPE_MODULE)
 
 /* HpEmbeddingConfig */
 
@@ -275,19 +271,15 @@ hp_embedding_constructed (GObject *object)
 }
 
 static gboolean
-hp_embedding_initable_init (GInitable     *initable,
-                            GCancellable  *cancellable,
-                            GError       **error)
+hp_embedding_setup (HpConfigurable  *configurable,
+                    GError         **error)
 {
-  HpEmbeddingConfig *config = get_config (HP_EMBEDDING (initable));
+  HpEmbeddingConfig *config = get_config (HP_EMBEDDING (configurable));
+
+  if (!HP_CONFIGURABLE_CLASS (hp_embedding_parent_class)->setup (configurable, error))
+    return FALSE;
 
   return _hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error);
-}
-
-static void
-hp_embedding_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_embedding_initable_init;
 }
 
 static GPtrArray *
@@ -320,11 +312,13 @@ hp_embedding_class_init (HpEmbeddingClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_embedding_setup;
   object_class->constructed = hp_embedding_constructed;
-  module_class->compute = hp_embedding_forward;
+  module_class->forward = hp_embedding_forward;
   module_class->reset_parameters = hp_embedding_reset_parameters;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "ids", NULL });
-  hp_module_class_set_embedding (module_class, TRUE);
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "ids", NULL });
+  hp_module_type_set_embedding (G_TYPE_FROM_CLASS (klass), TRUE);
 }
 
 static void

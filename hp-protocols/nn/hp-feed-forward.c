@@ -93,11 +93,7 @@ struct _HpFeedForward
   GError *build_error;
 };
 
-static void hp_feed_forward_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpFeedForward, hp_feed_forward, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_feed_forward_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpFeedForward, hp_feed_forward, HP_TYPE_MODULE)
 
 /* HpFeedForwardConfig */
 
@@ -517,12 +513,14 @@ check_layer (HpFeedForwardConfig  *config,
 }
 
 static gboolean
-hp_feed_forward_initable_init (GInitable     *initable,
-                               GCancellable  *cancellable,
-                               GError       **error)
+hp_feed_forward_setup (HpConfigurable  *configurable,
+                       GError         **error)
 {
-  HpFeedForward *self = HP_FEED_FORWARD (initable);
+  HpFeedForward *self = HP_FEED_FORWARD (configurable);
   HpFeedForwardConfig *config = get_config (self);
+
+  if (!HP_CONFIGURABLE_CLASS (hp_feed_forward_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (!_hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error))
     return FALSE;
@@ -537,19 +535,13 @@ hp_feed_forward_initable_init (GInitable     *initable,
   return TRUE;
 }
 
-static void
-hp_feed_forward_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_feed_forward_initable_init;
-}
-
 static HpTensor *
 run_layer (HpModule     *module,
            gint          layer,
            HpTensor     *input,
            GError      **error)
 {
-  return hp_module_forward1 (hp_module_get_child (module, layer_names[layer]), input, error);
+  return hp_module_call1 (hp_module_get_child (module, layer_names[layer]), input, error);
 }
 
 static GPtrArray *
@@ -578,10 +570,12 @@ hp_feed_forward_class_init (HpFeedForwardClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_feed_forward_setup;
   object_class->constructed = hp_feed_forward_constructed;
   object_class->finalize = hp_feed_forward_finalize;
-  module_class->compute = hp_feed_forward_forward;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "input", NULL });
+  module_class->forward = hp_feed_forward_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "input", NULL });
 }
 
 static void

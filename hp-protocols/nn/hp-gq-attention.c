@@ -821,11 +821,7 @@ struct _HpGQAttention
   gboolean initialized;
 };
 
-static void hp_gq_attention_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpGQAttention, hp_gq_attention, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_gq_attention_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpGQAttention, hp_gq_attention, HP_TYPE_MODULE)
 
 static HpGQAttentionConfig *
 gqa_config (HpGQAttention *self)
@@ -914,14 +910,16 @@ add_child (HpGQAttention  *self,
 }
 
 static gboolean
-hp_gq_attention_initable_init (GInitable     *initable,
-                               GCancellable  *cancellable,
-                               GError       **error)
+hp_gq_attention_setup (HpConfigurable  *configurable,
+                       GError         **error)
 {
-  HpGQAttention *self = HP_GQ_ATTENTION (initable);
+  HpGQAttention *self = HP_GQ_ATTENTION (configurable);
   HpConfig *base = hp_configurable_get_config (HP_CONFIGURABLE (self));
   HpGQAttentionConfig *config;
   gint q_features, kv_features;
+
+  if (!HP_CONFIGURABLE_CLASS (hp_gq_attention_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (self->initialized)
     return TRUE;
@@ -951,12 +949,6 @@ hp_gq_attention_initable_init (GInitable     *initable,
   return TRUE;
 }
 
-static void
-hp_gq_attention_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_gq_attention_initable_init;
-}
-
 /* One tensor through one child */
 static HpTensor *
 run_child (HpGQAttention  *self,
@@ -964,7 +956,7 @@ run_child (HpGQAttention  *self,
            HpTensor       *input,
            GError        **error)
 {
-  return hp_module_forward1 (hp_module_get_child (HP_MODULE (self), name), input, error);
+  return hp_module_call1 (hp_module_get_child (HP_MODULE (self), name), input, error);
 }
 
 /* @name projected from @x and split into @heads heads */
@@ -1043,7 +1035,7 @@ hp_gq_attention_forward (HpModule   *module,
   g_ptr_array_add (inner_args, q_rotated);
   g_ptr_array_add (inner_args, k_rotated);
   g_ptr_array_add (inner_args, v);
-  attended = hp_module_forward (hp_module_get_child (module, "inner_attention"), inner_args,
+  attended = hp_module_call (hp_module_get_child (module, "inner_attention"), inner_args,
                                 error);
   if (attended == NULL)
     return NULL;
@@ -1065,8 +1057,10 @@ hp_gq_attention_class_init (HpGQAttentionClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_gq_attention_forward;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_gq_attention_setup;
+  module_class->forward = hp_gq_attention_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "x", NULL });
 }
 
 static void

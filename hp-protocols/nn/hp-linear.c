@@ -76,11 +76,7 @@ struct _HpLinear
   HpModule parent_instance;
 };
 
-static void hp_linear_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpLinear, hp_linear, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_linear_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpLinear, hp_linear, HP_TYPE_MODULE)
 
 /* HpLinearConfig */
 
@@ -335,19 +331,15 @@ hp_linear_constructed (GObject *object)
 }
 
 static gboolean
-hp_linear_initable_init (GInitable     *initable,
-                         GCancellable  *cancellable,
-                         GError       **error)
+hp_linear_setup (HpConfigurable  *configurable,
+                 GError         **error)
 {
-  HpLinearConfig *config = get_config (HP_LINEAR (initable));
+  HpLinearConfig *config = get_config (HP_LINEAR (configurable));
+
+  if (!HP_CONFIGURABLE_CLASS (hp_linear_parent_class)->setup (configurable, error))
+    return FALSE;
 
   return _hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error);
-}
-
-static void
-hp_linear_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_linear_initable_init;
 }
 
 static GPtrArray *
@@ -387,11 +379,12 @@ hp_linear_class_init (HpLinearClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_linear_setup;
   object_class->constructed = hp_linear_constructed;
-  module_class->compute = hp_linear_forward;
+  module_class->forward = hp_linear_forward;
   module_class->reset_parameters = hp_linear_reset_parameters;
-  hp_module_class_set_forward_arg_names (module_class,
-                                         (const gchar * const[]) { "input", NULL });
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "input", NULL });
 }
 
 static void

@@ -61,11 +61,7 @@ struct _HpRMSNorm
   HpModule parent_instance;
 };
 
-static void hp_rms_norm_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpRMSNorm, hp_rms_norm, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_rms_norm_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpRMSNorm, hp_rms_norm, HP_TYPE_MODULE)
 
 /* HpRMSNormConfig */
 
@@ -267,19 +263,15 @@ hp_rms_norm_constructed (GObject *object)
 }
 
 static gboolean
-hp_rms_norm_initable_init (GInitable     *initable,
-                           GCancellable  *cancellable,
-                           GError       **error)
+hp_rms_norm_setup (HpConfigurable  *configurable,
+                   GError         **error)
 {
-  HpRMSNormConfig *config = get_config (HP_RMS_NORM (initable));
+  HpRMSNormConfig *config = get_config (HP_RMS_NORM (configurable));
+
+  if (!HP_CONFIGURABLE_CLASS (hp_rms_norm_parent_class)->setup (configurable, error))
+    return FALSE;
 
   return _hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error);
-}
-
-static void
-hp_rms_norm_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_rms_norm_initable_init;
 }
 
 static GPtrArray *
@@ -312,10 +304,12 @@ hp_rms_norm_class_init (HpRMSNormClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_rms_norm_setup;
   object_class->constructed = hp_rms_norm_constructed;
-  module_class->compute = hp_rms_norm_forward;
+  module_class->forward = hp_rms_norm_forward;
   module_class->reset_parameters = hp_rms_norm_reset_parameters;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "input", NULL });
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "input", NULL });
 }
 
 static void

@@ -296,11 +296,7 @@ struct _HpRotaryEmbedding
   gboolean initialized;
 };
 
-static void hp_rotary_embedding_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpRotaryEmbedding, hp_rotary_embedding, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_rotary_embedding_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpRotaryEmbedding, hp_rotary_embedding, HP_TYPE_MODULE)
 
 static HpRotaryEmbeddingConfig *
 rotary_config (HpRotaryEmbedding *self)
@@ -345,13 +341,15 @@ compute_tables (HpRotaryEmbedding  *self,
 }
 
 static gboolean
-hp_rotary_embedding_initable_init (GInitable     *initable,
-                                   GCancellable  *cancellable,
-                                   GError       **error)
+hp_rotary_embedding_setup (HpConfigurable  *configurable,
+                           GError         **error)
 {
-  HpRotaryEmbedding *self = HP_ROTARY_EMBEDDING (initable);
+  HpRotaryEmbedding *self = HP_ROTARY_EMBEDDING (configurable);
   HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (self));
   HpRotaryEmbeddingConfig *rotary;
+
+  if (!HP_CONFIGURABLE_CLASS (hp_rotary_embedding_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (self->initialized)
     return TRUE;
@@ -378,12 +376,6 @@ hp_rotary_embedding_initable_init (GInitable     *initable,
     return FALSE;
   self->initialized = TRUE;
   return TRUE;
-}
-
-static void
-hp_rotary_embedding_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_rotary_embedding_initable_init;
 }
 
 /* The first @length rows of the buffer @name, laid out to go with @x */
@@ -477,9 +469,11 @@ hp_rotary_embedding_class_init (HpRotaryEmbeddingClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_rotary_embedding_forward;
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_rotary_embedding_setup;
+  module_class->forward = hp_rotary_embedding_forward;
   module_class->init_self_buffers = hp_rotary_embedding_init_self_buffers;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "x", NULL });
 }
 
 static void

@@ -263,11 +263,7 @@ struct _HpSDPA
   gboolean initialized;
 };
 
-static void hp_sdpa_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpSDPA, hp_sdpa, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_sdpa_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpSDPA, hp_sdpa, HP_TYPE_MODULE)
 
 static HpSDPAConfig *
 sdpa_config (HpSDPA *self)
@@ -561,15 +557,17 @@ hp_sdpa_forward (HpModule   *module,
   if (hp_module_callable_is_local_mapped (module, HP_SDPA_CALLABLE) &&
       !check_head_split (self, g_ptr_array_index (args, 0), g_ptr_array_index (args, 1), error))
     return NULL;
-  return hp_module_call (module, HP_SDPA_CALLABLE, args, error);
+  return hp_module_run_callable (module, HP_SDPA_CALLABLE, args, error);
 }
 
 static gboolean
-hp_sdpa_initable_init (GInitable     *initable,
-                       GCancellable  *cancellable,
-                       GError       **error)
+hp_sdpa_setup (HpConfigurable  *configurable,
+               GError         **error)
 {
-  HpSDPA *self = HP_SDPA (initable);
+  HpSDPA *self = HP_SDPA (configurable);
+
+  if (!HP_CONFIGURABLE_CLASS (hp_sdpa_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (self->initialized)
     return TRUE;
@@ -581,19 +579,14 @@ hp_sdpa_initable_init (GInitable     *initable,
 }
 
 static void
-hp_sdpa_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_sdpa_initable_init;
-}
-
-static void
 hp_sdpa_class_init (HpSDPAClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_sdpa_forward;
-  hp_module_class_set_forward_arg_names (module_class,
-                                         (const gchar * const[]) { "q", "k", "v", NULL });
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_sdpa_setup;
+  module_class->forward = hp_sdpa_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "q", "k", "v", NULL });
 }
 
 static void

@@ -45,11 +45,7 @@ struct _HpSGD
   gboolean nesterov;
 };
 
-static void hp_sgd_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpSGD, hp_sgd, HP_TYPE_OPTIMIZER,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_sgd_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpSGD, hp_sgd, HP_TYPE_OPTIMIZER)
 
 static void
 hp_sgd_constructed (GObject *object)
@@ -76,11 +72,13 @@ hp_sgd_constructed (GObject *object)
 }
 
 static gboolean
-hp_sgd_initable_init (GInitable     *initable,
-                      GCancellable  *cancellable,
-                      GError       **error)
+hp_sgd_setup (HpConfigurable  *configurable,
+              GError         **error)
 {
-  HpSGD *self = HP_SGD (initable);
+  HpSGD *self = HP_SGD (configurable);
+
+  if (!HP_CONFIGURABLE_CLASS (hp_sgd_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (self->nesterov && (self->momentum <= 0.0 || self->dampening != 0.0))
     {
@@ -90,12 +88,6 @@ hp_sgd_initable_init (GInitable     *initable,
       return FALSE;
     }
   return TRUE;
-}
-
-static void
-hp_sgd_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_sgd_initable_init;
 }
 
 /* The update of one parameter; @buffer is NULL without momentum and
@@ -180,6 +172,7 @@ hp_sgd_class_init (HpSGDClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpOptimizerClass *optimizer_class = HP_OPTIMIZER_CLASS (klass);
 
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_sgd_setup;
   object_class->constructed = hp_sgd_constructed;
   optimizer_class->step = hp_sgd_step;
   _hp_optimizer_class_set_states (optimizer_class, sgd_states, G_N_ELEMENTS (sgd_states));

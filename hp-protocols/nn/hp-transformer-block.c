@@ -290,11 +290,7 @@ struct _HpTransformerBlock
   HpModule parent_instance;
 };
 
-static void hp_transformer_block_initable_iface_init (GInitableIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (HpTransformerBlock, hp_transformer_block, HP_TYPE_MODULE,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
-                                                      hp_transformer_block_initable_iface_init))
+G_DEFINE_FINAL_TYPE (HpTransformerBlock, hp_transformer_block, HP_TYPE_MODULE)
 
 static const struct
 {
@@ -308,12 +304,14 @@ static const struct
 };
 
 static gboolean
-hp_transformer_block_initable_init (GInitable     *initable,
-                                    GCancellable  *cancellable,
-                                    GError       **error)
+hp_transformer_block_setup (HpConfigurable  *configurable,
+                            GError         **error)
 {
-  HpModule *module = HP_MODULE (initable);
-  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (initable));
+  HpModule *module = HP_MODULE (configurable);
+  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (configurable));
+
+  if (!HP_CONFIGURABLE_CLASS (hp_transformer_block_parent_class)->setup (configurable, error))
+    return FALSE;
 
   for (guint i = 0; i < G_N_ELEMENTS (block_children); i++)
     {
@@ -339,12 +337,6 @@ hp_transformer_block_initable_init (GInitable     *initable,
   return TRUE;
 }
 
-static void
-hp_transformer_block_initable_iface_init (GInitableIface *iface)
-{
-  iface->init = hp_transformer_block_initable_init;
-}
-
 /* @x plus what the child @name makes of @norm_name's output */
 static HpTensor *
 residual (HpModule     *module,
@@ -356,10 +348,10 @@ residual (HpModule     *module,
   g_autoptr(HpTensor) normed = NULL;
   g_autoptr(HpTensor) branch = NULL;
 
-  normed = hp_module_forward1 (hp_module_get_child (module, norm_name), x, error);
+  normed = hp_module_call1 (hp_module_get_child (module, norm_name), x, error);
   if (normed == NULL)
     return NULL;
-  branch = hp_module_forward1 (hp_module_get_child (module, name), normed, error);
+  branch = hp_module_call1 (hp_module_get_child (module, name), normed, error);
   if (branch == NULL)
     return NULL;
   return hp_tensor_add (x, branch, error);
@@ -396,8 +388,10 @@ hp_transformer_block_class_init (HpTransformerBlockClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_transformer_block_forward;
-  hp_module_class_set_forward_arg_names (module_class, (const gchar * const[]) { "x", NULL });
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_transformer_block_setup;
+  module_class->forward = hp_transformer_block_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "x", NULL });
 }
 
 static void

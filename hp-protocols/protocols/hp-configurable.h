@@ -24,15 +24,22 @@ G_DECLARE_DERIVABLE_TYPE (HpConfigurable, hp_configurable, HP, CONFIGURABLE, GOb
 /**
  * HpConfigurableClass:
  * @parent_class: the parent class
+ * @setup: makes the object's state from its configuration; run once,
+ *   when the object is initialised (see [vfunc@Hp.Configurable.setup])
  *
- * The class of objects built by hp_config_build().
+ * The class of objects built by [method@Hp.Config.build].
+ *
+ * Since: 1.0
  */
 struct _HpConfigurableClass
 {
   GObjectClass parent_class;
 
+  gboolean (*setup) (HpConfigurable  *self,
+                     GError         **error);
+
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 HP_AVAILABLE_IN_ALL

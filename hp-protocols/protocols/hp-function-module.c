@@ -5,7 +5,10 @@
 
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include "hp-function-module.h"
+#include "hp-module-private.h"
 
 /**
  * HpFunctionModule:
@@ -27,7 +30,6 @@ struct _HpFunctionModule
   HpModuleForwardFunc func;
   gpointer user_data;
   GDestroyNotify destroy;
-  GStrv arg_names;
 };
 
 G_DEFINE_FINAL_TYPE (HpFunctionModule, hp_function_module, HP_TYPE_MODULE)
@@ -39,7 +41,6 @@ hp_function_module_finalize (GObject *object)
 
   if (self->destroy != NULL)
     self->destroy (self->user_data);
-  g_strfreev (self->arg_names);
 
   G_OBJECT_CLASS (hp_function_module_parent_class)->finalize (object);
 }
@@ -54,12 +55,6 @@ hp_function_module_forward (HpModule   *module,
   return self->func (module, args, self->user_data, error);
 }
 
-static GStrv
-hp_function_module_forward_arg_names (HpModule *module)
-{
-  return g_strdupv (HP_FUNCTION_MODULE (module)->arg_names);
-}
-
 static void
 hp_function_module_class_init (HpFunctionModuleClass *klass)
 {
@@ -67,8 +62,7 @@ hp_function_module_class_init (HpFunctionModuleClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->finalize = hp_function_module_finalize;
-  module_class->compute = hp_function_module_forward;
-  module_class->forward_arg_names = hp_function_module_forward_arg_names;
+  module_class->forward = hp_function_module_forward;
 }
 
 static void
@@ -104,9 +98,12 @@ hp_function_module_new (HpModuleConfig      *config,
   g_return_val_if_fail (func != NULL, NULL);
 
   self = g_object_new (HP_TYPE_FUNCTION_MODULE, "config", config, NULL);
+  /* cannot fail: the setup of a function module only takes the
+   * initialisers and the sharding configuration of its config */
+  g_initable_init (G_INITABLE (self), NULL, NULL);
   self->func = func;
   self->user_data = user_data;
   self->destroy = destroy;
-  self->arg_names = g_strdupv ((GStrv) arg_names);
+  _hp_module_get_private (HP_MODULE (self))->forward_arg_names = g_strdupv ((GStrv) arg_names);
   return self;
 }

@@ -551,9 +551,9 @@ commit (Plan *plan)
  *    that requires gradients when the state did. A state that is
  *    already a DTensor must have those placements; a tensor shared by
  *    several modules is distributed once and stays shared.
- * 2. the input and output shardings take effect in hp_module_forward().
+ * 2. the input and output shardings take effect in hp_module_call().
  * 3. a #HpLocalMapConfig wraps the registered callable at its
- *    `callable_path` in a #HpLocalMap over @mesh; hp_module_call() runs
+ *    `callable_path` in a #HpLocalMap over @mesh; hp_module_run_callable() runs
  *    it on local shards from then on.
  *
  * Modules without a sharding configuration are passed through to their

@@ -41,7 +41,7 @@ typedef struct
   HpParamInit *param_init;
   HpShardingConfig *sharding_config;
 
-  GStrv forward_arg_names;        /* read once, on first use */
+  GStrv forward_arg_names;        /* an instance's own, or NULL for its class's */
 
   /* set by hp_module_parallelize() */
   HpDeviceMesh *mesh;

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include <gio/gio.h>
+
 #include "hp-dtensor-private.h"
 #include "hp-dtensor.h"
 #include "hp-error.h"
@@ -43,17 +45,36 @@
  * hp_module_parallelize() lays the tree out over a device mesh as the
  * modules' #HpShardingConfig say: states named in `state_shardings`
  * become DTensors, forward arguments and outputs are converted and
- * redistributed by hp_module_forward(), and the inner callable named by
+ * redistributed by hp_module_call(), and the inner callable named by
  * the #HpLocalMapConfig runs on local shards through a #HpLocalMap.
  *
- * Subclasses implement #HpModuleClass.forward; from a language binding
- * that is the `do_forward` virtual method. The names of the forward
- * arguments, which the input shardings refer to, come from
- * hp_module_class_set_forward_arg_names() or
- * #HpModuleClass.forward_arg_names and are read once per instance.
+ * Subclasses implement [vfunc@Hp.Module.forward] in every language the
+ * same way: `HpModuleClass.forward` in C, `do_forward` in Python (or
+ * `forward (self, x, ...)` through the override), `vfunc_forward` in
+ * gjs, `public override ... forward (...)` in Vala. The names of the
+ * forward arguments, which the input shardings refer to, belong to the
+ * class ([func@Hp.Module.type_set_forward_arg_names]); the Python
+ * override reads them from the signature of `forward`.
+ *
+ * Since: 1.0
  */
 
-G_DEFINE_TYPE_WITH_PRIVATE (HpModule, hp_module, HP_TYPE_CONFIGURABLE)
+/* What a module class declares once for all its instances; a subclass
+ * starts with a copy of its parent's (GType copies class private data) */
+typedef struct
+{
+  GStrv forward_arg_names;        /* NULL: ["input"] */
+  GType forward_arg_names_owner;  /* the type that set them */
+  gboolean embedding;
+} HpModuleClassPrivate;
+
+G_DEFINE_TYPE_WITH_CODE (HpModule, hp_module, HP_TYPE_CONFIGURABLE,
+                         G_ADD_PRIVATE (HpModule)
+                         g_type_add_class_private (g_define_type_id,
+                                                   sizeof (HpModuleClassPrivate)))
+
+#define HP_MODULE_CLASS_PRIVATE(klass) \
+  G_TYPE_CLASS_GET_PRIVATE ((klass), HP_TYPE_MODULE, HpModuleClassPrivate)
 
 enum {
   PROP_0,
@@ -74,18 +95,6 @@ enum {
 };
 
 static guint signals[N_SIGNALS];
-
-static GQuark
-forward_arg_names_quark (void)
-{
-  return g_quark_from_static_string ("hp-module-forward-arg-names");
-}
-
-static GQuark
-embedding_quark (void)
-{
-  return g_quark_from_static_string ("hp-module-embedding");
-}
 
 static void
 state_entry_free (gpointer data)
@@ -137,6 +146,8 @@ _hp_module_type_name (gpointer instance)
   return G_OBJECT_TYPE_NAME (instance);
 }
 
+/* In constructed rather than setup: a binding's setup that forgets to
+ * chain up must not lose the initialisers and the layout */
 static void
 hp_module_constructed (GObject *object)
 {
@@ -237,38 +248,39 @@ hp_module_set_property (GObject      *object,
 }
 
 static GPtrArray *
-hp_module_real_compute (HpModule   *self,
+hp_module_real_forward (HpModule   *self,
                         GPtrArray  *args,
                         GError    **error)
 {
   g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
-               "%s does not implement compute (its forward)", _hp_module_type_name (self));
+               "%s does not implement forward", _hp_module_type_name (self));
   return NULL;
 }
 
 /**
- * HpModuleClass::compute:
+ * HpModuleClass::forward:
  * @self: the module
- * @args: (element-type HpTensor): the arguments, already laid out as the
- *   input shardings say; entries may be %NULL
+ * @args: (element-type HpTensor) (transfer none): the arguments, in the
+ *   order of [method@Hp.Module.get_forward_arg_names], already laid out
+ *   as the input shardings say; entries may be %NULL. The array and the
+ *   tensors belong to the caller.
  * @error: return location for a #GError
  *
  * Computes the module's outputs: the `forward` of a PyTorch module.
- * hp_module_forward() calls it.
+ * [method@Hp.Module.call] calls it; call that, not this, to run a
+ * module.
+ *
+ * The ownership contract, the same in every language: the arguments are
+ * borrowed; the implementation returns a new array holding a new
+ * reference to each output (entries may be %NULL). The array may have
+ * g_object_unref() as its free function or none; the caller takes both
+ * the array and the references. [method@Hp.Module.call] hands the
+ * outputs on as an array that owns its tensors.
  *
  * Returns: (transfer full) (element-type HpTensor) (nullable): the
  *   outputs, or %NULL with @error set
- */
-
-/**
- * HpModuleClass::forward_arg_names:
- * @self: the module
  *
- * Names the forward arguments; read once per instance by
- * hp_module_get_forward_arg_names().
- *
- * Returns: (transfer full) (array zero-terminated=1) (nullable): the
- *   names, or %NULL to use those of hp_module_class_set_forward_arg_names()
+ * Since: 1.0
  */
 
 static void
@@ -282,7 +294,7 @@ hp_module_class_init (HpModuleClass *klass)
   object_class->get_property = hp_module_get_property;
   object_class->set_property = hp_module_set_property;
 
-  klass->compute = hp_module_real_compute;
+  klass->forward = hp_module_real_forward;
 
   /**
    * HpModule:param-init:
@@ -328,9 +340,9 @@ hp_module_class_init (HpModuleClass *klass)
    * HpModule::forward-pre:
    * @self: the module
    * @args: (element-type HpTensor): the arguments, as given to
-   *   hp_module_forward()
+   *   hp_module_call()
    *
-   * Emitted by hp_module_forward() before anything else.
+   * Emitted by hp_module_call() before anything else.
    */
   signals[SIGNAL_FORWARD_PRE] =
     g_signal_new ("forward-pre",
@@ -343,11 +355,11 @@ hp_module_class_init (HpModuleClass *klass)
    * HpModule::forward-post:
    * @self: the module
    * @args: (element-type HpTensor): the arguments, as given to
-   *   hp_module_forward()
-   * @outputs: (element-type HpTensor): the outputs hp_module_forward()
+   *   hp_module_call()
+   * @outputs: (element-type HpTensor): the outputs hp_module_call()
    *   returns
    *
-   * Emitted by hp_module_forward() when the outputs are ready.
+   * Emitted by hp_module_call() when the outputs are ready.
    */
   signals[SIGNAL_FORWARD_POST] =
     g_signal_new ("forward-post",
@@ -397,61 +409,83 @@ hp_module_init (HpModule *self)
   priv->callables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, callable_free);
 }
 
+/* The class of @module_type, which may be in its class_init */
+static HpModuleClassPrivate *
+module_type_private (GType      module_type,
+                     gpointer  *klass)
+{
+  *klass = g_type_class_ref (module_type);
+  return HP_MODULE_CLASS_PRIVATE (*klass);
+}
+
 /**
- * hp_module_class_set_forward_arg_names:
- * @klass: a #HpModuleClass
+ * hp_module_type_set_forward_arg_names:
+ * @module_type: a module type (a subtype of [class@Hp.Module])
  * @names: (array zero-terminated=1): the names of the forward
  *   arguments, in order
  *
  * Declares the names of the forward arguments of the modules of
- * @klass and its subclasses (unless a subclass declares its own). The
- * input shardings of a #HpShardingConfig refer to arguments by these
- * names. Call it from the class_init function.
+ * @module_type, and of the subclasses made after this call that do not
+ * declare their own. The input shardings of a [class@Hp.ShardingConfig]
+ * refer to arguments by these names; without a declaration a module has
+ * one argument, `input`.
+ *
+ * Call it from the class_init function in C
+ * (`hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass), names)`),
+ * from a static construct block in Vala, or right after registering the
+ * class in gjs; the Python override calls it with the parameter names of
+ * `forward`.
+ *
+ * Since: 1.0
  */
 void
-hp_module_class_set_forward_arg_names (HpModuleClass       *klass,
-                                       const gchar * const *names)
+hp_module_type_set_forward_arg_names (GType                module_type,
+                                      const gchar * const *names)
 {
-  g_return_if_fail (HP_IS_MODULE_CLASS (klass));
+  HpModuleClassPrivate *priv;
+  gpointer klass;
+
+  g_return_if_fail (g_type_is_a (module_type, HP_TYPE_MODULE));
   g_return_if_fail (names != NULL);
 
-  /* class data lives as long as the type, that is, for good */
-  g_type_set_qdata (G_TYPE_FROM_CLASS (klass), forward_arg_names_quark (),
-                    g_strdupv ((GStrv) names));
+  priv = module_type_private (module_type, &klass);
+  /* names inherited from the parent class belong to the parent */
+  if (priv->forward_arg_names_owner == module_type)
+    g_strfreev (priv->forward_arg_names);
+  priv->forward_arg_names = g_strdupv ((GStrv) names);
+  priv->forward_arg_names_owner = module_type;
+  g_type_class_unref (klass);
 }
 
 /**
- * hp_module_class_set_embedding:
- * @klass: a #HpModuleClass
- * @embedding: whether the modules of @klass are embedding tables
+ * hp_module_type_set_embedding:
+ * @module_type: a module type (a subtype of [class@Hp.Module])
+ * @embedding: whether the modules of @module_type are embedding tables
  *
- * Marks the modules of @klass (and its subclasses) as embedding tables,
- * whose parameters the default
- * #HpBaseModelConfigClass.get_nparams_and_flops leaves out of the FLOP
- * count: a lookup does no multiply-adds.
+ * Marks the modules of @module_type (and of the subclasses made after
+ * this call) as embedding tables, whose parameters the default
+ * [vfunc@Hp.BaseModelConfig.get_nparams_and_flops] leaves out of the
+ * FLOP count: a lookup does no multiply-adds.
+ *
+ * Since: 1.0
  */
 void
-hp_module_class_set_embedding (HpModuleClass *klass,
-                               gboolean       embedding)
+hp_module_type_set_embedding (GType    module_type,
+                              gboolean embedding)
 {
-  g_return_if_fail (HP_IS_MODULE_CLASS (klass));
+  gpointer klass;
 
-  g_type_set_qdata (G_TYPE_FROM_CLASS (klass), embedding_quark (),
-                    GINT_TO_POINTER (embedding ? 1 : -1));
+  g_return_if_fail (g_type_is_a (module_type, HP_TYPE_MODULE));
+
+  module_type_private (module_type, &klass)->embedding = embedding;
+  g_type_class_unref (klass);
 }
 
-/* Whether @self is an embedding table: the nearest class that says */
+/* Whether @self is an embedding table, as its class says */
 gboolean
 _hp_module_is_embedding (HpModule *self)
 {
-  for (GType type = G_OBJECT_TYPE (self); type != G_TYPE_INVALID; type = g_type_parent (type))
-    {
-      gint value = GPOINTER_TO_INT (g_type_get_qdata (type, embedding_quark ()));
-
-      if (value != 0)
-        return value > 0;
-    }
-  return FALSE;
+  return HP_MODULE_CLASS_PRIVATE (HP_MODULE_GET_CLASS (self))->embedding;
 }
 
 /**
@@ -465,7 +499,11 @@ _hp_module_is_embedding (HpModule *self)
 HpModule *
 hp_module_new (void)
 {
-  return g_object_new (HP_TYPE_MODULE, NULL);
+  HpModule *self = g_object_new (HP_TYPE_MODULE, NULL);
+
+  /* cannot fail: an empty configuration has nothing to set up */
+  g_initable_init (G_INITABLE (self), NULL, NULL);
+  return self;
 }
 
 /**
@@ -1408,21 +1446,23 @@ hp_module_init_states (HpModule  *self,
 
 /**
  * hp_module_get_forward_arg_names:
- * @self: a #HpModule
+ * @self: a module
  *
- * The names of the forward arguments, in order: from
- * #HpModuleClass.forward_arg_names when the class implements it,
- * else from the nearest class that called
- * hp_module_class_set_forward_arg_names(), else the single name
- * `input`. They are read once and kept for the module's life.
+ * The names of the forward arguments, in order: those its class
+ * declares ([func@Hp.Module.type_set_forward_arg_names]), or its
+ * nearest ancestor, else the single name `input`. A
+ * [class@Hp.FunctionModule] may name its own.
  *
  * Returns: (transfer none) (array zero-terminated=1): the names
+ *
+ * Since: 1.0
  */
 const gchar * const *
 hp_module_get_forward_arg_names (HpModule *self)
 {
+  static const gchar * const fallback[] = { "input", NULL };
   HpModulePrivate *priv;
-  HpModuleClass *klass;
+  GStrv names;
 
   g_return_val_if_fail (HP_IS_MODULE (self), NULL);
 
@@ -1430,27 +1470,8 @@ hp_module_get_forward_arg_names (HpModule *self)
   if (priv->forward_arg_names != NULL)
     return (const gchar * const *) priv->forward_arg_names;
 
-  klass = HP_MODULE_GET_CLASS (self);
-  if (klass->forward_arg_names != NULL)
-    priv->forward_arg_names = klass->forward_arg_names (self);
-
-  for (GType type = G_OBJECT_TYPE (self);
-       priv->forward_arg_names == NULL && type != G_TYPE_INVALID;
-       type = g_type_parent (type))
-    {
-      const gchar * const *names = g_type_get_qdata (type, forward_arg_names_quark ());
-
-      if (names != NULL)
-        priv->forward_arg_names = g_strdupv ((GStrv) names);
-    }
-
-  if (priv->forward_arg_names == NULL)
-    {
-      const gchar *fallback[] = { "input", NULL };
-
-      priv->forward_arg_names = g_strdupv ((GStrv) fallback);
-    }
-  return (const gchar * const *) priv->forward_arg_names;
+  names = HP_MODULE_CLASS_PRIVATE (HP_MODULE_GET_CLASS (self))->forward_arg_names;
+  return names != NULL ? (const gchar * const *) names : fallback;
 }
 
 /**
@@ -1463,7 +1484,7 @@ hp_module_get_forward_arg_names (HpModule *self)
  * @destroy: (nullable): frees @user_data
  *
  * Registers an inner callable of the module: a piece of its forward
- * that hp_module_call() runs and that a #HpLocalMapConfig can name, so
+ * that hp_module_run_callable() runs and that a #HpLocalMapConfig can name, so
  * that after hp_module_parallelize() it runs on local shards. A
  * callable of that name is replaced.
  */
@@ -1579,7 +1600,7 @@ take_outputs (GPtrArray    *returned,
 }
 
 /**
- * hp_module_call:
+ * hp_module_run_callable:
  * @self: a #HpModule
  * @path: a callable name, or a dotted path such as `attention.inner_sdpa`
  * @args: (element-type HpTensor): the arguments; entries may be %NULL
@@ -1594,7 +1615,7 @@ take_outputs (GPtrArray    *returned,
  *   @path)
  */
 GPtrArray *
-hp_module_call (HpModule     *self,
+hp_module_run_callable (HpModule     *self,
                 const gchar  *path,
                 GPtrArray    *args,
                 GError      **error)
@@ -1624,7 +1645,7 @@ hp_module_call (HpModule     *self,
 }
 
 /**
- * hp_module_forward:
+ * hp_module_call:
  * @self: a #HpModule
  * @args: (element-type HpTensor): the arguments, in the order of
  *   hp_module_get_forward_arg_names(); entries may be %NULL
@@ -1635,11 +1656,12 @@ hp_module_call (HpModule     *self,
  * argument as `in_src_shardings` and `in_dst_shardings` say (a plain
  * tensor becomes a DTensor with its `in_src` placements, or else its
  * `in_dst` ones; a DTensor must have its `in_src` placements; then it is
- * redistributed to `in_dst`); calls #HpModuleClass.compute; converts the
+ * redistributed to `in_dst`); calls [vfunc@Hp.Module.forward]; converts the
  * outputs by index with `out_src_shardings` and `out_dst_shardings` in
  * the same way; emits #HpModule::forward-post.
  *
- * The computation itself is the #HpModuleClass.compute virtual function.
+ * The computation itself is the [vfunc@Hp.Module.forward] virtual
+ * function; its outputs come back in an array that owns them.
  *
  * Returns: (transfer container) (element-type HpTensor): the outputs, or
  *   %NULL with @error set (%HP_ERROR_PLACEMENT when a DTensor does not
@@ -1648,7 +1670,7 @@ hp_module_call (HpModule     *self,
  *   in_src_shardings expects (R).")
  */
 GPtrArray *
-hp_module_forward (HpModule     *self,
+hp_module_call (HpModule     *self,
                    GPtrArray    *args,
                    GError      **error)
 {
@@ -1672,7 +1694,7 @@ hp_module_forward (HpModule     *self,
   if (inputs == NULL)
     return NULL;
 
-  returned = HP_MODULE_GET_CLASS (self)->compute (self, inputs, &local_error);
+  returned = HP_MODULE_GET_CLASS (self)->forward (self, inputs, &local_error);
   outputs = take_outputs (returned, local_error, error, "%s.forward", _hp_module_type_name (self));
   if (outputs == NULL)
     return NULL;
@@ -1686,18 +1708,18 @@ hp_module_forward (HpModule     *self,
 }
 
 /**
- * hp_module_forward1:
+ * hp_module_call1:
  * @self: a #HpModule
  * @input: the one argument
  * @error: return location for a #GError
  *
- * hp_module_forward() for a module with one tensor in and one out.
+ * hp_module_call() for a module with one tensor in and one out.
  *
  * Returns: (transfer full): the first output, or %NULL with @error set
  *   (%HP_ERROR_INVALID_ARGUMENT when there is no tensor output)
  */
 HpTensor *
-hp_module_forward1 (HpModule     *self,
+hp_module_call1 (HpModule     *self,
                     HpTensor     *input,
                     GError      **error)
 {
@@ -1711,7 +1733,7 @@ hp_module_forward1 (HpModule     *self,
 
   args = g_ptr_array_new ();
   g_ptr_array_add (args, input);
-  outputs = hp_module_forward (self, args, error);
+  outputs = hp_module_call (self, args, error);
   if (outputs == NULL)
     return NULL;
   first = outputs->len > 0 ? g_ptr_array_index (outputs, 0) : NULL;

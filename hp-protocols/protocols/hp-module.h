@@ -27,33 +27,28 @@ G_DECLARE_DERIVABLE_TYPE (HpModule, hp_module, HP, MODULE, HpConfigurable)
 /**
  * HpModuleClass:
  * @parent_class: the parent class
- * @compute: computes the outputs from the arguments: the `forward` of a
- *   PyTorch module, called by hp_module_forward() between the
- *   redistributions a sharding configuration asks for. It returns
- *   (transfer full) an array of new references (element-type HpTensor);
- *   the array may have a free function or not. Python subclasses may
- *   implement it as `do_forward` (the override maps the name). It is
- *   not called `forward` because bindings would then pair it with
- *   hp_module_forward(), whose array they must not free twice
+ * @forward: computes the outputs from the arguments, the `forward` of a
+ *   PyTorch module; [method@Hp.Module.call] calls it between the
+ *   redistributions a sharding configuration asks for (see
+ *   [vfunc@Hp.Module.forward] for what it owns and returns)
  * @reset_parameters: gives the module's own parameters their first
- *   values when the module has no #HpParamInit; @seed is different for
- *   every module of a tree and the same on every rank (derive one per
- *   parameter with hp_module_derive_seed())
+ *   values when the module has no [class@Hp.ParamInit]; @seed is
+ *   different for every module of a tree and the same on every rank
+ *   (derive one per parameter with [func@Hp.Module.derive_seed])
  * @init_self_buffers: computes the module's own buffers
- * @forward_arg_names: the names of the forward arguments, in order
- *   (transfer full), for classes that do not call
- *   hp_module_class_set_forward_arg_names(); Python may implement it as
- *   `do_get_forward_arg_names`
  *
- * The class of modules. A subclass implements @compute and, when it has
+ * The class of modules. A subclass implements @forward and, when it has
  * parameters, @reset_parameters or an initialiser per parameter in its
- * configuration's #HpParamInit.
+ * configuration's [class@Hp.ParamInit]; it names its forward arguments
+ * with [func@Hp.Module.type_set_forward_arg_names].
+ *
+ * Since: 1.0
  */
 struct _HpModuleClass
 {
   HpConfigurableClass parent_class;
 
-  GPtrArray *(*compute)               (HpModule   *self,
+  GPtrArray *(*forward)               (HpModule   *self,
                                        GPtrArray  *args,
                                        GError    **error);
   gboolean   (*reset_parameters)      (HpModule   *self,
@@ -61,17 +56,16 @@ struct _HpModuleClass
                                        GError    **error);
   gboolean   (*init_self_buffers)     (HpModule   *self,
                                        GError    **error);
-  GStrv      (*forward_arg_names)     (HpModule   *self);
 
   /*< private >*/
-  gpointer padding[12];
+  gpointer padding[13];
 };
 
 HP_AVAILABLE_IN_ALL
-void              hp_module_class_set_forward_arg_names (HpModuleClass       *klass,
+void              hp_module_type_set_forward_arg_names  (GType                module_type,
                                                          const gchar * const *names);
 HP_AVAILABLE_IN_ALL
-void              hp_module_class_set_embedding         (HpModuleClass       *klass,
+void              hp_module_type_set_embedding          (GType                module_type,
                                                          gboolean             embedding);
 
 HP_AVAILABLE_IN_ALL
@@ -158,17 +152,17 @@ HP_AVAILABLE_IN_ALL
 gboolean          hp_module_callable_is_local_mapped    (HpModule            *self,
                                                          const gchar         *path);
 HP_AVAILABLE_IN_ALL
-GPtrArray        *hp_module_call                        (HpModule            *self,
+GPtrArray        *hp_module_run_callable                        (HpModule            *self,
                                                          const gchar         *path,
                                                          GPtrArray           *args,
                                                          GError             **error);
 
 HP_AVAILABLE_IN_ALL
-GPtrArray        *hp_module_forward                     (HpModule            *self,
+GPtrArray        *hp_module_call                     (HpModule            *self,
                                                          GPtrArray           *args,
                                                          GError             **error);
 HP_AVAILABLE_IN_ALL
-HpTensor         *hp_module_forward1                    (HpModule            *self,
+HpTensor         *hp_module_call1                    (HpModule            *self,
                                                          HpTensor            *input,
                                                          GError             **error);
 

@@ -35,7 +35,7 @@ hp_sequential_forward (HpModule   *module,
   current = _hp_object_array_copy (args);
   for (guint i = 0; i < n; i++)
     {
-      GPtrArray *next = hp_module_forward (hp_module_list_get (list, i), current, error);
+      GPtrArray *next = hp_module_call (hp_module_list_get (list, i), current, error);
 
       if (next == NULL)
         return NULL;
@@ -50,7 +50,7 @@ hp_sequential_class_init (HpSequentialClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_sequential_forward;
+  module_class->forward = hp_sequential_forward;
 }
 
 static void

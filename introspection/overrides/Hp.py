@@ -11,7 +11,8 @@ Configurations and configurable classes are written as in torchtitan::
             in_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
             out_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
 
-        def setup(self):
+        def do_setup(self):
+            super().do_setup()
             config = self.config
             weight = Hp.Tensor.new_zeros(Hp.DType.FLOAT64,
                                          [config.out_features, config.in_features])
@@ -43,8 +44,6 @@ import json
 import re
 import sys
 
-# what PyGObject's class set-up calls for each do_* method
-from gi._gi import hook_up_vfunc_implementation
 from gi.module import get_introspection_module
 from gi.overrides import override
 from gi.repository import Gio, GLib, GObject
@@ -52,11 +51,6 @@ from gi.repository import Gio, GLib, GObject
 Hp = get_introspection_module("Hp")
 
 __all__ = []
-
-# GObjectClass.constructed, which PyGObject does not offer as do_constructed
-_CONSTRUCTED = next(vfunc for vfunc in GObject.Object.__info__.get_vfuncs()
-                    if vfunc.get_name() == "constructed")
-
 
 def _is_binding_module(module):
     return module.startswith(("gi.repository.", "gi.overrides."))
@@ -240,66 +234,57 @@ Config = override(Config)
 __all__.append("Config")
 
 
-def _starts_line(bases, module):
-    """Whether a class being defined is the first one written in Python on
-    its line of configurable classes."""
-    return not _is_binding_module(module) and not any(
-        _is_user_class(base) for base in bases if issubclass(base, Hp.Configurable))
-
-
-def _take_setup_error(self):
-    """The exception setup() raised while self was being made, once."""
-    return self.__dict__.pop("_hp_setup_error", None)
-
-
-def _init(self, cancellable):
-    """Gio.Initable.init of the configurable classes written in Python:
-    raises what setup() raised, so that hp_config_build() fails with it."""
-    error = _take_setup_error(self)
-    if error is None:
+def _vfunc_returning_true(name, method):
+    """A do_setup or do_validate that returns True when method returns,
+    and raises what it raised as a GLib.Error (any other exception as
+    Hp.Error.CONFIG), as the C virtual function expects."""
+    def vfunc(self):
+        try:
+            method(self)
+        except GLib.Error:
+            raise
+        except Exception as error:  # pylint: disable=broad-except
+            raise GLib.Error.new_literal(
+                Hp.error_quark(), "%s.%s() raised %s: %s" % (
+                    type(self).__qualname__, name, type(error).__name__, error),
+                int(Hp.Error.CONFIG)) from error
         return True
-    if isinstance(error, GLib.Error):
-        raise error
-    raise GLib.Error.new_literal(Hp.error_quark(),
-                                 "%s.setup() raised %s: %s" % (type(self).__qualname__,
-                                                               type(error).__name__, error),
-                                 int(Hp.Error.CONFIG))
+    vfunc.__name__ = method.__name__
+    vfunc.__doc__ = method.__doc__
+    return vfunc
+
+
+def _nearest_binding_class(cls):
+    """The nearest class of cls's line made from the typelib (or an
+    override), whose virtual functions are C ones."""
+    return next(base for base in cls.__mro__
+                if hasattr(base, "__gtype__") and not _is_user_class(base))
+
+
+class _ChainUp:
+    """Sits between the first Python class of a line and its C parent,
+    so that ``super().do_setup()`` reaches the C implementation (PyGObject
+    calls a C virtual function as ``Parent.do_setup(self)``)."""
+
+    def do_setup(self):
+        return _nearest_binding_class(type(self)).do_setup(self)
 
 
 class _ConfigurableMeta(_NamedMeta):
-    """Gives the first Python class of each line of configurable classes
-    the ``constructed`` hook that calls ``setup()`` and Gio.Initable, and
+    """Wraps a class's do_setup as the C virtual function expects, and
     registers a nested ``Config`` class as built by its enclosing class."""
 
     def __new__(mcls, name, bases, namespace, **kwargs):
-        # a module's forward is the C virtual function "compute" (a vfunc
-        # called "forward" would take the annotations of hp_module_forward(),
-        # whose array must not be freed twice); Python writes do_forward
-        if "do_forward" in namespace and "do_compute" not in namespace:
-            namespace = dict(namespace, do_compute=namespace["do_forward"])
-        # likewise "forward_arg_names", which would otherwise take the
-        # transfer of hp_module_get_forward_arg_names()
-        if "do_get_forward_arg_names" in namespace and "do_forward_arg_names" not in namespace:
-            namespace = dict(namespace, do_forward_arg_names=namespace["do_get_forward_arg_names"])
-        if _starts_line(bases, namespace.get("__module__", "")) \
-                and not any(issubclass(base, Gio.Initable) for base in bases):
-            bases += (Gio.Initable,)
-            namespace = dict(namespace, do_init=namespace.get("do_init", _init))
+        if not _is_binding_module(namespace.get("__module__", "")) and \
+                not any(_is_user_class(base) for base in bases):
+            bases = (_ChainUp,) + bases
+        if "do_setup" in namespace:
+            namespace = dict(namespace,
+                             do_setup=_vfunc_returning_true("setup", namespace["do_setup"]))
         return super().__new__(mcls, name, bases, namespace, **kwargs)
 
     def __init__(cls, name, bases, namespace, **kwargs):
         super().__init__(name, bases, namespace)
-        if _starts_line(bases, cls.__module__):
-            parent = cls.__gtype__.parent
-
-            def constructed(self):
-                _CONSTRUCTED(parent, self)
-                try:
-                    self.setup()
-                except Exception as error:  # pylint: disable=broad-except
-                    self._hp_setup_error = error
-
-            hook_up_vfunc_implementation(_CONSTRUCTED, cls.__gtype__, constructed)
         config = namespace.get("Config")
         if isinstance(config, type) and issubclass(config, Hp.Config):
             Hp.Config.register_owner(config.__gtype__, cls.__gtype__)
@@ -308,50 +293,27 @@ class _ConfigurableMeta(_NamedMeta):
 class Configurable(Hp.Configurable, metaclass=_ConfigurableMeta):
     """An object built from a configuration.
 
-    A subclass written in Python makes its parameters, children and other
-    state from ``self.config`` in :meth:`setup`, which runs once the
-    object is constructed, however it is made: ``Linear(config=...)`` or
-    ``Linear()`` from Python, ``config.build()``, or ``hp_config_build()``
-    from C (a container, another language).
-
-    Why ``setup()`` rather than ``__init__``: when C constructs a class
-    written in Python (``hp_config_build()`` calls ``g_object_new (owner,
-    "config", copy, ...)``), PyGObject calls ``__init__`` without
-    arguments from the instance init function, before any property is
-    set, so ``self.config`` is not there yet; only when Python constructs
-    the object does ``__init__`` get the properties. What both ways share
-    is GObject's ``constructed``, which PyGObject does not offer as
-    ``do_constructed``. This override hooks ``constructed`` on the first
-    Python class of each line of configurable classes: the hook chains up
-    to the C classes (which keep the configuration's param_init and
-    sharding_config, or make a default configuration), then calls
-    ``setup()``. Subclasses extend ``setup()`` with ``super().setup()``;
-    an ``__init__`` must accept being called without arguments. (Making
-    ``Config.build()`` call the Python class instead would leave out every
-    build that C starts.)
-
-    ``constructed`` cannot fail, so what ``setup()`` raises is kept and
-    raised as soon as it can be: by ``__init__`` when Python makes the
-    object, and by ``Gio.Initable.init``, which this override adds to the
-    class, when ``hp_config_build()`` makes it, so that the build fails
-    with a ``GLib.Error`` (a ``GLib.Error`` from ``setup()`` as it is, any
-    other exception as ``Hp.Error.CONFIG``).
+    A subclass makes its parameters, children and other state from
+    ``self.config`` in ``do_setup(self)``, the ``setup`` virtual function
+    of every language, which runs once, however the object is made:
+    ``config.build()``, ``Linear(config=...)`` from Python, or
+    ``hp_config_build()`` from C. It chains up with
+    ``super().do_setup()``; an exception it raises is the error of the
+    build.
     """
 
     def __init__(self, **properties):
         super().__init__(**properties)
-        error = _take_setup_error(self)
-        if error is not None:
-            raise error
+        # made from Python: set up now. When C makes the object,
+        # PyGObject calls __init__ before any property is set (there is
+        # no configuration yet) and the builder initialises it later.
+        if self.get_config() is not None:
+            self.init(None)
 
     @property
     def config(self):
         """The configuration the object was built from."""
         return self.get_config()
-
-    def setup(self):
-        """Makes the object's state from ``self.config``; called once, right
-        after construction. Does nothing here."""
 
 
 Configurable = override(Configurable)

@@ -35,11 +35,12 @@ class Scaled(Hp.Module):
         linear = GObject.Property(type=Hp.LinearConfig)
         factor = GObject.Property(type=float, default=2.0)
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         self.add_child("linear", self.config.linear.build())
 
     def do_forward(self, args):
-        return [self.get_child("linear").forward1(args[0]).scale(self.config.factor)]
+        return [self.get_child("linear").call1(args[0]).scale(self.config.factor)]
 
 
 def main():
@@ -58,8 +59,8 @@ def main():
     Hp.init()
     module = back.build()
     module.init_states(5)
-    y = module.forward1(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3]))
-    expected = module.get_child("linear").forward1(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3])).scale(0.5)
+    y = module.call1(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3]))
+    expected = module.get_child("linear").call1(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3])).scale(0.5)
     if y.get_shape() != [2, 4] or not y.allclose(expected, 0.0, 0.0):
         print("installed.py: wrong output", y.to_string())
         return 1

@@ -68,7 +68,7 @@ main (int   argc,
       !hp_init (&error) ||
       (linear = hp_config_build (config, &error)) == NULL ||
       !hp_module_init_states (HP_MODULE (linear), 3, &error) ||
-      (y = hp_module_forward1 (HP_MODULE (linear), x, &error)) == NULL)
+      (y = hp_module_call1 (HP_MODULE (linear), x, &error)) == NULL)
     {
       fprintf (stderr, "outside: %s\n", error->message);
       return EXIT_FAILURE;

@@ -99,8 +99,8 @@ check('same weights', close(weight.full_tensor().to_float64_array(),
 
 const data = Array.from({length: 18}, (_, i) => ((i * 7) % 11 - 5) / 4);
 const x = Hp.Tensor.new_from_data(Hp.DType.FLOAT64, data, [3, 6]);
-const expected = reference.forward1(x);
-const y = parallel.forward1(x);
+const expected = reference.call1(x);
+const y = parallel.call1(x);
 check('"forward-pre" emitted once', forwards === 1);
 check('the output is sharded by columns',
     y instanceof Hp.DTensor && Hp.placements_to_string(y.get_placements()) === '(S(1))');

@@ -39,7 +39,7 @@ forward_n (gpointer module,
   for (guint i = 0; i < n; i++)
     g_ptr_array_add (args, va_arg (ap, HpTensor *));
   va_end (ap);
-  outputs = hp_module_forward (HP_MODULE (module), args, &error);
+  outputs = hp_module_call (HP_MODULE (module), args, &error);
   g_assert_no_error (error);
   g_assert_nonnull (outputs);
   return outputs;
@@ -50,7 +50,7 @@ forward1 (gpointer  module,
           HpTensor *input)
 {
   g_autoptr(GError) error = NULL;
-  HpTensor *out = hp_module_forward1 (HP_MODULE (module), input, &error);
+  HpTensor *out = hp_module_call1 (HP_MODULE (module), input, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (out);
@@ -235,7 +235,7 @@ call_module1 (HpTensor **inputs,
               gpointer   user_data,
               GError   **error)
 {
-  return hp_module_forward1 (HP_MODULE (user_data), inputs[0], error);
+  return hp_module_call1 (HP_MODULE (user_data), inputs[0], error);
 }
 
 static void
@@ -316,20 +316,20 @@ test_rotary_errors (void)
   hp_test_assert_error (hp_rotary_embedding_new (ints, &error), &error, HP_ERROR_CONFIG,
                         "HpRotaryEmbedding: dtype int64 is not a floating-point type");
 
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (rope), wide, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (rope), wide, &error), &error,
                         HP_ERROR_SHAPE,
                         "HpRotaryEmbedding: x has shape [1, 2, 2, 6], but needs [..., S, H, 4]");
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (rope), flat, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (rope), flat, &error), &error,
                         HP_ERROR_SHAPE, "x has shape [2, 4]");
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (rope), longer, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (rope), longer, &error), &error,
                         HP_ERROR_SHAPE,
                         "HpRotaryEmbedding: sequence length 4 exceeds max-seq-len 3");
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (rope), single, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (rope), single, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "HpRotaryEmbedding: apply_rotary");
   {
     g_autoptr(GPtrArray) none = g_ptr_array_new ();
 
-    hp_test_assert_error (hp_module_forward (HP_MODULE (rope), none, &error), &error,
+    hp_test_assert_error (hp_module_call (HP_MODULE (rope), none, &error), &error,
                           HP_ERROR_INVALID_ARGUMENT,
                           "HpRotaryEmbedding: forward takes the 1 tensors (x), got 0 of 0 arguments");
   }
@@ -342,7 +342,7 @@ test_rotary_errors (void)
   g_clear_error (&error);
 
   unready = g_object_new (HP_TYPE_ROTARY_EMBEDDING, "config", config, NULL);
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (unready), longer, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (unready), longer, &error), &error,
                         HP_ERROR_STATE, "HpRotaryEmbedding is not initialized");
   g_assert_false (hp_module_init_states (HP_MODULE (unready), 0, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
@@ -453,7 +453,7 @@ test_sdpa_callable (void)
   g_ptr_array_add (args, q);
   g_ptr_array_add (args, k);
   g_ptr_array_add (args, v);
-  called = hp_module_call (HP_MODULE (sdpa), "inner_sdpa", args, &error);
+  called = hp_module_run_callable (HP_MODULE (sdpa), "inner_sdpa", args, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (called->len, ==, 2);
   g_assert_cmpuint (forwarded->len, ==, 2);
@@ -559,7 +559,7 @@ call_sdpa (HpTensor **inputs,
 
   for (guint i = 0; i < 3; i++)
     g_ptr_array_add (args, inputs[i]);
-  outputs = hp_module_forward (HP_MODULE (call->sdpa), args, error);
+  outputs = hp_module_call (HP_MODULE (call->sdpa), args, error);
   if (outputs == NULL)
     return NULL;
   return g_object_ref (g_ptr_array_index (outputs, call->output));
@@ -648,26 +648,26 @@ test_sdpa_errors (void)
 
   g_ptr_array_add (args, q);
   g_ptr_array_add (args, k);
-  hp_test_assert_error (hp_module_forward (HP_MODULE (sdpa), args, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (sdpa), args, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT,
                         "HpSDPA: forward takes the 3 tensors (q, k, v), got 2 of 2 arguments");
   g_ptr_array_add (args, NULL);
-  hp_test_assert_error (hp_module_forward (HP_MODULE (sdpa), args, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (sdpa), args, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "got 2 of 3 arguments");
-  hp_test_assert_error (hp_module_call (HP_MODULE (sdpa), "inner_sdpa", args, &error), &error,
+  hp_test_assert_error (hp_module_run_callable (HP_MODULE (sdpa), "inner_sdpa", args, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "got 2 of 3 arguments");
 
   g_ptr_array_index (args, 2) = k;
-  hp_test_assert_error (hp_module_forward (HP_MODULE (sdpa), args, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (sdpa), args, &error), &error,
                         HP_ERROR_SHAPE,
                         "HpSDPA: q [1, 3, 4, 2], k [1, 3, 3, 2] and v [1, 3, 3, 2] do not fit "
                         "(q heads are not a multiple of k and v heads)");
   g_ptr_array_index (args, 1) = k2;
   g_ptr_array_index (args, 2) = v4;
-  hp_test_assert_error (hp_module_forward (HP_MODULE (sdpa), args, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (sdpa), args, &error), &error,
                         HP_ERROR_SHAPE, "(k and v lengths differ)");
   g_ptr_array_index (args, 0) = flat;
-  hp_test_assert_error (hp_module_forward (HP_MODULE (sdpa), args, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (sdpa), args, &error), &error,
                         HP_ERROR_SHAPE,
                         "HpSDPA: q [3, 4, 2], k [1, 3, 2, 2] and v [1, 4, 2, 2] do not fit "
                         "(all must be [batch, seq, heads, head_dim])");
@@ -677,9 +677,9 @@ test_sdpa_errors (void)
   g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
   g_assert_cmpstr (error->message, ==, "HpSDPA needs a HpSDPAConfig, not HpModuleConfig");
   g_clear_error (&error);
-  hp_test_assert_error (hp_module_forward (HP_MODULE (bare), args, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (bare), args, &error), &error,
                         HP_ERROR_STATE, "HpSDPA is not initialized");
-  hp_test_assert_error (hp_module_call (HP_MODULE (bare), "inner_sdpa", args, &error), &error,
+  hp_test_assert_error (hp_module_run_callable (HP_MODULE (bare), "inner_sdpa", args, &error), &error,
                         HP_ERROR_STATE, "HpSDPA is not initialized");
 }
 
@@ -953,7 +953,7 @@ test_gqa_config_errors (void)
   g_assert_cmpstr (error->message, ==,
                    "HpGQAttention needs a HpGQAttentionConfig, not HpModuleConfig");
   g_clear_error (&error);
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (bare), x, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (bare), x, &error), &error,
                         HP_ERROR_STATE, "HpGQAttention is not initialized");
 
   attention = hp_gq_attention_new (rope_dtype, &error);
@@ -962,7 +962,7 @@ test_gqa_config_errors (void)
   hp_gq_attention_config_set_rope (rope_dtype, NULL);
   attention = hp_gq_attention_new (rope_dtype, &error);
   g_assert_no_error (error);
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (attention), x, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (attention), x, &error), &error,
                         HP_ERROR_SHAPE,
                         "HpGQAttention: x has shape [2, 5, 8], but needs [batch, seq, 16] (dim 16)");
 }

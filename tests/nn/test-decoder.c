@@ -121,7 +121,7 @@ run (HpModule     *model,
       g_set_object (&targets, HP_TENSOR (laid_out));
       g_object_unref (laid_out);
     }
-  logits = hp_module_forward1 (model, ids, &error);
+  logits = hp_module_call1 (model, ids, &error);
   g_assert_no_error (error);
   loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
   g_assert_no_error (error);

@@ -270,9 +270,9 @@ test_matches_one_rank (gconstpointer data)
                       TRUE);
     }
 
-  y_ref = hp_module_forward1 (HP_MODULE (reference), x_ref, &error);
+  y_ref = hp_module_call1 (HP_MODULE (reference), x_ref, &error);
   g_assert_no_error (error);
-  y = hp_module_forward1 (HP_MODULE (sharded), x, &error);
+  y = hp_module_call1 (HP_MODULE (sharded), x, &error);
   g_assert_no_error (error);
   g_assert_true (HP_IS_DTENSOR (y));
   placements = hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (y)));
@@ -316,12 +316,12 @@ test_uneven_heads (void)
   g_autoptr(HpGQAttention) mapped = new_attention (sizes, TRUE, FALSE, TRUE, mesh);
   g_autoptr(HpGQAttention) unmapped = new_attention (sizes, TRUE, FALSE, FALSE, mesh);
   g_autoptr(HpTensor) x = new_input (sizes, FALSE, mesh);
-  g_autoptr(HpTensor) y_ref = hp_module_forward1 (HP_MODULE (reference), x, &error);
+  g_autoptr(HpTensor) y_ref = hp_module_call1 (HP_MODULE (reference), x, &error);
   g_autoptr(HpTensor) y_mapped = NULL;
   g_autoptr(HpTensor) y_unmapped = NULL;
 
   g_assert_no_error (error);
-  y_mapped = hp_module_forward1 (HP_MODULE (mapped), x, &error);
+  y_mapped = hp_module_call1 (HP_MODULE (mapped), x, &error);
   if (8 % n == 0 && 4 % n == 0)
     {
       g_assert_no_error (error);
@@ -339,7 +339,7 @@ test_uneven_heads (void)
       g_assert_cmpstr (error->message, ==, message);
       g_clear_error (&error);
     }
-  y_unmapped = hp_module_forward1 (HP_MODULE (unmapped), x, &error);
+  y_unmapped = hp_module_call1 (HP_MODULE (unmapped), x, &error);
   g_assert_no_error (error);
   assert_matches (y_unmapped, y_ref, n == 1);
 }
@@ -356,8 +356,8 @@ test_unsharded_is_unchanged (void)
   g_autoptr(HpGQAttention) parallelized = new_attention (sizes, FALSE, FALSE, FALSE, mesh);
   g_autoptr(HpTensor) x_ref = new_input (sizes, FALSE, mesh);
   g_autoptr(HpTensor) x = new_input (sizes, FALSE, mesh);
-  g_autoptr(HpTensor) y_ref = hp_module_forward1 (HP_MODULE (reference), x_ref, &error);
-  g_autoptr(HpTensor) y = hp_module_forward1 (HP_MODULE (parallelized), x, &error);
+  g_autoptr(HpTensor) y_ref = hp_module_call1 (HP_MODULE (reference), x_ref, &error);
+  g_autoptr(HpTensor) y = hp_module_call1 (HP_MODULE (parallelized), x, &error);
   g_autoptr(HpTensor) loss_ref = NULL;
   g_autoptr(HpTensor) loss = NULL;
   g_autoptr(HpStateDict) params_ref = hp_module_named_parameters (HP_MODULE (reference));

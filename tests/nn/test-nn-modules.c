@@ -97,7 +97,7 @@ forward1 (gpointer  module,
           HpTensor *input)
 {
   g_autoptr(GError) error = NULL;
-  HpTensor *out = hp_module_forward1 (HP_MODULE (module), input, &error);
+  HpTensor *out = hp_module_call1 (HP_MODULE (module), input, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (out);
@@ -293,12 +293,12 @@ test_linear_errors (void)
                         &error, HP_ERROR_CONFIG, "in_dim");
 
   /* in-features 3, input [2, 4] */
-  result = hp_module_forward1 (HP_MODULE (linear), x, &error);
+  result = hp_module_call1 (HP_MODULE (linear), x, &error);
   hp_test_assert_error (result, &error, HP_ERROR_SHAPE, "");
 
   g_ptr_array_add (two, x);
   g_ptr_array_add (two, x);
-  hp_test_assert_error (hp_module_forward (HP_MODULE (linear), two, &error), &error,
+  hp_test_assert_error (hp_module_call (HP_MODULE (linear), two, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT,
                         "HpLinear.forward takes one tensor 'input', got 2 arguments");
 }
@@ -405,9 +405,9 @@ test_embedding_errors (void)
   hp_test_assert_error (hp_config_new_from_json (HP_TYPE_EMBEDDING_CONFIG, "{\"embedding-dim\": \"4\"}",
                                                  &error),
                         &error, HP_ERROR_CONFIG, "embedding-dim");
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (embedding), float_ids, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (embedding), float_ids, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "int64");
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (embedding), far_ids, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (embedding), far_ids, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "3");
 }
 
@@ -511,9 +511,9 @@ test_rms_norm_errors (void)
                         &error, HP_ERROR_CONFIG, "eps");
   hp_test_assert_error (hp_config_new_from_json (HP_TYPE_RMS_NORM_CONFIG, "{\"dim\": 0}", &error),
                         &error, HP_ERROR_CONFIG, "dim");
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (norm), x, &error), &error, HP_ERROR_SHAPE, "");
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (norm), x, &error), &error, HP_ERROR_SHAPE, "");
   /* float32 weight, float64 input */
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (norm), x64, &error), &error,
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (norm), x64, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT, "");
 }
 
@@ -768,7 +768,7 @@ test_ffn_errors (void)
                         &error, HP_ERROR_CONFIG, "hidden-dim");
 
   /* dim 4, input [2, 5] */
-  hp_test_assert_error (hp_module_forward1 (HP_MODULE (ffn), x, &error), &error, HP_ERROR_SHAPE, "");
+  hp_test_assert_error (hp_module_call1 (HP_MODULE (ffn), x, &error), &error, HP_ERROR_SHAPE, "");
 }
 
 /* The tensor-parallel styles */

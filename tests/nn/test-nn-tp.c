@@ -215,9 +215,9 @@ assert_equals_one_rank (HpModule     *parallel,
   else
     input = g_object_ref (x);
 
-  y_ref = hp_module_forward1 (reference, x_ref, &error);
+  y_ref = hp_module_call1 (reference, x_ref, &error);
   g_assert_no_error (error);
-  y = hp_module_forward1 (parallel, input, &error);
+  y = hp_module_call1 (parallel, input, &error);
   g_assert_no_error (error);
   assert_placements (y, mesh, output_tp);
   y_full = whole (y);
@@ -411,7 +411,7 @@ test_norm_wrong_input (void)
   g_assert_no_error (error);
   input = hp_dtensor_distribute (x, mesh, replicated, -1, &error);
   g_assert_no_error (error);
-  hp_test_assert_error (hp_module_forward1 (norm, HP_TENSOR (input), &error), &error, HP_ERROR_PLACEMENT,
+  hp_test_assert_error (hp_module_call1 (norm, HP_TENSOR (input), &error), &error, HP_ERROR_PLACEMENT,
                         "HpRMSNorm.input: input DTensor has placements (R), "
                         "but in_src_shardings expects (S(1)).");
 }
@@ -457,8 +457,8 @@ check_embedding (gboolean two_dims,
   assert_same_parameters (parallel, reference, FALSE);
   assert_parameter_placements (parallel, mesh, "weight", "S(0)");
 
-  y_ref = hp_module_forward1 (reference, ids, &error);
-  y = hp_module_forward1 (parallel, ids, &error);
+  y_ref = hp_module_call1 (reference, ids, &error);
+  y = hp_module_call1 (parallel, ids, &error);
   g_assert_no_error (error);
   assert_placements (y, mesh, output_sp ? "S(1)" : "R");
   y_full = whole (y);
@@ -589,9 +589,9 @@ test_ffn_data_parallel (void)
   input = HP_TENSOR (hp_dtensor_distribute (part, tp, sequence, -1, &error));
   g_assert_no_error (error);
 
-  y_ref = hp_module_forward1 (reference, x_ref, &error);
+  y_ref = hp_module_call1 (reference, x_ref, &error);
   g_assert_no_error (error);
-  y = hp_module_forward1 (parallel, input, &error);
+  y = hp_module_call1 (parallel, input, &error);
   g_assert_no_error (error);
   y_full = whole (y);
   y_ref_part = hp_tensor_narrow (y_ref, 0, group * rows, rows, &error);

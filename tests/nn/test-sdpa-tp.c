@@ -72,7 +72,7 @@ run (HpSDPA    *sdpa,
   g_ptr_array_add (args, q);
   g_ptr_array_add (args, k);
   g_ptr_array_add (args, v);
-  return hp_module_forward (HP_MODULE (sdpa), args, error);
+  return hp_module_call (HP_MODULE (sdpa), args, error);
 }
 
 /* sum (out * weights) for every output, weights laid out like out */

@@ -114,10 +114,10 @@ hp_toy_linear_class_init (HpToyLinearClass *klass)
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   object_class->constructed = hp_toy_linear_constructed;
-  module_class->compute = hp_toy_linear_forward;
+  module_class->forward = hp_toy_linear_forward;
   module_class->reset_parameters = hp_toy_linear_reset_parameters;
-  hp_module_class_set_forward_arg_names (module_class,
-                                         (const gchar * const[]) { "input", NULL });
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "input", NULL });
 }
 
 static void
@@ -154,10 +154,10 @@ hp_toy_embedding_class_init (HpToyEmbeddingClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_toy_embedding_forward;
-  hp_module_class_set_embedding (module_class, TRUE);
-  hp_module_class_set_forward_arg_names (module_class,
-                                         (const gchar * const[]) { "ids", NULL });
+  module_class->forward = hp_toy_embedding_forward;
+  hp_module_type_set_embedding (G_TYPE_FROM_CLASS (klass), TRUE);
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "ids", NULL });
 }
 
 static void
@@ -259,7 +259,6 @@ hp_toy_no_init_new (void)
 struct _HpToyInner
 {
   HpModule parent_instance;
-  guint name_calls;
   guint inner_calls;
 };
 
@@ -282,17 +281,7 @@ hp_toy_inner_forward (HpModule   *module,
                       GPtrArray  *args,
                       GError    **error)
 {
-  return hp_module_call (module, "inner", args, error);
-}
-
-static GStrv
-hp_toy_inner_get_forward_arg_names (HpModule *module)
-{
-  HpToyInner *self = HP_TOY_INNER (module);
-  const gchar *names[] = { "x", NULL };
-
-  self->name_calls++;
-  return g_strdupv ((GStrv) names);
+  return hp_module_run_callable (module, "inner", args, error);
 }
 
 static void
@@ -300,8 +289,9 @@ hp_toy_inner_class_init (HpToyInnerClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  module_class->compute = hp_toy_inner_forward;
-  module_class->forward_arg_names = hp_toy_inner_get_forward_arg_names;
+  module_class->forward = hp_toy_inner_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "x", NULL });
 }
 
 static void
@@ -315,12 +305,6 @@ HpToyInner *
 hp_toy_inner_new (HpModuleConfig *config)
 {
   return g_object_new (HP_TYPE_TOY_INNER, "config", config, NULL);
-}
-
-guint
-hp_toy_inner_get_name_calls (HpToyInner *self)
-{
-  return self->name_calls;
 }
 
 guint
@@ -444,11 +428,11 @@ hp_toy_model_forward (HpModule   *module,
 {
   HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (module, "layers"));
   g_autoptr(GPtrArray) current =
-    hp_module_forward (hp_module_get_child (module, "embed"), args, error);
+    hp_module_call (hp_module_get_child (module, "embed"), args, error);
 
   for (guint i = 0; current != NULL && i < hp_module_list_get_length (layers); i++)
     {
-      GPtrArray *next = hp_module_forward (hp_module_list_get (layers, i), current, error);
+      GPtrArray *next = hp_module_call (hp_module_list_get (layers, i), current, error);
 
       g_ptr_array_unref (current);
       current = next;
@@ -460,9 +444,9 @@ static void
 hp_toy_model_class_init (HpToyModelClass *klass)
 {
   G_OBJECT_CLASS (klass)->constructed = hp_toy_model_constructed;
-  HP_MODULE_CLASS (klass)->compute = hp_toy_model_forward;
-  hp_module_class_set_forward_arg_names (HP_MODULE_CLASS (klass),
-                                         (const gchar * const[]) { "ids", NULL });
+  HP_MODULE_CLASS (klass)->forward = hp_toy_model_forward;
+  hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
+                                        (const gchar * const[]) { "ids", NULL });
 }
 
 static void

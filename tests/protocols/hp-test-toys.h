@@ -40,13 +40,11 @@ G_DECLARE_FINAL_TYPE (HpToyNoInit, hp_toy_no_init, HP, TOY_NO_INIT, HpModule)
 HpToyNoInit *hp_toy_no_init_new (void);
 
 /* Forward runs its registered callable "inner" (softmax over the last
- * dim) on its one argument; get_forward_arg_names is implemented (and
- * counts its calls) and names the argument "x" */
+ * dim) on its one argument, which its class names "x" */
 #define HP_TYPE_TOY_INNER (hp_toy_inner_get_type ())
 G_DECLARE_FINAL_TYPE (HpToyInner, hp_toy_inner, HP, TOY_INNER, HpModule)
 
 HpToyInner *hp_toy_inner_new      (HpModuleConfig *config);
-guint       hp_toy_inner_get_name_calls  (HpToyInner *self);
 guint       hp_toy_inner_get_inner_calls (HpToyInner *self);
 
 /* A model: "embed" (HpToyEmbedding vocab x dim), "layers" (a list of

@@ -73,12 +73,21 @@ test_leaf_config_init (TestLeafConfig *self)
 {
 }
 
-static gboolean
-test_leaf_init_with_error (GInitable     *initable,
-                           GCancellable  *cancellable,
-                           GError       **error)
+struct _TestLeaf
 {
-  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (initable));
+  HpConfigurable parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TestLeaf, test_leaf, HP_TYPE_CONFIGURABLE)
+
+static gboolean
+test_leaf_setup (HpConfigurable  *configurable,
+                 GError         **error)
+{
+  HpConfig *config = hp_configurable_get_config (configurable);
+
+  if (!HP_CONFIGURABLE_CLASS (test_leaf_parent_class)->setup (configurable, error))
+    return FALSE;
 
   if (hp_test_get_int (config, "depth") == 13)
     {
@@ -89,15 +98,15 @@ test_leaf_init_with_error (GInitable     *initable,
 }
 
 static void
-test_leaf_initable_init (GInitableIface *iface)
+test_leaf_class_init (TestLeafClass *klass)
 {
-  iface->init = test_leaf_init_with_error;
+  HP_CONFIGURABLE_CLASS (klass)->setup = test_leaf_setup;
 }
 
-HP_TEST_DEFINE_EMPTY_TYPE_WITH_INTERFACE (TestLeaf, test_leaf,
-                                          HpConfigurable, HP_TYPE_CONFIGURABLE,
-                                          G_TYPE_INITABLE,
-                                          test_leaf_initable_init)
+static void
+test_leaf_init (TestLeaf *self)
+{
+}
 
 /* ------------------------------------------------------------------ */
 

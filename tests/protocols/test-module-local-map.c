@@ -65,7 +65,7 @@ test_wraps_callable (void)
   g_assert_no_error (error);
   g_assert_true (hp_module_callable_is_local_mapped (HP_MODULE (module), "inner"));
 
-  y = hp_module_forward1 (HP_MODULE (module), x, &error);
+  y = hp_module_call1 (HP_MODULE (module), x, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (hp_toy_inner_get_inner_calls (module), ==, 1);
   hp_test_assert_placements (y, "(S(0))");
@@ -104,8 +104,8 @@ test_unset_is_unchanged (void)
   g_assert_true (hp_module_parallelize (HP_MODULE (module), mesh, &error));
   g_assert_no_error (error);
   g_assert_false (hp_module_callable_is_local_mapped (HP_MODULE (module), "inner"));
-  y = hp_module_forward1 (HP_MODULE (module), x, &error);
-  y_ref = hp_module_forward1 (HP_MODULE (untouched), x, &error);
+  y = hp_module_call1 (HP_MODULE (module), x, &error);
+  y_ref = hp_module_call1 (HP_MODULE (untouched), x, &error);
   g_assert_no_error (error);
   g_assert_false (HP_IS_DTENSOR (y));
   hp_test_assert_identical (y, y_ref);
@@ -138,7 +138,7 @@ test_dotted_callable_path (void)
   shard0 = hp_placements_new_from_string ("S(0)", &error);
   x_rows = hp_dtensor_distribute (x, mesh, shard0, -1, &error);
   g_ptr_array_add (args, x_rows);
-  outputs = hp_module_call (HP_MODULE (child), "inner", args, &error);
+  outputs = hp_module_run_callable (HP_MODULE (child), "inner", args, &error);
   g_assert_no_error (error);
   full = hp_dtensor_full_tensor (g_ptr_array_index (outputs, 0), &error);
   expected = hp_tensor_softmax (x, -1, &error);

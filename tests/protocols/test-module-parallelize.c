@@ -96,8 +96,8 @@ test_linear_equals_one_rank (void)
   weight_full = hp_test_full_tensor (weight);
   hp_test_assert_close (weight_full, hp_module_get_parameter (reference, "weight"), 0, 0);
 
-  y_ref = hp_module_forward1 (reference, x_ref, &error);
-  y = hp_module_forward1 (parallel, x, &error);
+  y_ref = hp_module_call1 (reference, x_ref, &error);
+  y = hp_module_call1 (parallel, x, &error);
   g_assert_no_error (error);
   hp_test_assert_placements (y, "(S(1))");
   y_full = hp_test_full_tensor (y);
@@ -300,13 +300,13 @@ test_input_placement_mismatch (void)
   shard0 = hp_placements_new_from_string ("S(0)", &error);
   x_sharded = hp_dtensor_distribute (x, mesh, shard0, -1, &error);
   g_assert_no_error (error);
-  hp_test_assert_error (hp_module_forward1 (linear, HP_TENSOR (x_sharded), &error), &error,
+  hp_test_assert_error (hp_module_call1 (linear, HP_TENSOR (x_sharded), &error), &error,
                         HP_ERROR_PLACEMENT,
                         "HpToyLinear.input: input DTensor has placements (S(0)), "
                         "but in_src_shardings expects (R).");
 
   /* a plain tensor is taken as the in_src layout: replicated */
-  y = hp_module_forward1 (linear, x, &error);
+  y = hp_module_call1 (linear, x, &error);
   g_assert_no_error (error);
   g_assert_true (HP_IS_DTENSOR (y));
 }
@@ -340,10 +340,10 @@ test_negative_shard_dim (void)
   shard1 = hp_placements_new_from_string ("S(1)", &error);
   x_columns = hp_dtensor_distribute (x, mesh, shard1, -1, &error);
   g_assert_no_error (error);
-  y = hp_module_forward1 (linear, HP_TENSOR (x_columns), &error);
+  y = hp_module_call1 (linear, HP_TENSOR (x_columns), &error);
   g_assert_no_error (error);
   y_full = hp_dtensor_full_tensor (HP_DTENSOR (y), &error);
-  y_ref = hp_module_forward1 (reference, x, &error);
+  y_ref = hp_module_call1 (reference, x, &error);
   g_assert_no_error (error);
   hp_test_assert_close (y_full, y_ref, 1e-12, 1e-12);
 }
@@ -362,11 +362,11 @@ test_no_sharding_config (void)
   HpTensor *weight = hp_module_get_parameter (linear, "weight");
 
   g_assert_true (hp_module_init_states (linear, 3, &error));
-  before = hp_module_forward1 (linear, x, &error);
+  before = hp_module_call1 (linear, x, &error);
   g_assert_true (hp_module_parallelize (linear, mesh, &error));
   g_assert_no_error (error);
   g_assert_true (hp_module_get_parameter (linear, "weight") == weight);
-  after = hp_module_forward1 (linear, x, &error);
+  after = hp_module_call1 (linear, x, &error);
   g_assert_no_error (error);
   g_assert_false (HP_IS_DTENSOR (after));
   hp_test_assert_identical (after, before);
@@ -424,7 +424,7 @@ test_layout_conflicts (void)
   g_assert_true (hp_module_init_states (checked, 0, &error));
   g_assert_true (hp_module_parallelize (checked, mesh, &error));
   g_assert_no_error (error);
-  hp_test_assert_error (hp_module_forward1 (checked, x, &error), &error, HP_ERROR_PLACEMENT,
+  hp_test_assert_error (hp_module_call1 (checked, x, &error), &error, HP_ERROR_PLACEMENT,
                         "HpToyLinear.output[0]: output DTensor has placements (S(1)), "
                         "but out_src_shardings expects (R).");
 }

@@ -22,7 +22,8 @@ class Linear(Hp.Module):
         in_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
         out_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         config = self.config
         self.register_parameter("weight", Hp.Tensor.new_zeros(
             Hp.DType.FLOAT64, [config.out_features, config.in_features]))
@@ -35,7 +36,8 @@ class Inner(Hp.Module):
     """softmax(x) over the last dim, through the registered callable
     "inner", which parallelize() may wrap with local_map"""
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         self.inner_calls = 0
         self.register_callable("inner", self.inner)
 
@@ -44,11 +46,11 @@ class Inner(Hp.Module):
         self.seen_dtensor = isinstance(args[0], Hp.DTensor)
         return [args[0].softmax(-1)]
 
-    def do_get_forward_arg_names(self):
-        return ["x"]
-
     def do_forward(self, args):
-        return self.call("inner", args)
+        return self.run_callable("inner", args)
+
+
+Hp.Module.type_set_forward_arg_names(Inner, ["x"])
 
 
 def inner_config():
@@ -125,8 +127,8 @@ class ModuleParallelizeTest(unittest.TestCase):
         x = from_numpy(self.x)
         x_ref.set_requires_grad(True)
         x.set_requires_grad(True)
-        y_ref, = reference.forward([x_ref])
-        y, = parallel.forward([x])
+        y_ref, = reference.call([x_ref])
+        y, = parallel.call([x])
         self.assertIsInstance(y, Hp.DTensor)
         self.assertEqual(placements(y), ["S(1)"])
         self.assertEqual(y.get_shape(), [3, 5])
@@ -160,7 +162,7 @@ class ModuleParallelizeTest(unittest.TestCase):
         assert_error(self, Hp.Error.PLACEMENT,
                      "%s.input: input DTensor has placements (S(0)), but in_src_shardings "
                      "expects (R)." % Linear.__gtype__.name,
-                     checked.forward, [dtensor_input])
+                     checked.call, [dtensor_input])
 
     def test_local_mapped_callable(self):
         module = Inner(config=inner_config())
@@ -173,24 +175,24 @@ class ModuleParallelizeTest(unittest.TestCase):
         self.assertFalse(reference.callable_is_local_mapped("inner"))
 
         x = np.arange(21.0).reshape(7, 3) % 5 - 2
-        y = module.forward1(from_numpy(x))
+        y = module.call1(from_numpy(x))
         self.assertEqual(module.inner_calls, 1)
         self.assertFalse(module.seen_dtensor, "local_map hands the callable local tensors")
         self.assertEqual(placements(y), ["S(0)"])
-        y_ref = reference.forward1(from_numpy(x))
+        y_ref = reference.call1(from_numpy(x))
         self.assertFalse(reference.seen_dtensor)
         np.testing.assert_allclose(to_numpy(y.full_tensor()), to_numpy(y_ref), rtol=1e-14)
 
         # the callable may be called by path, on distributed inputs
         rows = Hp.DTensor.distribute(from_numpy(x), self.mesh, "S(0)", -1)
-        out, = module.call("inner", [rows])
+        out, = module.run_callable("inner", [rows])
         np.testing.assert_allclose(to_numpy(out.full_tensor()), to_numpy(y_ref), rtol=1e-14)
         parent = Hp.Module.new()
         parent.add_child("attention", Inner())
         self.assertTrue(parent.has_callable("attention.inner"))
         assert_error(self, Hp.Error.INVALID_ARGUMENT,
                      "HpModule has no callable 'attention.outer'",
-                     parent.call, "attention.outer", [from_numpy(x)])
+                     parent.run_callable, "attention.outer", [from_numpy(x)])
 
 
 if __name__ == "__main__":

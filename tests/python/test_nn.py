@@ -83,9 +83,9 @@ class LayerTest(unittest.TestCase):
         p = params(linear)
         self.assertEqual(sorted(p), ["bias", "weight"])
         x = randn((4, 3), 1)
-        self.assert_close(linear.forward1(from_numpy(x)), x @ p["weight"].T + p["bias"])
+        self.assert_close(linear.call1(from_numpy(x)), x @ p["weight"].T + p["bias"])
         assert_error(self, Hp.Error.SHAPE, "linear: input [4, 2] and weight [2, 3] do not fit (2 != 3)",
-                     linear.forward1, from_numpy(np.ones((4, 2))))
+                     linear.call1, from_numpy(np.ones((4, 2))))
 
     def test_embedding(self):
         config = Hp.EmbeddingConfig.new(5, 3).replace(dtype=F64)
@@ -94,7 +94,7 @@ class LayerTest(unittest.TestCase):
         embedding = Hp.Embedding.new(config)
         embedding.init_states(2)
         ids = np.array([[0, 4], [2, 2]], dtype=np.int64)
-        self.assert_close(embedding.forward1(Hp.Tensor.from_numpy(ids)), params(embedding)["weight"][ids])
+        self.assert_close(embedding.call1(Hp.Tensor.from_numpy(ids)), params(embedding)["weight"][ids])
 
     def test_rms_norm(self):
         config = Hp.RMSNormConfig.new(4).replace(dtype=F64, eps=1e-5)
@@ -104,7 +104,7 @@ class LayerTest(unittest.TestCase):
         np.testing.assert_array_equal(params(norm)["weight"], np.ones(4))
         norm.register_parameter("weight", from_numpy([1.0, 2.0, 0.5, -1.0]))
         x = randn((2, 3, 4), 2)
-        self.assert_close(norm.forward1(from_numpy(x)), rms_norm(x, [1.0, 2.0, 0.5, -1.0], 1e-5))
+        self.assert_close(norm.call1(from_numpy(x)), rms_norm(x, [1.0, 2.0, 0.5, -1.0], 1e-5))
 
     def test_feed_forward(self):
         config = float64(Hp.FeedForwardConfig.new(4, 6))
@@ -118,7 +118,7 @@ class LayerTest(unittest.TestCase):
         p = params(ffn)
         x = randn((3, 4), 3)
         expected = (silu(x @ p["w1.weight"].T) * (x @ p["w3.weight"].T)) @ p["w2.weight"].T
-        self.assert_close(ffn.forward1(from_numpy(x)), expected)
+        self.assert_close(ffn.call1(from_numpy(x)), expected)
 
     def test_rotary_embedding(self):
         config = Hp.RotaryEmbeddingConfig.new().replace(head_dim=4, max_seq_len=6, theta=100.0, dtype=F64)
@@ -130,7 +130,7 @@ class LayerTest(unittest.TestCase):
         self.assert_close(rope.get_buffer("cos"), cos)
         self.assert_close(rope.get_buffer("sin"), sin)
         x = randn((2, 5, 3, 4), 4)
-        self.assert_close(rope.forward1(from_numpy(x)), rotate(x, cos[:5], sin[:5]))
+        self.assert_close(rope.call1(from_numpy(x)), rotate(x, cos[:5], sin[:5]))
 
     def test_sdpa(self):
         config = Hp.SDPAConfig.new()
@@ -140,7 +140,7 @@ class LayerTest(unittest.TestCase):
         self.assertEqual(sdpa.get_forward_arg_names(), ["q", "k", "v"])
         # the module takes [B, S, H, D]
         q, k, v = randn((1, 3, 4, 2), 5), randn((1, 3, 2, 2), 6), randn((1, 3, 2, 2), 7)
-        out, = sdpa.forward([from_numpy(q), from_numpy(k), from_numpy(v)])
+        out, = sdpa.call([from_numpy(q), from_numpy(k), from_numpy(v)])
         heads = causal_attention(q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3),
                                  v.transpose(0, 2, 1, 3), 0.25)
         self.assert_close(out, heads.transpose(0, 2, 1, 3))
@@ -174,7 +174,7 @@ class LayerTest(unittest.TestCase):
         heads = causal_attention(q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3),
                                  v.transpose(0, 2, 1, 3))
         expected = heads.transpose(0, 2, 1, 3).reshape(b, s, 8) @ p["wo.weight"].T
-        self.assert_close(attention.forward1(from_numpy(x)), expected, rtol=1e-10)
+        self.assert_close(attention.call1(from_numpy(x)), expected, rtol=1e-10)
 
         # the children can be replaced one by one
         wider = Hp.LinearConfig.new(8, 8).replace(dtype=F64, bias=True)
@@ -221,13 +221,13 @@ class LayerTest(unittest.TestCase):
         self.assertTrue(decoder.verify_module_protocol())
         self.assertTrue(decoder.init_weights(1))
         ids = Hp.Tensor.from_numpy(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int64))
-        logits = decoder.forward1(ids)
+        logits = decoder.call1(ids)
         self.assertEqual(logits.get_shape(), [2, 3, 11])
         self.assertTrue(np.all(np.isfinite(to_numpy(logits))))
 
         # the blocks see causal attention: logits of position 0 ignore later tokens
         changed = Hp.Tensor.from_numpy(np.array([[1, 7, 8], [4, 5, 6]], dtype=np.int64))
-        np.testing.assert_allclose(to_numpy(decoder.forward1(changed))[0, 0], to_numpy(logits)[0, 0],
+        np.testing.assert_allclose(to_numpy(decoder.call1(changed))[0, 0], to_numpy(logits)[0, 0],
                                    rtol=1e-12)
         nparams, flops = decoder_config.get_nparams_and_flops(decoder, 16)
         self.assertEqual(nparams, sum(p.size for p in params(decoder).values()))

@@ -19,7 +19,8 @@ class Scale(Hp.Module):
     class Config(Hp.ModuleConfig):
         size = GObject.Property(type=int, default=2, minimum=1, maximum=64)
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         self.register_parameter("weight", Hp.Tensor.new_zeros(Hp.DType.FLOAT64, [self.config.size]))
 
     def do_forward(self, args):
@@ -33,7 +34,7 @@ class NoMpiTest(unittest.TestCase):
         self.assertEqual(Scale.Config.from_dict(config.to_dict()).size, 3)
         scale = config.build()
         scale.init_states(1)
-        self.assertEqual(list(to_numpy(scale.forward([from_numpy([1.0, 2.0, 3.0])])[0])),
+        self.assertEqual(list(to_numpy(scale.call([from_numpy([1.0, 2.0, 3.0])])[0])),
                          [1.0, 2.0, 3.0])
         self.assertFalse(MPI.Is_initialized())
 

@@ -25,7 +25,8 @@ class Linear(Hp.Module):
 
     gain = GObject.Property(type=float, default=1.0)
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         config = self.config
         self.setups = getattr(self, "setups", 0) + 1
         self.register_parameter("weight", Hp.Tensor.new_zeros(
@@ -40,8 +41,8 @@ class ResetLinear(Linear):
     the seed it gets, which it keeps; it also has a buffer (the sum of the
     weight) and a second, optional, argument and output"""
 
-    def setup(self):
-        super().setup()
+    def do_setup(self):
+        super().do_setup()
         self.seeds = []
         self.buffer_inits = 0
         self.register_buffer("total", Hp.Tensor.new_zeros(Hp.DType.FLOAT64, [1]), True)
@@ -57,13 +58,13 @@ class ResetLinear(Linear):
         self.register_buffer("total", from_numpy([total]), True)
         return True
 
-    def do_get_forward_arg_names(self):
-        return ["x", "mask"]
-
     def do_forward(self, args):
         x, mask = args
         y = x.linear(self.get_parameter("weight"), None)
         return [y, None if mask is None else y.mul(mask)]
+
+
+Hp.Module.type_set_forward_arg_names(ResetLinear, ["x", "mask"])
 
 
 class Failing(Hp.Module):
@@ -72,7 +73,8 @@ class Failing(Hp.Module):
     class Config(Hp.ModuleConfig):
         mode = GObject.Property(type=str, default="")
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         if self.config.mode == "value":
             raise ValueError("mode 'value' is not supported")
         if self.config.mode == "glib":
@@ -92,7 +94,8 @@ class Block(Hp.Module):
         layers = GObject.Property(type=Hp.ConfigList)
         name = GObject.Property(type=str, default="block")
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         config = self.config
         if config.middle is not None:
             self.add_child("middle", config.middle.build())
@@ -309,8 +312,9 @@ class BuildTest(unittest.TestCase):
                      Failing.Config(mode="value").build)
         assert_error(self, Hp.Error.SHAPE, "no shape for this mode",
                      Failing.Config(mode="glib").build)
-        with self.assertRaises(ValueError):
-            Failing(config=Failing.Config(mode="value"))
+        assert_error(self, Hp.Error.CONFIG,
+                     "Failing.setup() raised ValueError: mode 'value' is not supported",
+                     Failing, config=Failing.Config(mode="value"))
         assert_error(self, Hp.Error.SHAPE, "no shape for this mode",
                      Failing, config=Failing.Config(mode="glib"))
         self.assertIsInstance(Failing.Config().build(), Failing)
@@ -368,7 +372,7 @@ class ModuleTest(unittest.TestCase):
         linear.connect("forward-post", lambda _, args, outputs: post.append((args, outputs)))
 
         x_tensor = from_numpy(x)
-        outputs = linear.forward([x_tensor])
+        outputs = linear.call([x_tensor])
         self.assertEqual(len(outputs), 1)
         np.testing.assert_array_equal(to_numpy(outputs[0]), 2.0 * x @ w.T)
         self.assertEqual(len(pre), 1)
@@ -376,7 +380,7 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(len(post), 1)
         self.assertIs(post[0][0][0], x_tensor)
         self.assertIs(post[0][1][0], outputs[0])
-        np.testing.assert_array_equal(to_numpy(linear.forward1(x_tensor)), 2.0 * x @ w.T)
+        np.testing.assert_array_equal(to_numpy(linear.call1(x_tensor)), 2.0 * x @ w.T)
         self.assertEqual(len(pre), 2)
 
     def test_forward_arguments_and_outputs(self):
@@ -384,10 +388,10 @@ class ModuleTest(unittest.TestCase):
         reset.register_parameter("weight", from_numpy([[1.0, 0.5], [2.0, 3.0]]))
         self.assertEqual(reset.get_forward_arg_names(), ["x", "mask"])
         x = from_numpy([[1.0, 2.0]])
-        y, masked = reset.forward([x, None])
+        y, masked = reset.call([x, None])
         self.assertIsNone(masked)
         np.testing.assert_array_equal(to_numpy(y), [[2.0, 8.0]])
-        y, masked = reset.forward([x, from_numpy([[0.0, 1.0]])])
+        y, masked = reset.call([x, from_numpy([[0.0, 1.0]])])
         np.testing.assert_array_equal(to_numpy(masked), [[0.0, 8.0]])
 
     def test_forward_references(self):
@@ -405,7 +409,7 @@ class ModuleTest(unittest.TestCase):
         x = from_numpy([1.0, 2.0])
         self.assertEqual(x.__grefcount__, 1)
         for _ in range(3):
-            same, fresh, other = echo.forward([x])
+            same, fresh, other = echo.call([x])
             gc.collect()
             self.assertIs(same, x)
             self.assertIs(fresh, kept[-1])
@@ -418,7 +422,7 @@ class ModuleTest(unittest.TestCase):
         sequential = Hp.Sequential.new()
         sequential.append(Echo())
         gc.collect()
-        same, fresh, other = sequential.forward([x])
+        same, fresh, other = sequential.call([x])
         self.assertIs(same, x)
         self.assertEqual(x.__grefcount__, 1)
         self.assertEqual(fresh.__grefcount__, 1)
@@ -429,13 +433,13 @@ class ModuleTest(unittest.TestCase):
         gc.collect()
         child = sequential.get_child("0")
         self.assertEqual(child.setups, 1)
-        self.assertEqual(sequential.forward([from_numpy(np.ones((1, 3)))])[0].get_shape(), [1, 3])
+        self.assertEqual(sequential.call([from_numpy(np.ones((1, 3)))])[0].get_shape(), [1, 3])
 
     def test_forward_errors(self):
         failing = Failing()
-        assert_error(self, Hp.Error.STATE, "Failing cannot run", failing.forward, [from_numpy([1.0])])
-        assert_error(self, Hp.Error.NOT_SUPPORTED, "HpModule does not implement compute (its forward)",
-                     Hp.Module.new().forward, [from_numpy([1.0])])
+        assert_error(self, Hp.Error.STATE, "Failing cannot run", failing.call, [from_numpy([1.0])])
+        assert_error(self, Hp.Error.NOT_SUPPORTED, "HpModule does not implement forward",
+                     Hp.Module.new().call, [from_numpy([1.0])])
 
 
 class StateDictTest(unittest.TestCase):
@@ -641,7 +645,7 @@ class ContainerTest(unittest.TestCase):
         chain.append(Linear(config=Linear.Config(in_features=3, out_features=1)))
         chain.get_child("0").register_parameter("weight", from_numpy(np.ones((3, 2))))
         chain.get_child("1").register_parameter("weight", from_numpy([[1.0, 2.0, 3.0]]))
-        np.testing.assert_array_equal(to_numpy(chain.forward1(from_numpy([[1.0, 1.0]]))), [[12.0]])
+        np.testing.assert_array_equal(to_numpy(chain.call1(from_numpy([[1.0, 1.0]]))), [[12.0]])
 
     def test_function_module(self):
         calls = []
@@ -652,7 +656,7 @@ class ContainerTest(unittest.TestCase):
 
         added = Hp.FunctionModule.new(None, ["a", "b"], add)
         self.assertEqual(added.get_forward_arg_names(), ["a", "b"])
-        out, = added.forward([from_numpy([1.0]), from_numpy([2.0])])
+        out, = added.call([from_numpy([1.0]), from_numpy([2.0])])
         np.testing.assert_array_equal(to_numpy(out), [3.0])
         self.assertEqual(calls, [added])
         self.assertEqual(Hp.FunctionModule.new(Hp.ModuleConfig.new(), None,
@@ -709,13 +713,26 @@ class Toy(Hp.BaseModel):
             self.dim = 2 * job_config.get_tp()
             return True
 
-    def setup(self):
+    def do_setup(self):
+        super().do_setup()
         self.add_child("proj", Hp.LinearConfig(
             in_features=self.config.dim, out_features=2, dtype=Hp.DType.FLOAT64,
             param_init=Hp.ParamInit.new_from_string("weight=ones")).build())
 
     def do_forward(self, args):
-        return self.get_child("proj").forward(args)
+        return self.get_child("proj").call(args)
+
+
+class Table(Hp.Module):
+    """An embedding table of 5 rows of 2, whose lookups do no
+    multiply-adds"""
+
+    def do_setup(self):
+        super().do_setup()
+        self.register_parameter("weight", Hp.Tensor.new_zeros(Hp.DType.FLOAT64, [5, 2]))
+
+
+Hp.Module.type_set_embedding(Table, True)
 
 
 class HalfWidth(Hp.ModelConfigConverter):
@@ -764,6 +781,10 @@ class ModelTest(unittest.TestCase):
         np.testing.assert_array_equal(to_numpy(model.get_parameter("proj.weight")), np.ones((2, 2)))
         nparams, flops = config.get_nparams_and_flops(model, 16)
         self.assertEqual((nparams, flops), (4, 24))
+        # an embedding table's parameters count, but not in the FLOPs
+        with_table = config.build()
+        with_table.add_child("table", Table())
+        self.assertEqual(config.get_nparams_and_flops(with_table, 16), (14, 24))
 
         # a child whose parameter nothing initialises
         model.add_child("extra", Linear())

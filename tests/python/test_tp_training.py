@@ -56,7 +56,7 @@ class TensorParallelTrainingTest(unittest.TestCase):
         optimizer = adamw().build_optimizer(model.parameters())
         if mesh is not None:
             targets = Hp.DTensor.new_from_local(targets, mesh, "R")
-        logits = model.forward1(ids)
+        logits = model.call1(ids)
         loss = logits.cross_entropy(targets, -100)
         self.assertTrue(loss.backward(None))
         norm = Hp.clip_grad_norm(model.parameters(), 1.0, 2.0)
@@ -129,7 +129,7 @@ class TensorParallelTrainingTest(unittest.TestCase):
         if tp_mesh is not None:
             targets = Hp.DTensor.new_from_local(targets, tp_mesh, "R")
         optimizer = adamw().build_optimizer(model.parameters())
-        loss = model.forward1(ids).cross_entropy(targets, -100)
+        loss = model.call1(ids).cross_entropy(targets, -100)
         loss.backward(None)
         self.assertTrue(Hp.data_parallel_average_gradients(model.parameters(), dp_mesh))
         ok, mean_loss = Hp.data_parallel_average_scalar(dp_mesh, whole(loss).item())

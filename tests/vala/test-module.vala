@@ -99,10 +99,10 @@ static void test_parallel_forward () {
         for (int i = 0; i < 18; i++)
             data[i] = ((i * 7) % 11 - 5) / 4.0;
         var x = new Hp.Tensor.from_data (Hp.DType.FLOAT64, data, { 3, 6 });
-        var expected = reference.forward1 (x);
+        var expected = reference.call1 (x);
         var args = new GenericArray<Hp.Tensor?> ();
         args.add (x);
-        var outputs = parallel.forward (args);
+        var outputs = parallel.call (args);
         assert (forwards == 1);
         assert (outputs.length == 1);
         var y = outputs[0] as Hp.DTensor;
