@@ -30,6 +30,7 @@
 #include "hp-mesh-axis-name.h"
 #include "hp-named-placement.h"
 #include "hp-config.h"
+#include "hp-config-field.h"
 #include "hp-config-list.h"
 #include "hp-configurable.h"
 #include "hp-initializer.h"

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-config-field.h"
 #include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
@@ -60,17 +61,6 @@ struct _HpLinearConfig
 
 G_DEFINE_FINAL_TYPE (HpLinearConfig, hp_linear_config, HP_TYPE_MODULE_CONFIG)
 
-enum {
-  CONFIG_PROP_0,
-  CONFIG_PROP_IN_FEATURES,
-  CONFIG_PROP_OUT_FEATURES,
-  CONFIG_PROP_BIAS,
-  CONFIG_PROP_DTYPE,
-  CONFIG_N_PROPS
-};
-
-static GParamSpec *config_properties[CONFIG_N_PROPS];
-
 struct _HpLinear
 {
   HpModule parent_instance;
@@ -80,133 +70,62 @@ G_DEFINE_FINAL_TYPE (HpLinear, hp_linear, HP_TYPE_MODULE)
 
 /* HpLinearConfig */
 
-static void
-hp_linear_config_get_property (GObject    *object,
-                               guint       prop_id,
-                               GValue     *value,
-                               GParamSpec *pspec)
+/**
+ * HpLinearConfig:in-features:
+ *
+ * The size of the last dim of the input.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpLinearConfig:out-features:
+ *
+ * The size of the last dim of the output.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpLinearConfig:bias:
+ *
+ * Whether the layer adds a learned bias.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpLinearConfig:dtype:
+ *
+ * The element type of the parameters: float32 or float64.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField linear_config_fields[] = {
+  HP_CONFIG_FIELD_INT (HpLinearConfig, in_features, "in-features", "Input features", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_INT (HpLinearConfig, out_features, "out-features", "Output features", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_BOOLEAN (HpLinearConfig, bias, "bias", "Whether there is a bias", FALSE),
+  HP_CONFIG_FIELD_ENUM (HpLinearConfig, dtype, "dtype", "Parameter dtype", hp_dtype_get_type,
+                        HP_DTYPE_FLOAT32),
+};
+
+static gboolean
+hp_linear_config_validate (HpConfig  *config,
+                           GError   **error)
 {
-  HpLinearConfig *self = HP_LINEAR_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_IN_FEATURES:
-      g_value_set_int (value, self->in_features);
-      break;
-    case CONFIG_PROP_OUT_FEATURES:
-      g_value_set_int (value, self->out_features);
-      break;
-    case CONFIG_PROP_BIAS:
-      g_value_set_boolean (value, self->bias);
-      break;
-    case CONFIG_PROP_DTYPE:
-      g_value_set_enum (value, self->dtype);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-set_int (GObject      *object,
-         gint         *field,
-         const GValue *value,
-         GParamSpec   *pspec)
-{
-  if (*field != g_value_get_int (value))
-    {
-      *field = g_value_get_int (value);
-      g_object_notify_by_pspec (object, pspec);
-    }
-}
-
-static void
-hp_linear_config_set_property (GObject      *object,
-                               guint         prop_id,
-                               const GValue *value,
-                               GParamSpec   *pspec)
-{
-  HpLinearConfig *self = HP_LINEAR_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_IN_FEATURES:
-      set_int (object, &self->in_features, value, pspec);
-      break;
-    case CONFIG_PROP_OUT_FEATURES:
-      set_int (object, &self->out_features, value, pspec);
-      break;
-    case CONFIG_PROP_BIAS:
-      if (self->bias != g_value_get_boolean (value))
-        {
-          self->bias = g_value_get_boolean (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      break;
-    case CONFIG_PROP_DTYPE:
-      if (self->dtype != (HpDType) g_value_get_enum (value))
-        {
-          self->dtype = g_value_get_enum (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  return HP_CONFIG_CLASS (hp_linear_config_parent_class)->validate (config, error) &&
+         _hp_nn_check_dtype (config, HP_LINEAR_CONFIG (config)->dtype, error);
 }
 
 static void
 hp_linear_config_class_init (HpLinearConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
-
-  object_class->get_property = hp_linear_config_get_property;
-  object_class->set_property = hp_linear_config_set_property;
-
-  /**
-   * HpLinearConfig:in-features:
-   *
-   * The size of the last dim of the input.
-   */
-  config_properties[CONFIG_PROP_IN_FEATURES] =
-    g_param_spec_int ("in-features", NULL, "Input features", 1, G_MAXINT, 1, flags);
-
-  /**
-   * HpLinearConfig:out-features:
-   *
-   * The size of the last dim of the output.
-   */
-  config_properties[CONFIG_PROP_OUT_FEATURES] =
-    g_param_spec_int ("out-features", NULL, "Output features", 1, G_MAXINT, 1, flags);
-
-  /**
-   * HpLinearConfig:bias:
-   *
-   * Whether the layer adds a learned bias.
-   */
-  config_properties[CONFIG_PROP_BIAS] =
-    g_param_spec_boolean ("bias", NULL, "Whether there is a bias", FALSE, flags);
-
-  /**
-   * HpLinearConfig:dtype:
-   *
-   * The element type of the parameters: float32 or float64.
-   */
-  config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
-
-  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_linear_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), linear_config_fields,
+                                  G_N_ELEMENTS (linear_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_LINEAR);
 }
 
 static void
 hp_linear_config_init (HpLinearConfig *self)
 {
-  self->in_features = 1;
-  self->out_features = 1;
-  self->dtype = HP_DTYPE_FLOAT32;
 }
 
 /**
@@ -218,6 +137,8 @@ hp_linear_config_init (HpLinearConfig *self)
  * float32 parameters.
  *
  * Returns: (transfer full): a new #HpLinearConfig
+ *
+ * Since: 1.0
  */
 HpLinearConfig *
 hp_linear_config_new (gint in_features,
@@ -234,112 +155,68 @@ hp_linear_config_new (gint in_features,
 
 /**
  * hp_linear_config_get_in_features:
- * @self: a #HpLinearConfig
+ * @self: a linear layer configuration
  *
- * Gets #HpLinearConfig:in-features.
+ * Returns: [property@Hp.LinearConfig:in-features]
  *
- * Returns: the number of input features
+ * Since: 1.0
  */
-gint
-hp_linear_config_get_in_features (HpLinearConfig *self)
-{
-  g_return_val_if_fail (HP_IS_LINEAR_CONFIG (self), 0);
-
-  return self->in_features;
-}
+HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gint, in_features, 0)
 
 /**
  * hp_linear_config_get_out_features:
- * @self: a #HpLinearConfig
+ * @self: a linear layer configuration
  *
- * Gets #HpLinearConfig:out-features.
+ * Returns: [property@Hp.LinearConfig:out-features]
  *
- * Returns: the number of output features
+ * Since: 1.0
  */
-gint
-hp_linear_config_get_out_features (HpLinearConfig *self)
-{
-  g_return_val_if_fail (HP_IS_LINEAR_CONFIG (self), 0);
-
-  return self->out_features;
-}
+HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gint, out_features, 0)
 
 /**
  * hp_linear_config_get_bias:
- * @self: a #HpLinearConfig
+ * @self: a linear layer configuration
  *
- * Gets #HpLinearConfig:bias.
+ * Returns: [property@Hp.LinearConfig:bias]
  *
- * Returns: whether the layer has a bias
+ * Since: 1.0
  */
-gboolean
-hp_linear_config_get_bias (HpLinearConfig *self)
-{
-  g_return_val_if_fail (HP_IS_LINEAR_CONFIG (self), FALSE);
-
-  return self->bias;
-}
+HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gboolean, bias, FALSE)
 
 /**
  * hp_linear_config_get_dtype:
- * @self: a #HpLinearConfig
+ * @self: a linear layer configuration
  *
- * Gets #HpLinearConfig:dtype.
+ * Returns: [property@Hp.LinearConfig:dtype]
  *
- * Returns: the element type of the parameters
+ * Since: 1.0
  */
-HpDType
-hp_linear_config_get_dtype (HpLinearConfig *self)
-{
-  g_return_val_if_fail (HP_IS_LINEAR_CONFIG (self), HP_DTYPE_FLOAT32);
-
-  return self->dtype;
-}
+HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, HpDType, dtype, HP_DTYPE_FLOAT32)
 
 /* HpLinear */
-
-static HpLinearConfig *
-get_config (HpLinear *self)
-{
-  return HP_LINEAR_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)));
-}
-
-static void
-hp_linear_constructed (GObject *object)
-{
-  HpLinear *self = HP_LINEAR (object);
-  HpLinearConfig *config;
-  g_autoptr(HpTensor) weight = NULL;
-
-  G_OBJECT_CLASS (hp_linear_parent_class)->constructed (object);
-
-  /* a config that g_initable_init() rejects registers nothing */
-  config = get_config (self);
-  if (!hp_dtype_is_floating (config->dtype))
-    return;
-
-  weight = hp_tensor_new_zeros (config->dtype,
-                                (gint64[]) { config->out_features, config->in_features }, 2);
-  hp_module_register_parameter (HP_MODULE (self), "weight", weight, NULL);
-  if (config->bias)
-    {
-      g_autoptr(HpTensor) bias =
-        hp_tensor_new_zeros (config->dtype, (gint64[]) { config->out_features }, 1);
-
-      hp_module_register_parameter (HP_MODULE (self), "bias", bias, NULL);
-    }
-}
 
 static gboolean
 hp_linear_setup (HpConfigurable  *configurable,
                  GError         **error)
 {
-  HpLinearConfig *config = get_config (HP_LINEAR (configurable));
+  HpLinearConfig *config = HP_LINEAR_CONFIG (hp_configurable_get_config (configurable));
+  g_autoptr(HpTensor) weight = NULL;
 
   if (!HP_CONFIGURABLE_CLASS (hp_linear_parent_class)->setup (configurable, error))
     return FALSE;
 
-  return _hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error);
+  weight = hp_tensor_new_zeros (config->dtype,
+                                (gint64[]) { config->out_features, config->in_features }, 2);
+  if (!hp_module_register_parameter (HP_MODULE (configurable), "weight", weight, error))
+    return FALSE;
+  if (config->bias)
+    {
+      g_autoptr(HpTensor) bias =
+        hp_tensor_new_zeros (config->dtype, (gint64[]) { config->out_features }, 1);
+
+      return hp_module_register_parameter (HP_MODULE (configurable), "bias", bias, error);
+    }
+  return TRUE;
 }
 
 static GPtrArray *
@@ -376,11 +253,9 @@ hp_linear_reset_parameters (HpModule  *module,
 static void
 hp_linear_class_init (HpLinearClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   HP_CONFIGURABLE_CLASS (klass)->setup = hp_linear_setup;
-  object_class->constructed = hp_linear_constructed;
   module_class->forward = hp_linear_forward;
   module_class->reset_parameters = hp_linear_reset_parameters;
   hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),

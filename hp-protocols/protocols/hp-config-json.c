@@ -1410,3 +1410,33 @@ hp_config_new_from_json_node (GType         config_type,
 
   return _hp_config_from_json_node (config_type, node, NULL, error);
 }
+
+GObject *
+_hp_config_object_deep_copy (GObject *object)
+{
+  if (HP_IS_CONFIG_LIST (object))
+    {
+      HpConfigList *list = HP_CONFIG_LIST (object);
+      HpConfigList *copy = hp_config_list_new ();
+
+      for (guint i = 0; i < hp_config_list_get_length (list); i++)
+        {
+          g_autoptr(GObject) item = _hp_config_object_deep_copy (G_OBJECT (hp_config_list_peek (list, i)));
+
+          hp_config_list_append (copy, HP_CONFIG (item));
+        }
+      return G_OBJECT (copy);
+    }
+  else
+    {
+      g_autoptr(JsonNode) node = config_to_node (HP_CONFIG (object));
+      g_autoptr(GError) error = NULL;
+      HpConfig *copy = _hp_config_from_json_node (G_OBJECT_TYPE (object), node, "", &error);
+
+      /* what a configuration writes it reads back */
+      if (copy == NULL)
+        g_critical ("%s: %s does not read back its own JSON: %s", G_STRFUNC,
+                    G_OBJECT_TYPE_NAME (object), error->message);
+      return G_OBJECT (copy);
+    }
+}

@@ -36,7 +36,18 @@ typedef enum
   HP_CONFIG_FIELD_INITIALIZER,
 } HpConfigFieldKind;
 
+/* The instance data of HpConfig: the values of the fields declared by
+ * language bindings (hp_config_type_add_field()) */
+typedef struct
+{
+  GValue *store;
+  guint n_store;
+} HpConfigPrivate;
+
 /* hp-config.c */
+HpConfigPrivate  *_hp_config_get_private         (HpConfig      *self);
+/* Drops the cached field list of @config_type (its fields changed) */
+void              _hp_config_type_forget_fields  (GType          config_type);
 HpConfigFieldKind _hp_config_field_kind          (GParamSpec    *pspec);
 /* Strings, string arrays and objects may be NULL */
 gboolean          _hp_config_field_is_nullable   (GParamSpec    *pspec);
@@ -123,6 +134,15 @@ gboolean          _hp_config_flags_from_nick     (GFlagsClass   *klass,
                                                   const gchar   *nick,
                                                   guint         *flags);
 
+/* hp-config-field.c: the table fields of an instance: defaults at
+ * construction, release at dispose (objects) and finalize (the rest) */
+void              _hp_config_fields_construct    (HpConfig      *self);
+void              _hp_config_fields_dispose      (HpConfig      *self);
+void              _hp_config_fields_finalize     (HpConfig      *self);
+/* The place of @pspec in its class's field table, or -1 if it is not a
+ * table field */
+gint              _hp_config_field_order         (GParamSpec    *pspec);
+
 /* hp-config-path.c */
 /* "path: message" (or the message alone for the empty path) */
 void              _hp_config_set_error           (GError       **error,
@@ -152,6 +172,10 @@ gchar            *_hp_config_json_node_to_string (JsonNode      *node,
  * (%HP_ERROR_FORMAT, "not valid JSON: ... at byte N") */
 JsonNode         *_hp_config_json_parse          (const gchar   *text,
                                                   GError       **error);
+
+/* A copy of a configuration or configuration list that shares nothing
+ * with it (through its JSON form) */
+GObject          *_hp_config_object_deep_copy    (GObject       *object);
 
 /* hp-config-list.c: replaces one item, one items-changed emission */
 void              _hp_config_list_set            (HpConfigList  *self,

@@ -70,7 +70,7 @@
  * override or a configuration editor needs.
  */
 
-G_DEFINE_ABSTRACT_TYPE (HpConfig, hp_config, G_TYPE_OBJECT)
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (HpConfig, hp_config, G_TYPE_OBJECT)
 
 enum {
   BUILT,
@@ -85,9 +85,72 @@ static GHashTable *owner_of_config;     /* config GType -> owner GType */
 static GHashTable *config_of_owner;     /* owner GType -> first config GType registered */
 static GHashTable *fields_of_config;    /* config GType -> GPtrArray of GParamSpec */
 
+HpConfigPrivate *
+_hp_config_get_private (HpConfig *self)
+{
+  return hp_config_get_instance_private (self);
+}
+
+static void
+hp_config_constructed (GObject *object)
+{
+  G_OBJECT_CLASS (hp_config_parent_class)->constructed (object);
+
+  _hp_config_fields_construct (HP_CONFIG (object));
+}
+
+static void
+hp_config_dispose (GObject *object)
+{
+  _hp_config_fields_dispose (HP_CONFIG (object));
+
+  G_OBJECT_CLASS (hp_config_parent_class)->dispose (object);
+}
+
+static void
+hp_config_finalize (GObject *object)
+{
+  _hp_config_fields_finalize (HP_CONFIG (object));
+
+  G_OBJECT_CLASS (hp_config_parent_class)->finalize (object);
+}
+
+static gboolean
+hp_config_real_validate (HpConfig  *self,
+                         GError   **error)
+{
+  return TRUE;
+}
+
+/**
+ * HpConfigClass::validate:
+ * @self: the configuration
+ * @error: return location for a #GError
+ *
+ * Checks what the param specs of the fields cannot: how fields agree
+ * with each other (the number of heads divides the model dim, ...).
+ * [method@Hp.Config.build] runs it before it makes anything, and
+ * [method@Hp.Config.validate] runs it on a configuration and on every
+ * configuration nested in it, so that a configuration that validates
+ * builds. An implementation chains up to its parent class first; the
+ * base implementation accepts everything.
+ *
+ * Returns: %TRUE if @self is valid, %FALSE with @error set
+ *   (%HP_ERROR_CONFIG) otherwise
+ *
+ * Since: 1.0
+ */
+
 static void
 hp_config_class_init (HpConfigClass *klass)
 {
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = hp_config_constructed;
+  object_class->dispose = hp_config_dispose;
+  object_class->finalize = hp_config_finalize;
+  klass->validate = hp_config_real_validate;
+
   /**
    * HpConfig::built:
    * @self: the configuration
@@ -337,6 +400,8 @@ _hp_config_get_field (HpConfig   *self,
   g_object_get_property (G_OBJECT (self), field->name, value);
 }
 
+/* Parent classes first; in a class, the table fields in their order,
+ * then the other properties by id */
 static gint
 compare_fields (gconstpointer a,
                 gconstpointer b)
@@ -345,9 +410,15 @@ compare_fields (gconstpointer a,
   GParamSpec *pb = *(GParamSpec * const *) b;
   guint da = g_type_depth (pa->owner_type);
   guint db = g_type_depth (pb->owner_type);
+  gint oa = _hp_config_field_order (pa);
+  gint ob = _hp_config_field_order (pb);
 
   if (da != db)
     return da < db ? -1 : 1;
+  if ((oa >= 0) != (ob >= 0))
+    return oa >= 0 ? -1 : 1;
+  if (oa != ob)
+    return oa < ob ? -1 : 1;
   if (pa->param_id != pb->param_id)
     return pa->param_id < pb->param_id ? -1 : 1;
   return 0;
@@ -405,7 +476,7 @@ _hp_config_type_get_fields (GType  config_type,
 
       G_LOCK (registry);
       if (fields_of_config == NULL)
-        fields_of_config = g_hash_table_new (NULL, NULL);
+        fields_of_config = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) g_ptr_array_unref);
       fields = g_hash_table_lookup (fields_of_config, GSIZE_TO_POINTER (config_type));
       if (fields == NULL)
         {
@@ -419,6 +490,15 @@ _hp_config_type_get_fields (GType  config_type,
 
   *n_fields = fields->len;
   return (GParamSpec **) fields->pdata;
+}
+
+void
+_hp_config_type_forget_fields (GType config_type)
+{
+  G_LOCK (registry);
+  if (fields_of_config != NULL)
+    g_hash_table_remove (fields_of_config, GSIZE_TO_POINTER (config_type));
+  G_UNLOCK (registry);
 }
 
 gboolean
@@ -589,6 +669,9 @@ hp_config_build_with_properties (HpConfig      *self,
                    "%s builds %s, which is abstract", G_OBJECT_TYPE_NAME (self), g_type_name (owner));
       return NULL;
     }
+
+  if (!HP_CONFIG_GET_CLASS (self)->validate (self, error))
+    return NULL;
 
   overlap = g_ptr_array_new ();
   for (guint i = 0; i < n_properties; i++)
@@ -900,6 +983,76 @@ hp_config_equal (HpConfig *self,
         return FALSE;
     }
   return TRUE;
+}
+
+/* Validates @self, then what is nested in it, errors prefixed with
+ * @path */
+static gboolean
+validate_tree (HpConfig     *self,
+               const gchar  *path,
+               GError      **error)
+{
+  guint n_fields;
+  GParamSpec **fields;
+
+  if (!HP_CONFIG_GET_CLASS (self)->validate (self, error))
+    {
+      if (*path != '\0')
+        g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
+
+  fields = _hp_config_type_get_fields (G_OBJECT_TYPE (self), &n_fields);
+  for (guint i = 0; i < n_fields; i++)
+    {
+      HpConfigFieldKind kind = _hp_config_field_kind (fields[i]);
+      g_autofree gchar *child_path = NULL;
+      g_autoptr(GObject) child = NULL;
+
+      if (kind != HP_CONFIG_FIELD_CONFIG && kind != HP_CONFIG_FIELD_CONFIG_LIST)
+        continue;
+
+      g_object_get (self, fields[i]->name, &child, NULL);
+      child_path = _hp_config_join_path (path, fields[i]->name);
+      if (HP_IS_CONFIG (child) && !validate_tree (HP_CONFIG (child), child_path, error))
+        return FALSE;
+      for (guint j = 0; HP_IS_CONFIG_LIST (child) && j < hp_config_list_get_length (HP_CONFIG_LIST (child)); j++)
+        {
+          g_autofree gchar *item_path = g_strdup_printf ("%s.%u", child_path, j);
+
+          if (!validate_tree (hp_config_list_peek (HP_CONFIG_LIST (child), j), item_path, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/**
+ * hp_config_validate:
+ * @self: a configuration
+ * @error: return location for a #GError
+ *
+ * Runs the checks of [vfunc@Hp.Config.validate] on @self and on every
+ * configuration nested in it, depth first in field order: the checks
+ * across fields that [method@Hp.Config.build] runs on each of them
+ * (the checks of single fields, their types and ranges, hold already
+ * for every configuration). A configuration that validates builds as
+ * far as its own fields can tell.
+ *
+ * Returns: %TRUE if every configuration is valid; %FALSE with the
+ *   error of the first one that is not, prefixed with its dotted path
+ *   (`layers.0.attention: ...`), otherwise
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_config_validate (HpConfig  *self,
+                    GError   **error)
+{
+  g_return_val_if_fail (HP_IS_CONFIG (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return validate_tree (self, "", error);
 }
 
 /* ------------------------------------------------------------------ */

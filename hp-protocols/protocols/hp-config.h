@@ -24,17 +24,26 @@ G_DECLARE_DERIVABLE_TYPE (HpConfig, hp_config, HP, CONFIG, GObject)
 /**
  * HpConfigClass:
  * @parent_class: the parent class
+ * @validate: checks how the fields agree with each other (see
+ *   [vfunc@Hp.Config.validate])
  *
- * The class of configurations. A subclass declares its fields as
- * readable and writable properties and names the class it builds with
- * hp_config_class_set_owner_type().
+ * The class of configurations. A subclass declares its fields (in C
+ * with a table, `hp_config_class_install_fields()`; in a language
+ * binding with [func@Hp.Config.type_add_field]) and names the class it
+ * builds with [method@Hp.ConfigClass.set_owner_type] or
+ * [func@Hp.Config.register_owner].
+ *
+ * Since: 1.0
  */
 struct _HpConfigClass
 {
   GObjectClass parent_class;
 
+  gboolean (*validate) (HpConfig  *self,
+                        GError   **error);
+
   /*< private >*/
-  gpointer padding[12];
+  gpointer padding[11];
 };
 
 /**
@@ -70,6 +79,18 @@ GType        hp_config_type_for_owner         (GType                 owner_type)
 HP_AVAILABLE_IN_ALL
 GParamSpec **hp_config_list_fields            (HpConfig             *self,
                                                guint                *n_fields);
+HP_AVAILABLE_IN_ALL
+gboolean     hp_config_type_add_field         (GType                 config_type,
+                                               const gchar          *name,
+                                               GType                 value_type,
+                                               const GValue         *default_value,
+                                               const GValue         *minimum,
+                                               const GValue         *maximum,
+                                               const gchar          *blurb,
+                                               GError              **error);
+HP_AVAILABLE_IN_ALL
+gboolean     hp_config_validate               (HpConfig             *self,
+                                               GError              **error);
 
 HP_AVAILABLE_IN_ALL
 GObject     *hp_config_build                  (HpConfig             *self,
