@@ -4,6 +4,10 @@
  *
  * Not read by the introspection scanner: bindings have no MPI_Comm.
  * Include it after, or instead of, <hp-protocols/hp-protocols.h>.
+ *
+ * Like the umbrella header, this one belongs to no layer of the library:
+ * the layers include the headers it gathers, such as
+ * hp-device-mesh-mpi.h (distributed).
  */
 
 #pragma once
@@ -12,18 +16,8 @@
 
 #include "hp-protocols.h"
 
-G_BEGIN_DECLS
+#define HP_MPI_INSIDE
 
-HP_AVAILABLE_IN_ALL
-HpDeviceMesh *hp_device_mesh_new_for_comm  (MPI_Comm             comm,
-                                            const gint          *shape,
-                                            guint                ndim,
-                                            const gchar * const *dim_names,
-                                            GError             **error);
-HP_AVAILABLE_IN_ALL
-MPI_Comm      hp_device_mesh_get_comm      (HpDeviceMesh        *self);
-HP_AVAILABLE_IN_ALL
-MPI_Comm      hp_device_mesh_get_dim_comm  (HpDeviceMesh        *self,
-                                            guint                dim);
+#include "hp-device-mesh-mpi.h"
 
-G_END_DECLS
+#undef HP_MPI_INSIDE

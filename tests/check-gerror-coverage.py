@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-LAYERS = ("runtime", "tensor", "dist", "protocols", "nn", "io")
+LAYERS = ("runtime", "tensor", "distributed", "protocols", "nn", "io")
 HEADING = "## Bad input: every function that takes a GError"
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PUBLIC_NAME = re.compile(r"hp_[a-z0-9_]+")

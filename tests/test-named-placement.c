@@ -1,5 +1,5 @@
 /* test-named-placement.c: mesh axis names and named placements (their
- * resolution against a mesh is tests/protocols/test-sharding-resolve.c)
+ * resolution against a mesh is tests/test-sharding-resolve.c)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

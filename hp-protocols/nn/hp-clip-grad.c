@@ -9,11 +9,11 @@
 
 #include "hp-collective-private.h"
 #include "hp-clip-grad.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-grad-mode.h"
 #include "hp-mpi-private.h"
-#include "hp-mpi.h"
 #include "hp-tensor-ops.h"
 
 /* The contributions of the gradients laid out the same way: over @mesh,

@@ -7,11 +7,11 @@
 
 #include "hp-collective-private.h"
 #include "hp-data-parallel.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-dtensor.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
-#include "hp-mpi.h"
 #include "hp-tensor-private.h"
 
 /* The tensor that holds this rank's values of @grad */

@@ -10,10 +10,10 @@
 
 #include "hp-decoder.h"
 #include "hp-decoder-sharding.h"
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-module-list.h"
 #include "hp-parallel-dims.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 #include "hp-transformer-block.h"
 

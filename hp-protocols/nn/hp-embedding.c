@@ -6,10 +6,10 @@
 #include "config.h"
 
 #include "hp-embedding.h"
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-nn-basic-private.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 
 /**

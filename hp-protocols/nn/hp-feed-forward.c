@@ -5,10 +5,10 @@
 
 #include "config.h"
 
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-feed-forward.h"
 #include "hp-nn-basic-private.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 
 /**

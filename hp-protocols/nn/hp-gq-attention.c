@@ -8,9 +8,9 @@
 #include <gio/gio.h>
 
 #include "hp-attention-private.h"
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-gq-attention.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 #include "hp-tensor-private.h"
 

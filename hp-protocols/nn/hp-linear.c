@@ -6,11 +6,11 @@
 #include "config.h"
 
 #include "hp-config-field.h"
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-linear.h"
 #include "hp-nn-basic-private.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 
 /**

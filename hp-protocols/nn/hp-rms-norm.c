@@ -5,11 +5,11 @@
 
 #include "config.h"
 
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-nn-basic-private.h"
 #include "hp-rms-norm.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 
 /**

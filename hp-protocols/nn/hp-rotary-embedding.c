@@ -10,10 +10,10 @@
 #include <gio/gio.h>
 
 #include "hp-dtensor-private.h"
-#include "hp-enum-types.h"
 #include "hp-error.h"
 #include "hp-attention-private.h"
 #include "hp-rotary-embedding.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 
 /**

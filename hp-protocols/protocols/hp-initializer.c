@@ -11,10 +11,10 @@
 
 #include "hp-dtensor-private.h"
 #include "hp-enum-private.h"
-#include "hp-enum-types.h"
 #include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
+#include "hp-protocols-enum-types.h"
 
 /**
  * HpInitializer:

@@ -7,9 +7,9 @@
 
 #include "hp-dtype.h"
 #include "hp-enum-private.h"
-#include "hp-enum-types.h"
 #include "hp-error-private.h"
 #include "hp-error.h"
+#include "hp-tensor-enum-types.h"
 
 /**
  * hp_dtype_get_size:

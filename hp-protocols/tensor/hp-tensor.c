@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hp-enum-types.h"
+#include "hp-tensor-enum-types.h"
 #include "hp-tensor-private.h"
 
 /**

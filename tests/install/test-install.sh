@@ -106,12 +106,14 @@ for file in \
   check "installed: ${file#"$dest"}" test -f "$file"
 done
 
-# Every public header of the library is installed
+# Every public header of the library is installed: those that the
+# umbrella header, hp-mpi.h and hp-enum-types.h include
 missing=""
-for header in $(grep -o '"hp-[a-z-]*\.h"' "$here/../../hp-protocols/hp-protocols.h" | tr -d '"'); do
+for header in $(cat "$here/../../hp-protocols/hp-protocols.h" "$here/../../hp-protocols/hp-mpi.h" \
+                    "$here/../../hp-protocols/hp-enum-types.h" | grep -o '"hp-[a-z-]*\.h"' | tr -d '"'); do
   [ -f "$includedir/$header" ] || missing="$missing $header"
 done
-check "every header the umbrella header includes is installed" test -z "$missing"
+check "every header the umbrella headers include is installed" test -z "$missing"
 [ -z "$missing" ] || echo "# missing:$missing"
 
 # The override, under the Python site directory of the prefix

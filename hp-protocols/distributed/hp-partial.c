@@ -7,7 +7,7 @@
 
 #include "hp-enum-private.h"
 
-#include "hp-enum-types.h"
+#include "hp-distributed-enum-types.h"
 #include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-partial.h"

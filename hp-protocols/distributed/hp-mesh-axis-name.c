@@ -5,8 +5,8 @@
 
 #include "config.h"
 
+#include "hp-distributed-enum-types.h"
 #include "hp-enum-private.h"
-#include "hp-enum-types.h"
 #include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-mesh-axis-name.h"

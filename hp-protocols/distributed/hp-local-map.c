@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "hp-collective-private.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-local-map.h"
 #include "hp-mpi-private.h"
-#include "hp-mpi.h"
 
 /**
  * HpLocalMap:

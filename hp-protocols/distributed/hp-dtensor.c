@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "hp-collective-private.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-grad-mode.h"
 #include "hp-init.h"
 #include "hp-mpi-private.h"
-#include "hp-mpi.h"
 #include "hp-tensor-ops.h"
 
 /**

@@ -9,9 +9,9 @@
 
 #include "hp-collective-private.h"
 #include "hp-debug-private.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtype.h"
 #include "hp-error.h"
-#include "hp-mpi.h"
 #include "hp-mpi-private.h"
 #include "hp-partial.h"
 #include "hp-replicate.h"

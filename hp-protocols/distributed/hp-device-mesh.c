@@ -9,9 +9,9 @@
 
 #include "hp-collective-private.h"
 #include "hp-device-mesh.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-error.h"
 #include "hp-init.h"
-#include "hp-mpi.h"
 #include "hp-mpi-private.h"
 
 /**

@@ -21,10 +21,10 @@
 #include <string.h>
 
 #include "hp-collective-private.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
-#include "hp-mpi.h"
 
 MPI_Datatype
 _hp_mpi_datatype (HpDType dtype)

@@ -30,10 +30,10 @@
 #include <string.h>
 
 #include "hp-collective-private.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
-#include "hp-mpi.h"
 #include "hp-op-call-private.h"
 #include "hp-tensor-ops.h"
 
