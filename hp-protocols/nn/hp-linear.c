@@ -157,7 +157,9 @@ hp_linear_config_new (gint in_features,
  * hp_linear_config_get_in_features:
  * @self: a linear layer configuration
  *
- * Returns: [property@Hp.LinearConfig:in-features]
+ * Gets [property@Hp.LinearConfig:in-features].
+ *
+ * Returns: the number of input features
  *
  * Since: 1.0
  */
@@ -167,7 +169,9 @@ HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gint, in_features, 0)
  * hp_linear_config_get_out_features:
  * @self: a linear layer configuration
  *
- * Returns: [property@Hp.LinearConfig:out-features]
+ * Gets [property@Hp.LinearConfig:out-features].
+ *
+ * Returns: the number of output features
  *
  * Since: 1.0
  */
@@ -177,7 +181,9 @@ HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gint, out_features, 0
  * hp_linear_config_get_bias:
  * @self: a linear layer configuration
  *
- * Returns: [property@Hp.LinearConfig:bias]
+ * Gets [property@Hp.LinearConfig:bias].
+ *
+ * Returns: whether the layer has a bias
  *
  * Since: 1.0
  */
@@ -187,7 +193,9 @@ HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gboolean, bias, FALSE
  * hp_linear_config_get_dtype:
  * @self: a linear layer configuration
  *
- * Returns: [property@Hp.LinearConfig:dtype]
+ * Gets [property@Hp.LinearConfig:dtype].
+ *
+ * Returns: the element type of the parameters
  *
  * Since: 1.0
  */

@@ -375,6 +375,55 @@ hp_config_class_install_fields (HpConfigClass       *klass,
     }
 }
 
+static void
+field_entry_free_unset (FieldEntry *entry)
+{
+  g_clear_object (&entry->prototype);
+  g_free (entry);
+}
+
+/* Checks @min <= @max (either may be NULL) and that @def, when given,
+ * lies between them; when it is not given, makes it the number nearest
+ * zero in the bounds (the zero value otherwise). @def is initialised to
+ * the type of @wide. Errors have no prefix. */
+static gboolean
+field_default_in_bounds (GParamSpec    *wide,
+                         GValue        *def,
+                         gboolean       has_def,
+                         const GValue  *min,
+                         const GValue  *max,
+                         GError       **error)
+{
+  g_autofree gchar *shown_min = NULL;
+  g_autofree gchar *shown_max = NULL;
+
+  if (!has_def)
+    {
+      g_value_init (def, G_PARAM_SPEC_VALUE_TYPE (wide));
+      if (min != NULL && g_param_values_cmp (wide, def, min) < 0)
+        g_value_copy (min, def);
+      else if (max != NULL && g_param_values_cmp (wide, def, max) > 0)
+        g_value_copy (max, def);
+    }
+  if ((min == NULL || g_param_values_cmp (wide, min, def) <= 0) &&
+      (max == NULL || g_param_values_cmp (wide, def, max) <= 0))
+    return TRUE;
+
+  shown_min = min != NULL ? g_strdup_value_contents (min) : g_strdup ("-");
+  shown_max = max != NULL ? g_strdup_value_contents (max) : g_strdup ("-");
+  if (min != NULL && max != NULL && g_param_values_cmp (wide, min, max) > 0)
+    g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "minimum %s is greater than maximum %s",
+                 shown_min, shown_max);
+  else
+    {
+      g_autofree gchar *shown = g_strdup_value_contents (def);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "default %s is outside [%s, %s]",
+                   shown, shown_min, shown_max);
+    }
+  return FALSE;
+}
+
 /* Converts @value (may be NULL) for @pspec into @out, errors without a
  * prefix */
 static gboolean
@@ -508,17 +557,19 @@ hp_config_type_add_field (GType          config_type,
           return FALSE;
         }
       entry->prototype = _hp_config_object_deep_copy (prototype);
+      g_value_reset (&def);
     }
-  entry->pspec = field_pspec_new (canonical, blurb, value_type,
-                                  has_def && entry->type != HP_CONFIG_FIELD_TYPE_OBJECT ? &def : NULL,
-                                  has_min ? &min : NULL, has_max ? &max : NULL, 0);
-  if (has_def && !_hp_config_value_validate (entry->pspec, &def, &local_error))
+  if (!field_default_in_bounds (wide, &def, has_def, has_min ? &min : NULL, has_max ? &max : NULL,
+                                &local_error))
     {
-      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "%s.%s: default: ",
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "%s.%s: ",
                                   g_type_name (config_type), canonical);
-      field_entry_free (entry);
+      field_entry_free_unset (entry);
       return FALSE;
     }
+  entry->pspec = field_pspec_new (canonical, blurb, value_type,
+                                  entry->type != HP_CONFIG_FIELD_TYPE_OBJECT ? &def : NULL,
+                                  has_min ? &min : NULL, has_max ? &max : NULL, 0);
 
   install_entry (G_OBJECT_CLASS (klass), field_class_ensure (G_OBJECT_CLASS (klass)), entry);
   _hp_config_type_forget_fields (config_type);
@@ -757,10 +808,11 @@ new_default_object (FieldEntry *entry)
       return NULL;
     }
 
-  g_private_set (&defaults_in_progress, g_slist_prepend (making, GSIZE_TO_POINTER (type)));
+  making = g_slist_prepend (making, GSIZE_TO_POINTER (type));
+  g_private_set (&defaults_in_progress, making);
   made = entry->prototype != NULL ? _hp_config_object_deep_copy (entry->prototype)
                                   : g_object_new (type, NULL);
-  g_private_set (&defaults_in_progress, making);
+  g_private_set (&defaults_in_progress, g_slist_delete_link (making, making));
   return made;
 }
 

@@ -1,0 +1,635 @@
+/* test-config-fields.c: configuration fields declared in a table (C),
+ * declared at run time (as language bindings do), and the validate
+ * virtual function
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <hp-protocols/hp-protocols.h>
+
+#include "hp-test-utils.h"
+
+/* ------------------------------------------------------------------ */
+/* A C configuration class with a field of every table type and a
+ * property of its own */
+
+#define TEST_TYPE_EVERY_FIELD_CONFIG (test_every_field_config_get_type ())
+G_DECLARE_FINAL_TYPE (TestEveryFieldConfig, test_every_field_config,
+                      TEST, EVERY_FIELD_CONFIG, HpConfig)
+
+struct _TestEveryFieldConfig
+{
+  HpConfig parent_instance;
+
+  gboolean flag;
+  gint count;
+  guint width;
+  gint64 big;
+  guint64 ubig;
+  gdouble scale;
+  gchar *label;
+  HpDType dtype;
+  GBindingFlags bind;
+  GStrv tags;
+  HpModuleConfig *child;         /* a new one by default */
+  HpConfigList *layers;          /* a new one by default */
+  HpShardingConfig *sharding;    /* NULL by default */
+
+  gint extra;                    /* a hand-written, construct-only property */
+};
+
+G_DEFINE_FINAL_TYPE (TestEveryFieldConfig, test_every_field_config, HP_TYPE_CONFIG)
+
+static const HpConfigField every_fields[] = {
+  HP_CONFIG_FIELD_BOOLEAN (TestEveryFieldConfig, flag, "flag", "a boolean", TRUE),
+  HP_CONFIG_FIELD_INT (TestEveryFieldConfig, count, "count", "an int", -5, 5, 2),
+  HP_CONFIG_FIELD_UINT (TestEveryFieldConfig, width, "width", "a uint", 100, 7),
+  HP_CONFIG_FIELD_INT64 (TestEveryFieldConfig, big, "big", "an int64", G_MININT64, G_MAXINT64, G_MAXINT64),
+  HP_CONFIG_FIELD_UINT64 (TestEveryFieldConfig, ubig, "ubig", "a uint64", G_MAXUINT64, 3),
+  HP_CONFIG_FIELD_DOUBLE (TestEveryFieldConfig, scale, "scale", "a double", 0.0, 1.0, 0.25),
+  HP_CONFIG_FIELD_STRING (TestEveryFieldConfig, label, "label", "a string", "none"),
+  HP_CONFIG_FIELD_ENUM (TestEveryFieldConfig, dtype, "dtype", "an enum", hp_dtype_get_type, HP_DTYPE_FLOAT64),
+  HP_CONFIG_FIELD_FLAGS (TestEveryFieldConfig, bind, "bind", "flags", g_binding_flags_get_type,
+                         G_BINDING_SYNC_CREATE),
+  HP_CONFIG_FIELD_STRV (TestEveryFieldConfig, tags, "tags", "strings"),
+  HP_CONFIG_FIELD_OBJECT (TestEveryFieldConfig, child, "child", "a nested config",
+                          hp_module_config_get_type, hp_module_config_get_type),
+  HP_CONFIG_FIELD_OBJECT (TestEveryFieldConfig, layers, "layers", "a list",
+                          hp_config_list_get_type, hp_config_list_get_type),
+  HP_CONFIG_FIELD_OBJECT (TestEveryFieldConfig, sharding, "sharding", "may be NULL",
+                          hp_sharding_config_get_type, NULL),
+};
+
+static void
+test_every_field_config_get_property (GObject    *object,
+                                      guint       prop_id,
+                                      GValue     *value,
+                                      GParamSpec *pspec)
+{
+  g_value_set_int (value, TEST_EVERY_FIELD_CONFIG (object)->extra);
+}
+
+static void
+test_every_field_config_set_property (GObject      *object,
+                                      guint         prop_id,
+                                      const GValue *value,
+                                      GParamSpec   *pspec)
+{
+  TEST_EVERY_FIELD_CONFIG (object)->extra = g_value_get_int (value);
+}
+
+static gboolean
+test_every_field_config_validate (HpConfig  *config,
+                                  GError   **error)
+{
+  TestEveryFieldConfig *self = TEST_EVERY_FIELD_CONFIG (config);
+
+  if (!HP_CONFIG_CLASS (test_every_field_config_parent_class)->validate (config, error))
+    return FALSE;
+  if (self->count > 0 && (guint) self->count > self->width)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "count %d exceeds width %u",
+                   self->count, self->width);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+test_every_field_config_class_init (TestEveryFieldConfigClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = test_every_field_config_get_property;
+  object_class->set_property = test_every_field_config_set_property;
+  HP_CONFIG_CLASS (klass)->validate = test_every_field_config_validate;
+  /* its id, 1, is also the first table field's */
+  g_object_class_install_property (object_class, 1,
+                                   g_param_spec_int ("extra", NULL, NULL, 0, 100, 0,
+                                                     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY));
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), every_fields, G_N_ELEMENTS (every_fields));
+}
+
+static void
+test_every_field_config_init (TestEveryFieldConfig *self)
+{
+}
+
+/* A subclass adds fields after its parent's */
+#define TEST_TYPE_MORE_FIELDS_CONFIG (test_more_fields_config_get_type ())
+G_DECLARE_FINAL_TYPE (TestMoreFieldsConfig, test_more_fields_config, TEST, MORE_FIELDS_CONFIG,
+                      HpModuleConfig)
+
+struct _TestMoreFieldsConfig
+{
+  HpModuleConfig parent_instance;
+
+  gint depth;
+  TestEveryFieldConfig *every;
+};
+
+G_DEFINE_FINAL_TYPE (TestMoreFieldsConfig, test_more_fields_config, HP_TYPE_MODULE_CONFIG)
+
+static const HpConfigField more_fields[] = {
+  HP_CONFIG_FIELD_INT (TestMoreFieldsConfig, depth, "depth", NULL, 0, 10, 4),
+  HP_CONFIG_FIELD_OBJECT (TestMoreFieldsConfig, every, "every", NULL,
+                          test_every_field_config_get_type, test_every_field_config_get_type),
+};
+
+static void
+test_more_fields_config_class_init (TestMoreFieldsConfigClass *klass)
+{
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), more_fields, G_N_ELEMENTS (more_fields));
+}
+
+static void
+test_more_fields_config_init (TestMoreFieldsConfig *self)
+{
+}
+
+/**
+ * test_more_fields_config_get_depth:
+ * @self: a configuration
+ *
+ * The typed getter of the table macro.
+ *
+ * Returns: the depth
+ */
+gint test_more_fields_config_get_depth (TestMoreFieldsConfig *self);
+HP_CONFIG_DEFINE_GETTER (test_more_fields_config, TestMoreFieldsConfig, gint, depth, -1)
+
+void test_more_fields_config_set_every (TestMoreFieldsConfig *self, TestEveryFieldConfig *every);
+HP_CONFIG_DEFINE_SETTER (test_more_fields_config, TestMoreFieldsConfig, TestEveryFieldConfig *,
+                         every, "every")
+
+static gchar **
+field_names (gpointer config)
+{
+  guint n;
+  g_autofree GParamSpec **fields = hp_config_list_fields (config, &n);
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+
+  for (guint i = 0; i < n; i++)
+    g_strv_builder_add (builder, fields[i]->name);
+  return g_strv_builder_end (builder);
+}
+
+static void
+count_notify (GObject    *object,
+              GParamSpec *pspec,
+              gpointer    user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+static void
+test_table_defaults_and_order (void)
+{
+  g_autoptr(TestEveryFieldConfig) a = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, "extra", 9, NULL);
+  g_autoptr(TestEveryFieldConfig) b = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, NULL);
+  g_autoptr(TestMoreFieldsConfig) more = g_object_new (TEST_TYPE_MORE_FIELDS_CONFIG, NULL);
+  g_auto(GStrv) names = field_names (a);
+  g_auto(GStrv) more_names = field_names (more);
+  g_autofree gchar *label = NULL;
+  g_auto(GStrv) tags = NULL;
+  HpDType dtype;
+
+  g_assert_cmpstrv (names, ((const gchar *[]) { "flag", "count", "width", "big", "ubig", "scale",
+                                                "label", "dtype", "bind", "tags", "child", "layers",
+                                                "sharding", NULL }));
+  /* parent fields first, then the subclass's in table order */
+  g_assert_cmpstrv (more_names, ((const gchar *[]) { "param-init", "sharding-config", "depth",
+                                                     "every", NULL }));
+
+  g_assert_true (a->flag);
+  g_assert_cmpint (a->count, ==, 2);
+  g_assert_cmpuint (a->width, ==, 7);
+  g_assert_cmpint (a->big, ==, G_MAXINT64);
+  g_assert_cmpuint (a->ubig, ==, 3);
+  g_assert_cmpfloat (a->scale, ==, 0.25);
+  g_assert_cmpstr (a->label, ==, "none");
+  g_assert_cmpint (a->dtype, ==, HP_DTYPE_FLOAT64);
+  g_assert_cmpint (a->bind, ==, G_BINDING_SYNC_CREATE);
+  g_assert_null (a->tags);
+  g_assert_null (a->sharding);
+  g_assert_cmpint (a->extra, ==, 9);
+
+  /* each configuration has its own default nested instances */
+  g_assert_true (HP_IS_MODULE_CONFIG (a->child));
+  g_assert_true (HP_IS_CONFIG_LIST (a->layers));
+  g_assert_true (a->child != b->child);
+  g_assert_true (a->layers != b->layers);
+  g_assert_true (TEST_IS_EVERY_FIELD_CONFIG (more->every));
+  g_assert_true (HP_IS_MODULE_CONFIG (more->every->child));
+  g_assert_cmpint (test_more_fields_config_get_depth (more), ==, 4);
+
+  g_object_get (a, "label", &label, "tags", &tags, "dtype", &dtype, NULL);
+  g_assert_cmpstr (label, ==, "none");
+  g_assert_null (tags);
+  g_assert_cmpint (dtype, ==, HP_DTYPE_FLOAT64);
+
+  /* the defaults are the param specs' */
+  g_assert_cmpint (G_PARAM_SPEC_INT (g_object_class_find_property (G_OBJECT_GET_CLASS (a),
+                                                                   "count"))->default_value, ==, 2);
+}
+
+static void
+test_table_set_and_notify (void)
+{
+  g_autoptr(TestEveryFieldConfig) config = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, NULL);
+  g_autoptr(TestEveryFieldConfig) nested = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, NULL);
+  g_autoptr(TestMoreFieldsConfig) more = g_object_new (TEST_TYPE_MORE_FIELDS_CONFIG, NULL);
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  const gchar *tags[] = { "a", "b", NULL };
+  guint notified = 0;
+
+  g_signal_connect (config, "notify", G_CALLBACK (count_notify), &notified);
+
+  g_object_set (config, "flag", FALSE, "count", -5, "width", 100, "big", G_MININT64,
+                "ubig", G_MAXUINT64, "scale", 1.0, "label", "x", "dtype", HP_DTYPE_INT64,
+                "bind", G_BINDING_BIDIRECTIONAL, "tags", tags, "sharding", sharding, NULL);
+  g_assert_cmpuint (notified, ==, 11);
+  g_assert_false (config->flag);
+  g_assert_cmpint (config->count, ==, -5);
+  g_assert_cmpuint (config->width, ==, 100);
+  g_assert_cmpint (config->big, ==, G_MININT64);
+  g_assert_cmpuint (config->ubig, ==, G_MAXUINT64);
+  g_assert_cmpfloat (config->scale, ==, 1.0);
+  g_assert_cmpstr (config->label, ==, "x");
+  g_assert_cmpint (config->dtype, ==, HP_DTYPE_INT64);
+  g_assert_cmpint (config->bind, ==, G_BINDING_BIDIRECTIONAL);
+  g_assert_cmpstrv (config->tags, tags);
+  g_assert_true (config->sharding == sharding);
+
+  /* setting what is there already notifies nothing */
+  g_object_set (config, "flag", FALSE, "count", -5, "label", "x", "tags", tags,
+                "sharding", sharding, "scale", 1.0, NULL);
+  g_assert_cmpuint (notified, ==, 11);
+  g_object_set (config, "label", NULL, "tags", NULL, "sharding", NULL, NULL);
+  g_assert_cmpuint (notified, ==, 14);
+  g_assert_null (config->label);
+  g_assert_null (config->tags);
+  g_assert_null (config->sharding);
+
+  test_more_fields_config_set_every (more, nested);
+  g_assert_true (more->every == nested);
+}
+
+static void
+test_table_values (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestMoreFieldsConfig) config = g_object_new (TEST_TYPE_MORE_FIELDS_CONFIG, NULL);
+  g_autoptr(HpConfig) copy = NULL;
+  g_autoptr(HpConfig) read = NULL;
+  g_autofree gchar *json = NULL;
+  g_autofree gchar *json_again = NULL;
+
+  g_assert_true (hp_config_set_path_from_string (HP_CONFIG (config), "every.label", "text", &error));
+  g_assert_true (hp_config_set_path_from_string (HP_CONFIG (config), "every.tags", "[\"p\", \"q\"]",
+                                                 &error));
+  g_assert_true (hp_config_set_path_from_string (HP_CONFIG (config), "every.child.param-init",
+                                                 "weight=zeros", &error));
+  g_assert_no_error (error);
+
+  copy = hp_config_copy (HP_CONFIG (config));
+  g_assert_true (hp_config_equal (copy, HP_CONFIG (config)));
+  /* shallow: the nested configuration is shared */
+  g_assert_true (TEST_MORE_FIELDS_CONFIG (copy)->every == config->every);
+
+  json = hp_config_to_json (HP_CONFIG (config), FALSE);
+  read = hp_config_new_from_json (TEST_TYPE_MORE_FIELDS_CONFIG, json, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_config_equal (read, HP_CONFIG (config)));
+  json_again = hp_config_to_json (read, FALSE);
+  g_assert_cmpstr (json_again, ==, json);
+  g_assert_cmpstr (json, ==,
+                   "{\"@type\": \"TestMoreFieldsConfig\", \"param-init\": null, \"sharding-config\": null, "
+                   "\"depth\": 4, \"every\": {\"@type\": \"TestEveryFieldConfig\", \"flag\": true, "
+                   "\"count\": 2, \"width\": 7, \"big\": 9223372036854775807, \"ubig\": 3, "
+                   "\"scale\": 0.25, \"label\": \"text\", \"dtype\": \"float64\", "
+                   "\"bind\": [\"sync-create\"], \"tags\": [\"p\", \"q\"], "
+                   "\"child\": {\"@type\": \"HpModuleConfig\", \"param-init\": {\"weight\": \"zeros\"}, "
+                   "\"sharding-config\": null}, \"layers\": [], \"sharding\": null}}");
+}
+
+static void
+test_validate (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestMoreFieldsConfig) config = g_object_new (TEST_TYPE_MORE_FIELDS_CONFIG, NULL);
+  g_autoptr(TestEveryFieldConfig) item = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, NULL);
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
+
+  g_assert_true (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_no_error (error);
+
+  /* the error of a nested configuration names its path */
+  g_object_set (config->every, "count", 5, "width", 3, NULL);
+  before = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_false (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, "every: count 5 exceeds width 3");
+  g_clear_error (&error);
+  after = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_cmpstr (after, ==, before);
+
+  /* list items too */
+  g_object_set (config->every, "count", 1, NULL);
+  g_object_set (item, "count", 4, "width", 2, NULL);
+  hp_config_list_append (config->every->layers, HP_CONFIG (item));
+  g_assert_false (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_cmpstr (error->message, ==, "every.layers.0: count 4 exceeds width 2");
+  g_clear_error (&error);
+
+  /* the root's own error has no prefix */
+  g_assert_false (hp_config_validate (HP_CONFIG (item), &error));
+  g_assert_cmpstr (error->message, ==, "count 4 exceeds width 2");
+  g_clear_error (&error);
+}
+
+/* A configuration whose owner counts its setups; build refuses an
+ * invalid configuration before it makes anything */
+#define TEST_TYPE_COUNTED (test_counted_get_type ())
+G_DECLARE_FINAL_TYPE (TestCounted, test_counted, TEST, COUNTED, HpConfigurable)
+
+struct _TestCounted
+{
+  HpConfigurable parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (TestCounted, test_counted, HP_TYPE_CONFIGURABLE)
+
+static guint counted_setups;
+
+static gboolean
+test_counted_setup (HpConfigurable  *configurable,
+                    GError         **error)
+{
+  TestEveryFieldConfig *config = TEST_EVERY_FIELD_CONFIG (hp_configurable_get_config (configurable));
+
+  if (!HP_CONFIGURABLE_CLASS (test_counted_parent_class)->setup (configurable, error))
+    return FALSE;
+  counted_setups++;
+  if (g_strcmp0 (config->label, "fail") == 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_STATE, "TestCounted: told to fail");
+      return FALSE;
+    }
+  /* a binding that forgets to return TRUE */
+  return g_strcmp0 (config->label, "false") != 0;
+}
+
+static void
+test_counted_class_init (TestCountedClass *klass)
+{
+  HP_CONFIGURABLE_CLASS (klass)->setup = test_counted_setup;
+}
+
+static void
+test_counted_init (TestCounted *self)
+{
+}
+
+static void
+test_build_runs_validate_and_setup_once (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestEveryFieldConfig) config = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, NULL);
+  g_autoptr(GObject) built = NULL;
+  g_autoptr(GObject) made = NULL;
+
+  hp_config_register_owner (TEST_TYPE_EVERY_FIELD_CONFIG, TEST_TYPE_COUNTED);
+  counted_setups = 0;
+
+  built = hp_config_build (HP_CONFIG (config), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (counted_setups, ==, 1);
+  /* initialising again gives the first result */
+  g_assert_true (g_initable_init (G_INITABLE (built), NULL, &error));
+  g_assert_cmpuint (counted_setups, ==, 1);
+
+  g_object_set (config, "count", 5, "width", 1, NULL);
+  hp_test_assert_error (hp_config_build (HP_CONFIG (config), &error), &error, HP_ERROR_CONFIG,
+                        "count 5 exceeds width 1");
+  g_assert_cmpuint (counted_setups, ==, 1);
+
+  g_object_set (config, "count", 1, "label", "fail", NULL);
+  hp_test_assert_error (hp_config_build (HP_CONFIG (config), &error), &error, HP_ERROR_STATE,
+                        "TestCounted: told to fail");
+  g_object_set (config, "label", "false", NULL);
+  hp_test_assert_error (hp_config_build (HP_CONFIG (config), &error), &error, HP_ERROR_CONFIG,
+                        "TestCounted.setup() returned FALSE without an error; "
+                        "it returns TRUE when it succeeds");
+
+  /* made by g_object_new(), set up by g_initable_init(): the failure
+   * is kept and given again */
+  made = g_object_new (TEST_TYPE_COUNTED, "config", config, NULL);
+  g_assert_false (g_initable_init (G_INITABLE (made), NULL, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_clear_error (&error);
+  counted_setups = 0;
+  g_assert_false (g_initable_init (G_INITABLE (made), NULL, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpuint (counted_setups, ==, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fields declared at run time, as a language binding declares them:
+ * a subclass with no C struct of its own */
+
+static GType
+register_plain_subclass (const gchar *name,
+                         GType        parent)
+{
+  GTypeQuery query;
+
+  g_type_query (parent, &query);
+  return g_type_register_static_simple (parent, g_intern_string (name),
+                                        query.class_size, NULL, query.instance_size, NULL, 0);
+}
+
+static void
+add_int_field (GType        type,
+               const gchar *name,
+               gint64       def,
+               gint64       min,
+               gint64       max)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GValue) v_def = G_VALUE_INIT;
+  g_auto(GValue) v_min = G_VALUE_INIT;
+  g_auto(GValue) v_max = G_VALUE_INIT;
+
+  /* 64-bit values for an int field, as a binding passes its numbers */
+  g_value_set_int64 (g_value_init (&v_def, G_TYPE_INT64), def);
+  g_value_set_int64 (g_value_init (&v_min, G_TYPE_INT64), min);
+  g_value_set_int64 (g_value_init (&v_max, G_TYPE_INT64), max);
+  g_assert_true (hp_config_type_add_field (type, name, G_TYPE_INT, &v_def, &v_min, &v_max,
+                                           "an int", &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_runtime_fields (void)
+{
+  GType type = register_plain_subclass ("TestRuntimeConfig", HP_TYPE_MODULE_CONFIG);
+  GType sub = G_TYPE_INVALID;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpLinearConfig) prototype = hp_linear_config_new (3, 5);
+  g_autoptr(HpConfig) a = NULL;
+  g_autoptr(HpConfig) b = NULL;
+  g_autoptr(HpConfig) read = NULL;
+  g_autoptr(HpConfig) sub_config = NULL;
+  g_autoptr(HpLinearConfig) linear_a = NULL;
+  g_autoptr(HpLinearConfig) linear_b = NULL;
+  g_autofree gchar *name = NULL;
+  g_autofree gchar *json = NULL;
+  g_auto(GStrv) names = NULL;
+  g_auto(GStrv) sub_names = NULL;
+  g_auto(GValue) v_name = G_VALUE_INIT;
+  g_auto(GValue) v_linear = G_VALUE_INIT;
+  g_auto(GValue) v_scale = G_VALUE_INIT;
+  guint notified = 0;
+
+  /* declared out of name order: the order is kept */
+  add_int_field (type, "zeta", 4, 1, 10);
+  g_value_set_static_string (g_value_init (&v_name, G_TYPE_STRING), "anon");
+  g_assert_true (hp_config_type_add_field (type, "name", G_TYPE_STRING, &v_name, NULL, NULL, NULL, &error));
+  g_value_set_object (g_value_init (&v_linear, HP_TYPE_LINEAR_CONFIG), prototype);
+  g_assert_true (hp_config_type_add_field (type, "proj", HP_TYPE_LINEAR_CONFIG, &v_linear,
+                                           NULL, NULL, "a nested default", &error));
+  g_value_set_int (g_value_init (&v_scale, G_TYPE_INT), 1);
+  /* an int default for a double field converts exactly */
+  g_assert_true (hp_config_type_add_field (type, "alpha_rate", G_TYPE_DOUBLE, &v_scale,
+                                           NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  /* the prototype was copied: changing it later changes no default */
+  g_object_set (prototype, "in-features", 7, NULL);
+
+  a = g_object_new (type, NULL);
+  b = g_object_new (type, NULL);
+  names = field_names (a);
+  g_assert_cmpstrv (names, ((const gchar *[]) { "param-init", "sharding-config", "zeta", "name",
+                                                "proj", "alpha-rate", NULL }));
+  g_assert_cmpint (hp_test_get_int (a, "zeta"), ==, 4);
+  g_assert_cmpfloat (hp_test_get_double (a, "alpha-rate"), ==, 1.0);
+  g_object_get (a, "name", &name, "proj", &linear_a, NULL);
+  g_object_get (b, "proj", &linear_b, NULL);
+  g_assert_cmpstr (name, ==, "anon");
+  g_assert_cmpint (hp_linear_config_get_in_features (linear_a), ==, 3);
+  g_assert_true (linear_a != linear_b);
+  g_assert_true (linear_a != prototype);
+
+  g_signal_connect (a, "notify::zeta", G_CALLBACK (count_notify), &notified);
+  g_object_set (a, "zeta", 9, NULL);
+  g_object_set (a, "zeta", 9, NULL);
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpint (hp_test_get_int (a, "zeta"), ==, 9);
+  g_assert_cmpint (hp_test_get_int (b, "zeta"), ==, 4);
+  /* a change smaller than a double param spec's epsilon is a change */
+  g_object_set (a, "alpha-rate", 0.0, NULL);
+  g_object_set (a, "alpha-rate", 1e-100, NULL);
+  g_assert_cmpfloat (hp_test_get_double (a, "alpha-rate"), ==, 1e-100);
+
+  json = hp_config_to_json (a, FALSE);
+  read = hp_config_new_from_json (type, json, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_config_equal (read, a));
+
+  /* a subclass declares its own, after its parent's */
+  sub = register_plain_subclass ("TestRuntimeSubConfig", type);
+  add_int_field (sub, "extra", 0, 0, 1);
+  sub_config = g_object_new (sub, "zeta", 2, "extra", 1, NULL);
+  sub_names = field_names (sub_config);
+  g_assert_cmpstrv (sub_names, ((const gchar *[]) { "param-init", "sharding-config", "zeta", "name",
+                                                    "proj", "alpha-rate", "extra", NULL }));
+  g_assert_cmpint (hp_test_get_int (sub_config, "zeta"), ==, 2);
+  g_assert_cmpint (hp_test_get_int (sub_config, "extra"), ==, 1);
+}
+
+static void
+test_runtime_field_errors (void)
+{
+  GType type = register_plain_subclass ("TestRuntimeErrorsConfig", HP_TYPE_CONFIG);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpShardingConfig) sharding = hp_sharding_config_new ();
+  g_auto(GValue) v_big = G_VALUE_INIT;
+  g_auto(GValue) v_small = G_VALUE_INIT;
+  g_auto(GValue) v_text = G_VALUE_INIT;
+  g_auto(GValue) v_sharding = G_VALUE_INIT;
+  g_auto(GStrv) names = NULL;
+  g_autoptr(HpConfig) config = NULL;
+
+  g_value_set_int64 (g_value_init (&v_big, G_TYPE_INT64), 1000);
+  g_value_set_int64 (g_value_init (&v_small, G_TYPE_INT64), 10);
+  g_value_set_static_string (g_value_init (&v_text, G_TYPE_STRING), "ten");
+  g_value_set_object (g_value_init (&v_sharding, HP_TYPE_SHARDING_CONFIG), sharding);
+
+  g_assert_false (hp_config_type_add_field (type, "bad name", G_TYPE_INT, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==, "'bad name' is not a valid field name");
+  g_clear_error (&error);
+
+  g_assert_false (hp_config_type_add_field (type, "ptr", G_TYPE_POINTER, NULL, NULL, NULL, NULL, &error));
+  g_assert_cmpstr (error->message, ==,
+                   "TestRuntimeErrorsConfig.ptr: fields of type gpointer are not supported");
+  g_clear_error (&error);
+
+  g_assert_false (hp_config_type_add_field (type, "n", G_TYPE_INT, &v_big, NULL, &v_small, NULL, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, "TestRuntimeErrorsConfig.n: default 1000 is outside [-, 10]");
+  g_clear_error (&error);
+
+  g_assert_false (hp_config_type_add_field (type, "n", G_TYPE_INT, NULL, &v_big, &v_small, NULL, &error));
+  g_assert_cmpstr (error->message, ==, "TestRuntimeErrorsConfig.n: minimum 1000 is greater than maximum 10");
+  g_clear_error (&error);
+
+  g_assert_false (hp_config_type_add_field (type, "n", G_TYPE_UINT, &v_text, NULL, NULL, NULL, &error));
+  g_assert_cmpstr (error->message, ==,
+                   "TestRuntimeErrorsConfig.n: expected a value of type guint, got gchararray");
+  g_clear_error (&error);
+
+  g_assert_false (hp_config_type_add_field (type, "s", HP_TYPE_SHARDING_CONFIG, &v_sharding,
+                                            NULL, NULL, NULL, &error));
+  g_assert_cmpstr (error->message, ==,
+                   "TestRuntimeErrorsConfig.s: only configurations and configuration lists have "
+                   "default instances, not HpShardingConfig");
+  g_clear_error (&error);
+
+  /* nothing was added by the failures */
+  config = g_object_new (type, NULL);
+  names = field_names (config);
+  g_assert_cmpstrv (names, ((const gchar *[]) { NULL }));
+  g_clear_object (&config);
+
+  add_int_field (type, "n", 1, 0, 10);
+  g_assert_false (hp_config_type_add_field (type, "n", G_TYPE_INT, NULL, NULL, NULL, NULL, &error));
+  g_assert_cmpstr (error->message, ==, "TestRuntimeErrorsConfig already has a field or property 'n'");
+  g_clear_error (&error);
+
+  register_plain_subclass ("TestRuntimeErrorsSubConfig", type);
+  g_assert_false (hp_config_type_add_field (type, "late", G_TYPE_INT, NULL, NULL, NULL, NULL, &error));
+  g_assert_cmpstr (error->message, ==,
+                   "cannot add field 'late' to TestRuntimeErrorsConfig: it has subclasses already");
+  g_clear_error (&error);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  hp_test_init (&argc, &argv);
+
+  g_test_add_func ("/config-fields/table/defaults-and-order", test_table_defaults_and_order);
+  g_test_add_func ("/config-fields/table/set-and-notify", test_table_set_and_notify);
+  g_test_add_func ("/config-fields/table/values", test_table_values);
+  g_test_add_func ("/config-fields/validate", test_validate);
+  g_test_add_func ("/config-fields/build-runs-validate-and-setup-once",
+                   test_build_runs_validate_and_setup_once);
+  g_test_add_func ("/config-fields/runtime", test_runtime_fields);
+  g_test_add_func ("/config-fields/runtime-errors", test_runtime_field_errors);
+
+  return g_test_run ();
+}
