@@ -433,7 +433,9 @@ convert_optional (GParamSpec    *pspec,
                   gboolean      *given,
                   GError       **error)
 {
-  *given = value != NULL && G_IS_VALUE (value);
+  /* gjs passes null as a value holding a NULL gpointer */
+  *given = value != NULL && G_IS_VALUE (value) &&
+           !(G_VALUE_HOLDS_POINTER (value) && g_value_get_pointer (value) == NULL);
   return !*given || _hp_config_value_convert (pspec, value, out, error);
 }
 

@@ -618,3 +618,108 @@ hp_config_get_path_as_string (HpConfig     *self,
   _hp_config_get_field (target.config, target.pspec, &value);
   return format_value (target.pspec, &value);
 }
+
+/**
+ * hp_config_get_value:
+ * @self: a configuration
+ * @path: a dotted path to a field or list item, as for
+ *   [method@Hp.Config.set_path_from_string]
+ * @value: (out caller-allocates): an uninitialised #GValue for the value
+ * @error: return location for a #GError
+ *
+ * Gets the value of the field (or list item) at @path: a value of the
+ * field's type (a list item's is its configuration). Language bindings
+ * read fields they declared with [func@Hp.Config.type_add_field]
+ * through this.
+ *
+ * Returns: (skip): %TRUE with @value set; %FALSE with %HP_ERROR_CONFIG
+ *   naming the path when the path leads nowhere, @value untouched
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_config_get_value (HpConfig     *self,
+                     const gchar  *path,
+                     GValue       *value,
+                     GError      **error)
+{
+  g_auto(PathTarget) target = { NULL, NULL, NULL, 0 };
+
+  g_return_val_if_fail (HP_IS_CONFIG (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (value != NULL && !G_IS_VALUE (value), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!resolve_path (self, path, &target, error))
+    return FALSE;
+
+  if (target.list != NULL)
+    {
+      g_value_init (value, G_OBJECT_TYPE (hp_config_list_peek (target.list, target.index)));
+      g_value_set_object (value, hp_config_list_peek (target.list, target.index));
+    }
+  else
+    _hp_config_get_field (target.config, target.pspec, value);
+  return TRUE;
+}
+
+/**
+ * hp_config_set_value:
+ * @self: a configuration
+ * @path: a dotted path to a field or list item, as for
+ *   [method@Hp.Config.set_path_from_string]
+ * @value: the new value: one of the field's type, a number of another
+ *   type that the field holds exactly, or a configuration for a list
+ *   item
+ * @error: return location for a #GError
+ *
+ * Sets the field (or list item) at @path, checking @value as
+ * [method@Hp.Config.replace] does: a value out of range or of a wrong
+ * type is an error, not clamped or ignored with a warning as
+ * g_object_set_property() would.
+ *
+ * Returns: %TRUE on success; %FALSE with %HP_ERROR_CONFIG naming the
+ *   path otherwise, and then nothing has changed
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_config_set_value (HpConfig      *self,
+                     const gchar   *path,
+                     const GValue  *value,
+                     GError       **error)
+{
+  g_auto(PathTarget) target = { NULL, NULL, NULL, 0 };
+  g_auto(GValue) converted = G_VALUE_INIT;
+  g_autoptr(GError) local_error = NULL;
+
+  g_return_val_if_fail (HP_IS_CONFIG (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (G_IS_VALUE (value), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!_hp_error_check_utf8 (path, "config path", HP_ERROR_CONFIG, error) ||
+      !resolve_path (self, path, &target, error))
+    return FALSE;
+
+  if (target.list != NULL)
+    {
+      if (!G_VALUE_HOLDS (value, HP_TYPE_CONFIG) || g_value_get_object (value) == NULL)
+        {
+          _hp_config_set_error (error, path, "a list item must be a configuration, not %s",
+                                G_VALUE_HOLDS_OBJECT (value) && g_value_get_object (value) == NULL
+                                  ? "null" : G_VALUE_TYPE_NAME (value));
+          return FALSE;
+        }
+      _hp_config_list_set (target.list, target.index, g_value_get_object (value));
+      return TRUE;
+    }
+
+  if (!_hp_config_value_convert (target.pspec, value, &converted, &local_error))
+    {
+      _hp_config_set_error (error, path, "%s", local_error->message);
+      return FALSE;
+    }
+  g_object_set_property (G_OBJECT (target.config), target.pspec->name, &converted);
+  return TRUE;
+}

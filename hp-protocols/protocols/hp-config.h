@@ -134,6 +134,16 @@ HP_AVAILABLE_IN_ALL
 gchar       *hp_config_get_path_as_string     (HpConfig             *self,
                                                const gchar          *path,
                                                GError              **error);
+HP_AVAILABLE_IN_ALL
+gboolean     hp_config_get_value              (HpConfig             *self,
+                                               const gchar          *path,
+                                               GValue               *value,
+                                               GError              **error);
+HP_AVAILABLE_IN_ALL
+gboolean     hp_config_set_value              (HpConfig             *self,
+                                               const gchar          *path,
+                                               const GValue         *value,
+                                               GError              **error);
 
 HP_AVAILABLE_IN_ALL
 gchar       *hp_config_to_json                (HpConfig             *self,

@@ -616,6 +616,74 @@ test_runtime_field_errors (void)
   g_clear_error (&error);
 }
 
+static void
+test_get_and_set_value (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestMoreFieldsConfig) config = g_object_new (TEST_TYPE_MORE_FIELDS_CONFIG, NULL);
+  g_autoptr(TestEveryFieldConfig) item = g_object_new (TEST_TYPE_EVERY_FIELD_CONFIG, NULL);
+  g_autoptr(HpLinearConfig) linear = hp_linear_config_new (2, 3);
+  g_auto(GValue) value = G_VALUE_INIT;
+  g_auto(GValue) number = G_VALUE_INIT;
+  g_auto(GValue) read = G_VALUE_INIT;
+  g_auto(GValue) listed = G_VALUE_INIT;
+  g_auto(GValue) text = G_VALUE_INIT;
+  g_auto(GValue) object = G_VALUE_INIT;
+  g_autofree gchar *before = NULL;
+  g_autofree gchar *after = NULL;
+
+  hp_config_list_append (config->every->layers, HP_CONFIG (item));
+
+  /* a number of another type that the field holds exactly */
+  g_value_set_int64 (g_value_init (&number, G_TYPE_INT64), 3);
+  g_assert_true (hp_config_set_value (HP_CONFIG (config), "every.count", &number, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (config->every->count, ==, 3);
+  g_assert_true (hp_config_get_value (HP_CONFIG (config), "every.count", &read, &error));
+  g_assert_true (G_VALUE_HOLDS_INT (&read));
+  g_assert_cmpint (g_value_get_int (&read), ==, 3);
+  g_assert_true (hp_config_get_value (HP_CONFIG (config), "every.layers.0", &listed, &error));
+  g_assert_true (g_value_get_object (&listed) == (gpointer) item);
+
+  before = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_value_set_double (g_value_init (&value, G_TYPE_DOUBLE), 3.0);
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "every.count", &value, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, "every.count: expected an integer, got 3.0");
+  g_clear_error (&error);
+  g_value_set_int64 (&number, 6);
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "every.count", &number, &error));
+  g_assert_cmpstr (error->message, ==, "every.count: value 6 out of range [-5, 5]");
+  g_clear_error (&error);
+  g_value_set_static_string (g_value_init (&text, G_TYPE_STRING), "six");
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "depth", &text, &error));
+  g_assert_cmpstr (error->message, ==, "depth: expected a value of type gint, got gchararray");
+  g_clear_error (&error);
+  g_value_set_object (g_value_init (&object, HP_TYPE_LINEAR_CONFIG), linear);
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "every", &object, &error));
+  g_assert_cmpstr (error->message, ==, "every: expected a TestEveryFieldConfig, got a HpLinearConfig");
+  g_clear_error (&error);
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "every.layers.0", &text, &error));
+  g_assert_cmpstr (error->message, ==,
+                   "every.layers.0: a list item must be a configuration, not gchararray");
+  g_clear_error (&error);
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "every.nothing", &number, &error));
+  g_assert_cmpstr (error->message, ==, "every.nothing: no field 'nothing' in TestEveryFieldConfig");
+  g_clear_error (&error);
+  after = hp_config_to_json (HP_CONFIG (config), FALSE);
+  g_assert_cmpstr (after, ==, before);
+
+  /* a list item is replaced by a configuration */
+  g_assert_true (hp_config_set_value (HP_CONFIG (config), "every.layers.0", &object, &error));
+  g_assert_true (hp_config_list_peek (config->every->layers, 0) == HP_CONFIG (linear));
+
+  g_value_unset (&read);
+  g_assert_false (hp_config_get_value (HP_CONFIG (config), "depth.x", &read, &error));
+  g_assert_false (G_IS_VALUE (&read));
+  g_assert_cmpstr (error->message, ==, "depth: is a gint field, not a configuration or a list");
+  g_clear_error (&error);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -628,6 +696,7 @@ main (int   argc,
   g_test_add_func ("/config-fields/validate", test_validate);
   g_test_add_func ("/config-fields/build-runs-validate-and-setup-once",
                    test_build_runs_validate_and_setup_once);
+  g_test_add_func ("/config-fields/get-and-set-value", test_get_and_set_value);
   g_test_add_func ("/config-fields/runtime", test_runtime_fields);
   g_test_add_func ("/config-fields/runtime-errors", test_runtime_field_errors);
 
