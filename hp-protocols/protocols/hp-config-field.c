@@ -588,6 +588,21 @@ member_of (HpConfig   *self,
   return G_STRUCT_MEMBER_P (self, entry->offset);
 }
 
+/* The stored value of @entry; NULL for an instance made before the
+ * field was declared, which has no place for it */
+static GValue *
+stored_of (HpConfig   *self,
+           FieldEntry *entry)
+{
+  HpConfigPrivate *priv = _hp_config_get_private (self);
+
+  if (entry->slot < priv->n_store)
+    return &priv->store[entry->slot];
+  g_critical ("%s.%s was declared after this configuration was made; it has no value",
+              G_OBJECT_TYPE_NAME (self), entry->pspec->name);
+  return NULL;
+}
+
 static void
 read_value (HpConfig   *self,
             FieldEntry *entry,
@@ -597,7 +612,10 @@ read_value (HpConfig   *self,
 
   if (entry->offset == 0)
     {
-      g_value_copy (&_hp_config_get_private (self)->store[entry->slot], value);
+      GValue *stored = stored_of (self, entry);
+
+      if (stored != NULL)
+        g_value_copy (stored, value);
       return;
     }
 
@@ -677,9 +695,9 @@ write_value (HpConfig     *self,
 
   if (entry->offset == 0)
     {
-      GValue *stored = &_hp_config_get_private (self)->store[entry->slot];
+      GValue *stored = stored_of (self, entry);
 
-      if (G_IS_VALUE (stored) && stored_values_same (entry, stored, value))
+      if (stored == NULL || (G_IS_VALUE (stored) && stored_values_same (entry, stored, value)))
         return FALSE;
       if (!G_IS_VALUE (stored))
         g_value_init (stored, G_PARAM_SPEC_VALUE_TYPE (entry->pspec));
