@@ -1,714 +1,477 @@
-# Hp.py: the PyGObject override of the Hp namespace
+# Hp.py: the PyGObject override of the Hp namespace, over public API only
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
-"""Python idioms for hp-protocols.
+"""torchtitan's idioms for hp-protocols (docs/configs.md has the details)::
 
-Configurations and configurable classes are written as in torchtitan::
-
-    class Linear(Hp.Module):
+    class MLP(Hp.Module):
         class Config(Hp.ModuleConfig):
-            in_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
-            out_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
+            dim: int = Hp.field(8, minimum=1, blurb="width")
+            w1: Hp.LinearConfig = Hp.field(default_factory=lambda: Hp.LinearConfig(
+                in_features=8, out_features=32))
 
-        def do_setup(self):
+        def do_setup(self):     # runs once, however the module is made
             super().do_setup()
-            config = self.config
-            weight = Hp.Tensor.new_zeros(Hp.DType.FLOAT64,
-                                         [config.out_features, config.in_features])
-            self.register_parameter("weight", weight)
+            self.w1 = self.config.w1.build()    # a child
 
-        def do_forward(self, args):
-            return [args[0].linear(self.get_parameter("weight"), None)]
+        def forward(self, x, mask=None):
+            return self.w1(x)
 
-    linear = Linear.Config(in_features=3).build()
-
-A ``Config`` class nested in a subclass of :class:`Configurable` (such as
-``Hp.Module``) names that subclass as the class it builds.
-
-Tensors trade memory with numpy (:meth:`Tensor.from_numpy`,
-:meth:`Tensor.numpy`) without copying; wherever a list of placements is
-expected, a string will do (``"S(0), R"``, ``["S(0)", "R"]``), and a
-named placement may be written ``"tp:S(0)"``; ``with Hp.no_grad():``
-turns autograd off for a block. Tensors, placements, meshes and
-configurations have readable ``repr()``.
-
-Importing the override initialises no MPI; numpy, and the few GLib C
-functions the numpy bridge calls through ctypes, are loaded the first
-time a tensor meets an array.
+    y = MLP.Config().build()(x)
 """
 
 import contextlib
-import ctypes
+import difflib
+import inspect
 import json
+import os
 import re
 import sys
+import types
+import typing
 
 from gi.module import get_introspection_module
 from gi.overrides import override
-from gi.repository import Gio, GLib, GObject
+from gi.repository import GLib, GObject
 
 Hp = get_introspection_module("Hp")
-
-__all__ = []
-
-def _is_binding_module(module):
-    return module.startswith(("gi.repository.", "gi.overrides."))
-
-
-def _is_user_class(cls):
-    """Whether cls was written in Python, rather than made from the
-    typelib or in an override."""
-    return not _is_binding_module(cls.__module__)
+__all__ = ["field", "Config", "Configurable", "Module", "StateDict", "ModuleList", "ConfigList",
+           "Tensor", "DTensor", "LocalMap", "resolve_placements", "no_grad"]
+_MISSING = object()
+_GTYPES = {bool: GObject.TYPE_BOOLEAN, int: GObject.TYPE_INT, float: GObject.TYPE_DOUBLE,
+           str: GObject.TYPE_STRING, list: GObject.TYPE_STRV}
 
 
-def _unique_type_name(name, namespace):
-    """The GType name of a Python class: its module and qualified name
-    (``models+Linear+Config`` for ``Linear.Config`` in ``models``), made
-    unique with ``-v2``, ``-v3``... as PyGObject does.
-
-    PyGObject's own default uses the bare class name, so that every
-    nested ``Config`` of a module would be ``models+Config``,
-    ``models+Config-v2``... in the order of definition, and the ``"@type"``
-    of a configuration in JSON would depend on that order.
-    """
-    base = re.sub(r"[^A-Za-z0-9_+-]", "+",
-                  "%s.%s" % (namespace["__module__"], namespace.get("__qualname__", name)))
-    unique, serial = base, 1
-    while True:
-        try:
-            GObject.type_from_name(unique)
-        except RuntimeError:
-            return unique
-        serial += 1
-        unique = "%s-v%d" % (base, serial)
+def _is_user(cls):
+    """Whether cls (or the class of a namespace's module) was written in
+    Python rather than made from the typelib or here"""
+    return not getattr(cls, "__module__", cls).startswith(("gi.repository.", "gi.overrides."))
 
 
-class _NamedMeta(type(GObject.Object)):
-    """Names the GTypes of Python classes after their qualified names."""
-
-    def __new__(mcls, name, bases, namespace, **kwargs):
-        if not _is_binding_module(namespace.get("__module__", "")) \
-                and "__gtype_name__" not in namespace:
-            namespace = dict(namespace, __gtype_name__=_unique_type_name(name, namespace))
-        return super().__new__(mcls, name, bases, namespace, **kwargs)
+def _name(cls):
+    return cls.__qualname__ if _is_user(cls) else "Hp." + cls.__name__
 
 
-def _properties(gtype):
-    """The properties of the class gtype by name."""
-    if gtype == GObject.TYPE_INVALID:
-        return {}
-    return {pspec.name: pspec for pspec in GObject.list_properties(gtype)}
-
-
-def _value(pspec, value):
-    """A GObject.Value holding value, for a property described by pspec
-    (None when there is no such property).
-
-    Numbers go in 64-bit integer or double values, strings in string
-    values and objects in values of their own type, so that the library
-    checks ranges and types and reports them as it does for every
-    language.
-    """
-    if isinstance(value, (GObject.GEnum, GObject.GFlags)):
-        return GObject.Value(value.__gtype__, value)
-    if isinstance(value, bool):
-        return GObject.Value(GObject.TYPE_BOOLEAN, value)
-    if isinstance(value, int):
+def _value(value, gtype=None):
+    """value for a GValue argument, which the library converts and checks
+    as for every language: PyGObject guesses the GValue's type but for
+    None (of gtype; without one, 'not given'), integers (any 64 bits) and
+    lists (of strings)"""
+    if value is None:
+        return None if gtype is None else GObject.Value(gtype, None)
+    if isinstance(value, int) and not isinstance(value, (bool, GObject.GEnum, GObject.GFlags)):
         return GObject.Value(GObject.TYPE_INT64 if value < 1 << 63 else GObject.TYPE_UINT64, value)
-    if isinstance(value, float):
-        return GObject.Value(GObject.TYPE_DOUBLE, value)
-    if isinstance(value, str):
-        return GObject.Value(GObject.TYPE_STRING, value)
-    if isinstance(value, GObject.Object):
-        return GObject.Value(value.__gtype__, value)
-    if pspec is not None:
-        try:
-            return GObject.Value(pspec.value_type, value)
-        except (TypeError, ValueError):
-            pass
-    return GObject.Value(GObject.TYPE_PYOBJECT, value)
+    return GObject.Value(GObject.TYPE_STRV, value) if isinstance(value, list) else value
 
 
-def _names_and_values(gtype, properties):
-    """The names and GObject.Values of keyword arguments that set
-    properties of the class gtype."""
-    pspecs = _properties(gtype)
-    names = list(properties)
-    return names, [_value(pspecs.get(name.replace("_", "-")), properties[name]) for name in names]
+def field(default=_MISSING, *, default_factory=None, minimum=None, maximum=None, blurb=None):
+    """A config field's default (or a function making it), range and
+    description, as ``dataclasses.field()``: ``n: int = Hp.field(4, minimum=1)``"""
+    return types.SimpleNamespace(default=default, default_factory=default_factory,
+                                 minimum=minimum, maximum=maximum, blurb=blurb)
 
 
-def _repr_value(value):
-    if isinstance(value, Hp.ConfigList):
-        return "[%s]" % ", ".join(repr(value.peek(i)) for i in range(value.get_length()))
-    if isinstance(value, GObject.GEnum):
-        # Hp.DType.FLOAT32 rather than <enum HP_DTYPE_FLOAT32 of type Hp.DType>
-        return "%s.%s.%s" % (type(value).__module__.rsplit(".", 1)[-1], type(value).__name__,
-                              value.value_nick.upper().replace("-", "_"))
-    return repr(value)
+class _ChainUp:
+    """Sits between the first Python class of a line and its C parent:
+    ``super().do_setup()`` reaches C (PyGObject calls a C virtual function
+    only as ``Parent.do_setup(self)``), and the properties Python classes
+    own (the fields the library keeps) read as fields."""
+
+    def _c_parent(self):
+        return next(b for b in type(self).__mro__ if b.__module__.startswith("gi.repository."))
+
+    def do_setup(self):
+        return self._c_parent().do_setup(self)
+
+    def do_validate(self):
+        return self._c_parent().do_validate(self)
+
+    def do_get_property(self, pspec):
+        return Hp.Config.get_value(self, pspec.name)
 
 
-class Config(Hp.Config, metaclass=_NamedMeta):
-    """A configuration, whose fields are GObject properties.
+class _Meta(type(GObject.Object)):
+    """Names, fields, virtual functions and owners of Python classes"""
 
-    Fields are attributes, ``_`` standing for ``-`` in their names, for C
-    classes too (``config.param_init``). ``Config(**fields)`` and
-    assignments check the values as :meth:`replace` does and raise
-    ``GLib.Error`` (``Hp.Error.CONFIG``) for an unknown field, a value out
-    of range or of a wrong type, where GObject alone would only warn.
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        if _is_user(namespace["__module__"]) and not any(_is_user(base) for base in bases):
+            bases = (_ChainUp,) + bases
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
 
-    Fields declared in Python come, within their class, in name order in
-    ``list_fields()``, JSON and ``traverse()``: PyGObject installs every
-    Python property with the same id, and the library orders fields by id.
-    """
+    def __init__(cls, name, bases, namespace, **kwargs):
+        user = _is_user(cls)
+        if user and "__gtype_name__" not in namespace:
+            cls.__gtype_name__ = cls._type_name()
+        fields = cls._take_fields() if user and issubclass(cls, Hp.Config) else []
+        for vfunc in ("do_setup", "do_validate") if user else ():
+            if vfunc in namespace:
+                setattr(cls, vfunc, _Meta._returning_true(vfunc[3:], namespace[vfunc]))
+        forward = namespace.get("forward") if user and issubclass(cls, Hp.Module) else None
+        if forward is not None and "do_forward" not in namespace:
+            cls.do_forward = lambda self, args: (lambda out: list(out) if isinstance(
+                out, (tuple, list)) else [out])(forward(self, *args))
+        super().__init__(name, bases, namespace, **kwargs)
+        for arguments in fields:
+            Hp.Config.type_add_field(cls, *arguments)
+        if user and isinstance(namespace.get("Config"), type) \
+                and issubclass(namespace["Config"], Hp.Config):
+            Hp.Config.register_owner(namespace["Config"].__gtype__, cls.__gtype__)
+        if forward is not None:
+            Hp.Module.type_set_forward_arg_names(cls, [
+                p.name for p in list(inspect.signature(forward).parameters.values())[1:]
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+
+    def _type_name(cls):
+        """module+Qualified+Name (-v2... for a class defined again), the
+        module of the script run as __main__ as it is imported: its file
+        with its packages (none in an interactive session)"""
+        module, main = cls.__module__, sys.modules.get("__main__")
+        if module == "__main__" and getattr(main, "__spec__", None) is not None:  # python -m
+            module = main.__spec__.name
+        elif module == "__main__":
+            path, module = os.path.split(os.path.splitext(os.path.realpath(
+                getattr(main, "__file__", None) or "/"))[0])
+            while module and os.path.exists(os.path.join(path, "__init__.py")):
+                path, package = os.path.split(path)
+                module = package + "." + module
+        base = name = re.sub(r"[^A-Za-z0-9_+-]", "_", "+".join([module.replace(".", "-")] * (
+            module != "") + [part for part in cls.__qualname__.split(".") if part != "<locals>"]))
+        for serial in range(2, 1 << 16):
+            try:
+                GObject.type_from_name(name)
+            except RuntimeError:
+                break
+            name = "%s-v%d" % (base, serial)
+        return name
+
+    def _take_fields(cls):
+        """The type_add_field arguments of the fields a config class
+        declares, in order; the declarations leave the class"""
+        declared = [(name, kind, cls.__dict__.get(name, _MISSING)) for name, kind in
+                    inspect.get_annotations(cls, eval_str=True).items()
+                    if typing.ClassVar not in (kind, typing.get_origin(kind))]
+        declared += [(name, prop.type, field(prop.default, minimum=prop.minimum, maximum=prop.
+                      maximum, blurb=prop.blurb)) for name, prop in cls.__dict__.items()
+                     if isinstance(prop, GObject.Property)]
+        fields = []
+        for name, kind, declaration in declared:
+            if name in cls.__dict__:
+                delattr(cls, name)
+            if not isinstance(declaration, types.SimpleNamespace):
+                declaration = field(declaration)
+            gtype = kind if isinstance(kind, GObject.GType) else _GTYPES.get(
+                typing.get_origin(kind) or kind) or kind.__gtype__
+            default = declaration.default_factory() if declaration.default_factory \
+                else declaration.default
+            if default is _MISSING:     # a configuration (list) type: an instance, else zero
+                default = kind() if isinstance(kind, type) and not gtype.is_abstract() and (
+                    gtype.is_a(Hp.Config.__gtype__) or gtype.is_a(Hp.ConfigList.__gtype__)) \
+                    else None
+            if gtype == GObject.TYPE_STRV and default not in (None, []):
+                raise TypeError("%s.%s: a list of strings starts empty" % (cls.__qualname__, name))
+            fields.append((name, gtype, _value(default), _value(declaration.minimum),
+                           _value(declaration.maximum), declaration.blurb or None))
+        return fields
+
+    @staticmethod
+    def _returning_true(name, method):
+        """do_setup or do_validate returning True, as C expects; a non-GLib
+        exception becomes Hp.Error.CONFIG"""
+        def vfunc(self):
+            try:
+                method(self)
+            except GLib.Error:
+                raise
+            except Exception as error:  # pylint: disable=broad-except
+                raise GLib.Error.new_literal(Hp.error_quark(), "%s.%s() raised %s: %s" % (
+                    type(self).__qualname__, name, type(error).__name__, error),
+                    int(Hp.Error.CONFIG)) from error
+            return True
+        vfunc.__name__, vfunc.__doc__ = method.__name__, method.__doc__
+        return vfunc
+
+
+@override
+class Config(Hp.Config, metaclass=_Meta):
+    """Fields are attributes (``_`` for ``-``), checked as the library
+    checks them (``GLib.Error``); an unknown one raises AttributeError
+    naming the closest field, as a slotted dataclass would."""
 
     def __init__(self, **fields):
         super().__init__()
-        if fields:
-            checked = self.replace(**fields)
-            for name in fields:
-                self.set_property(name, checked.get_property(name))
+        for name, value in fields.items():
+            setattr(self, name, value)
 
-    def _field(self, name):
-        """The name of the field that the attribute name stands for, or None."""
-        if name.startswith("_"):
-            return None
-        canonical = name.replace("_", "-")
-        return next((pspec.name for pspec in self.list_fields() if pspec.name == canonical), None)
+    def _pspec(self, name):
+        return next((p for p in self.list_fields() if p.name == name.replace("_", "-")), None)
+
+    def _no_field(self, name):
+        close = difflib.get_close_matches(
+            name, [pspec.name.replace("-", "_") for pspec in self.list_fields()], 1)
+        return AttributeError("%s has no field '%s'%s" % (
+            _name(type(self)), name, " (did you mean '%s'?)" % close[0] if close else ""))
 
     def __getattr__(self, name):
-        # reached for the fields of C classes, which have no descriptor
-        field = self._field(name)
-        if field is None:
-            raise AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
-        return self.get_property(field)
+        if name.startswith("_") or self._pspec(name) is None:
+            raise self._no_field(name)
+        return Hp.Config.get_value(self, name)
 
     def __setattr__(self, name, value):
-        field = self._field(name)
-        if field is None:
+        pspec = self._pspec(name)
+        if pspec is not None:
+            Hp.Config.set_value(self, name, _value(value, pspec.value_type))
+        elif hasattr(type(self), name):     # a Python property, say
             super().__setattr__(name, value)
         else:
-            self.set_property(field, self.replace(**{name: value}).get_property(field))
+            raise self._no_field(name)
+
+    @staticmethod
+    def _values(gtype, properties):
+        pspecs = {pspec.name: pspec.value_type for pspec in (
+            GObject.list_properties(gtype) if gtype != GObject.TYPE_INVALID else ())}
+        return list(properties), [_value(value, pspecs.get(name.replace("_", "-")))
+                                  for name, value in properties.items()]
 
     def build(self, **runtime_properties):
-        """Builds an instance of the owner class, as torchtitan's
-        ``Config.build(**kwargs)``: the keyword arguments set construct
-        properties of the owner that are not fields of the configuration."""
-        if not runtime_properties:
-            return Hp.Config.build(self)
-        names, values = _names_and_values(self.get_owner_type(), runtime_properties)
-        return self.build_with_properties(names, values)
+        """Builds the owner class; keyword arguments set its properties that
+        are not fields, as torchtitan's ``Config.build(**kwargs)``."""
+        return self.build_with_properties(*self._values(self.get_owner_type(), runtime_properties))
 
     def replace(self, **changes):
-        """A shallow copy with some fields changed, as
-        ``dataclasses.replace()``; self is not changed."""
-        names, values = _names_and_values(self.__gtype__, changes)
-        return Hp.Config.replace(self, names, values)
+        """A shallow copy with some fields changed, as ``dataclasses.replace()``."""
+        return Hp.Config.replace(self, *self._values(self.__gtype__, changes))
 
     def to_dict(self):
-        """The JSON form of ``to_json()`` as dicts, lists and plain values,
-        ready for ``json.dumps()``: nested configurations carry their type
-        in ``"@type"``, lists of configurations are lists."""
+        """The JSON form as dicts, lists and plain values."""
         return json.loads(self.to_json(False))
 
     @classmethod
     def from_dict(cls, data):
-        """Reads, as strictly as ``new_from_json()``, a configuration of this
-        class, or of the subclass that ``data["@type"]`` names, from the
-        form ``to_dict()`` gives."""
+        """Reads, as strictly as ``new_from_json()``, what ``to_dict()`` gives."""
         return Hp.Config.new_from_json(cls.__gtype__, json.dumps(data))
 
     def __repr__(self):
-        cls = type(self)
-        if _is_user_class(cls):
-            name = cls.__qualname__
-        else:
-            name = "%s.%s" % (cls.__module__.rsplit(".", 1)[-1], cls.__name__)
-        fields = ", ".join("%s=%s" % (pspec.name.replace("-", "_"),
-                                      _repr_value(self.get_property(pspec.name)))
-                           for pspec in self.list_fields())
-        return "%s(%s)" % (name, fields)
+        def shown(value):   # Hp.DType.FLOAT32
+            return "Hp.%s.%s" % (type(value).__name__, value.value_nick.upper().replace(
+                "-", "_")) if isinstance(value, GObject.GEnum) else repr(value)
+        return "%s(%s)" % (_name(type(self)), ", ".join("%s=%s" % (
+            p.name.replace("-", "_"), shown(Hp.Config.get_value(self, p.name)))
+            for p in self.list_fields()))
 
 
-Config = override(Config)
-__all__.append("Config")
-
-
-def _vfunc_returning_true(name, method):
-    """A do_setup or do_validate that returns True when method returns,
-    and raises what it raised as a GLib.Error (any other exception as
-    Hp.Error.CONFIG), as the C virtual function expects."""
-    def vfunc(self):
-        try:
-            method(self)
-        except GLib.Error:
-            raise
-        except Exception as error:  # pylint: disable=broad-except
-            raise GLib.Error.new_literal(
-                Hp.error_quark(), "%s.%s() raised %s: %s" % (
-                    type(self).__qualname__, name, type(error).__name__, error),
-                int(Hp.Error.CONFIG)) from error
-        return True
-    vfunc.__name__ = method.__name__
-    vfunc.__doc__ = method.__doc__
-    return vfunc
-
-
-def _nearest_binding_class(cls):
-    """The nearest class of cls's line made from the typelib (or an
-    override), whose virtual functions are C ones."""
-    return next(base for base in cls.__mro__
-                if hasattr(base, "__gtype__") and not _is_user_class(base))
-
-
-class _ChainUp:
-    """Sits between the first Python class of a line and its C parent,
-    so that ``super().do_setup()`` reaches the C implementation (PyGObject
-    calls a C virtual function as ``Parent.do_setup(self)``)."""
-
-    def do_setup(self):
-        return _nearest_binding_class(type(self)).do_setup(self)
-
-
-class _ConfigurableMeta(_NamedMeta):
-    """Wraps a class's do_setup as the C virtual function expects, and
-    registers a nested ``Config`` class as built by its enclosing class."""
-
-    def __new__(mcls, name, bases, namespace, **kwargs):
-        if not _is_binding_module(namespace.get("__module__", "")) and \
-                not any(_is_user_class(base) for base in bases):
-            bases = (_ChainUp,) + bases
-        if "do_setup" in namespace:
-            namespace = dict(namespace,
-                             do_setup=_vfunc_returning_true("setup", namespace["do_setup"]))
-        return super().__new__(mcls, name, bases, namespace, **kwargs)
-
-    def __init__(cls, name, bases, namespace, **kwargs):
-        super().__init__(name, bases, namespace)
-        config = namespace.get("Config")
-        if isinstance(config, type) and issubclass(config, Hp.Config):
-            Hp.Config.register_owner(config.__gtype__, cls.__gtype__)
-
-
-class Configurable(Hp.Configurable, metaclass=_ConfigurableMeta):
-    """An object built from a configuration.
-
-    A subclass makes its parameters, children and other state from
-    ``self.config`` in ``do_setup(self)``, the ``setup`` virtual function
-    of every language, which runs once, however the object is made:
-    ``config.build()``, ``Linear(config=...)`` from Python, or
-    ``hp_config_build()`` from C. It chains up with
-    ``super().do_setup()``; an exception it raises is the error of the
-    build.
-    """
+@override
+class Configurable(Hp.Configurable, metaclass=_Meta):
+    """Built from a configuration; ``do_setup(self)`` makes its state from
+    ``self.config`` once, after ``super().do_setup()``."""
 
     def __init__(self, **properties):
         super().__init__(**properties)
-        # made from Python: set up now. When C makes the object,
-        # PyGObject calls __init__ before any property is set (there is
-        # no configuration yet) and the builder initialises it later.
-        if self.get_config() is not None:
+        if self.get_config() is not None:   # else made by C, which sets it up
             self.init(None)
 
-    @property
-    def config(self):
-        """The configuration the object was built from."""
-        return self.get_config()
+    config = property(Hp.Configurable.get_config)
 
 
-Configurable = override(Configurable)
-__all__.append("Configurable")
+@override
+class Module(Hp.Module):
+    """Callable (``y = block(x)``, ``q, k = proj(x)``, keywords by forward
+    argument name); children, parameters and buffers are attributes, and a
+    module assigned to an attribute becomes a child."""
+
+    def __call__(self, *args, **kwargs):
+        arguments = inspect.Signature([inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
+            for name in self.get_forward_arg_names()]).bind(*args, **kwargs)
+        arguments.apply_defaults()
+        outputs = Hp.Module.call(self, list(arguments.args))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def __getattr__(self, name):
+        found = None if name.startswith("_") else next((found for get in (
+            self.get_child, self.get_parameter, self.get_buffer) for found in [get(name)]
+            if found is not None), None)
+        if found is None:
+            raise AttributeError("%s has no child, parameter, buffer or attribute '%s'" % (
+                _name(type(self)), name))
+        return found
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Hp.Module):
+            self.add_child(name, value)
+        else:
+            super().__setattr__(name, value)
 
 
-# Tensors and numpy
-#
-# GLib.Bytes offers Python no way to wrap memory it does not copy, nor to
-# read its data without copying, so the buffers are handed over through
-# the GLib C API (ctypes): PyGObject hashes a boxed value (GLib.Bytes,
-# GObject.Value) to the address of the C structure it wraps.
+@override
+class StateDict(Hp.StateDict):
+    """Iterates as ``(name, tensor)``; ``sd["weight"]``, ``in``, ``len()``."""
 
-_numpy_module = None
+    def __iter__(self):
+        return ((self.get_name(i), self.get_tensor(i)) for i in range(self.get_size()))
 
+    def __getitem__(self, name):
+        if not self.contains(name):
+            raise KeyError(name)
+        return self.lookup(name)
 
-def _np():
-    """numpy, imported on first use so that importing Hp does not need it."""
-    global _numpy_module  # pylint: disable=global-statement
-    if _numpy_module is None:
-        import numpy  # pylint: disable=import-outside-toplevel
-        _numpy_module = numpy
-    return _numpy_module
+    __len__, __contains__ = Hp.StateDict.get_size, Hp.StateDict.contains
 
 
-class _GLibC:
-    """The few C functions the numpy bridge calls."""
-
-    def __init__(self):
-        glib = ctypes.CDLL("libglib-2.0.so.0")
-        gobject = ctypes.CDLL("libgobject-2.0.so.0")
-        self.bytes_new_with_free_func = glib.g_bytes_new_with_free_func
-        self.bytes_new_with_free_func.restype = ctypes.c_void_p
-        self.bytes_new_with_free_func.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
-                                                  ctypes.c_void_p, ctypes.c_void_p]
-        self.bytes_get_data = glib.g_bytes_get_data
-        self.bytes_get_data.restype = ctypes.c_void_p
-        self.bytes_get_data.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-        self.value_take_boxed = gobject.g_value_take_boxed
-        self.value_take_boxed.restype = None
-        self.value_take_boxed.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        self.release = self._pygobject_destroy_notify()
-
-    @staticmethod
-    def _pygobject_destroy_notify():
-        """PyGObject's GDestroyNotify that drops a reference to a Python
-        object, taking the GIL (GLib may release a buffer while another
-        call into C holds none). It runs no Python code, so it neither
-        sees nor disturbs an exception a Python callback left pending.
-        It is a field of the C API table PyGObject exports to extension
-        modules (pygobject.h); the two fields around it are checked."""
-        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-        get_pointer.restype = ctypes.c_void_p
-        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-        table = (ctypes.c_void_p * 8).from_address(
-            get_pointer(sys.modules["gi._gi"]._PyGObject_API, b"gobject._PyGObject_API"))
-        lookup_class = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t)(table[2])
-        type_from_object = ctypes.PYFUNCTYPE(ctypes.c_size_t, ctypes.py_object)(table[7])
-        if lookup_class(type_from_object(GObject.Object)) != id(GObject.Object):
-            raise RuntimeError("this PyGObject's C API table is not laid out as pygobject.h says")
-        return table[6]
-
-    def bytes_over(self, array):
-        """A GLib.Bytes over the memory of the contiguous array, which it
-        keeps alive until GLib releases the last reference."""
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(array))
-        address = self.bytes_new_with_free_func(array.ctypes.data, array.nbytes,
-                                                self.release, id(array))
-        value = GObject.Value(GLib.Bytes.__gtype__)
-        self.value_take_boxed(hash(value), address)
-        return value.get_boxed()
-
-    def memory_of(self, gbytes):
-        """A read-only memoryview of the data of gbytes, which keeps gbytes
-        alive."""
-        size = ctypes.c_size_t()
-        address = self.bytes_get_data(hash(gbytes), ctypes.byref(size))
-        if size.value == 0:
-            return memoryview(b"")
-        view = (ctypes.c_char * size.value).from_address(address)
-        view.owner = gbytes
-        return memoryview(view).toreadonly()
+def _sequence(base, length, get):
+    """Hp.<base> with len(), [i], iteration and the repr of a list"""
+    def item(self, index):
+        if not -length(self) <= index < length(self):
+            raise IndexError(index)
+        return get(self, index % length(self))
+    return override(type(base, (getattr(Hp, base),), {
+        "__module__": __name__, "__len__": length, "__getitem__": item,
+        "__iter__": lambda self: (get(self, i) for i in range(length(self))),
+        "__repr__": lambda self: repr(list(self))}))
 
 
-_glib_c = None
+ModuleList = _sequence("ModuleList", Hp.ModuleList.get_length, Hp.ModuleList.get)
+ConfigList = _sequence("ConfigList", Hp.ConfigList.get_length, Hp.ConfigList.peek)
+# GLib.Bytes can neither wrap memory it does not own nor show its data
+# without a copy: numpy arrays are copied both ways (bench/bench-numpy.py)
+_DTYPES = {Hp.DType.FLOAT32: "float32", Hp.DType.FLOAT64: "float64", Hp.DType.INT64: "int64"}
 
 
-def _c():
-    global _glib_c  # pylint: disable=global-statement
-    if _glib_c is None:
-        _glib_c = _GLibC()
-    return _glib_c
-
-
-def _dtypes():
-    """The numpy dtypes of the Hp dtypes, in the host's byte order."""
-    np = _np()
-    return {Hp.DType.FLOAT32: np.dtype(np.float32), Hp.DType.FLOAT64: np.dtype(np.float64),
-            Hp.DType.INT64: np.dtype(np.int64)}
-
-
+@override
 class Tensor(Hp.Tensor):
-    """A dense, immutable, row-major tensor on the CPU; see also
-    :meth:`from_numpy` and :meth:`numpy`."""
+    """A dense, immutable, row-major tensor on the CPU."""
 
     @staticmethod
     def from_numpy(array):
-        """A tensor holding the values of ``array`` (a numpy array or
-        anything ``numpy.asarray()`` takes) of dtype float32, float64 or
-        int64, with its shape.
-
-        No copy is made when ``array`` is writable, C-contiguous, aligned
-        and in the host's byte order: the tensor then shares the array's
-        memory, as ``torch.from_numpy()`` does, and keeps the array alive
-        as long as it (or any tensor or GLib.Bytes sharing its buffer)
-        lives. The sharing goes both ways: ops never write to their
-        inputs, and autograd keeps the tensors it needs for backward, so
-        do not write to the array afterwards (pass ``array.copy()`` if you
-        will); an optimizer step, which updates parameters in place,
-        writes the new values into the array. Other arrays (read-only
-        ones included) are copied once, in C order. Other dtypes raise
-        ``TypeError``: convert them with ``array.astype()``.
-        """
-        np = _np()
-        array = np.asarray(array)
-        dtype = next((hp for hp, dt in _dtypes().items() if dt == array.dtype.newbyteorder("=")),
-                     None)
+        """A tensor of a copy of ``array`` (or what ``numpy.asarray()``
+        makes of it) of dtype float32, float64 or int64."""
+        import numpy  # pylint: disable=import-outside-toplevel
+        array = numpy.asarray(array)
+        dtype = next((hp for hp, name in _DTYPES.items()
+                      if array.dtype.newbyteorder("=") == numpy.dtype(name)), None)
         if dtype is None:
             raise TypeError("Hp.Tensor.from_numpy: unsupported dtype %s (float32, float64 or "
                             "int64 are)" % array.dtype)
-        if not (array.flags.writeable and array.flags.c_contiguous and array.flags.aligned
-                and array.dtype.isnative):
-            array = np.array(array, dtype=_dtypes()[dtype], order="C")
-        return Hp.Tensor.new_from_bytes(_c().bytes_over(array), dtype, list(array.shape))
+        data = array.astype(_DTYPES[dtype], copy=False).tobytes()
+        return Hp.Tensor.new_from_bytes(GLib.Bytes.new(data), dtype, list(array.shape))
 
     def numpy(self):
-        """A read-only numpy array of the tensor's values, with its shape
-        and dtype (float32, float64 or int64).
-
-        No copy is made: the array views the tensor's buffer and keeps it
-        alive; ``numpy.shares_memory()`` is true for two arrays of one
-        tensor, and for the array a tensor was made from with
-        :meth:`from_numpy`. Ops never change a tensor's values, but an
-        optimizer step updates a parameter in place, and its arrays show
-        the new values: take ``.copy()`` to keep the old ones, or to
-        write.
-        A DTensor has no buffer of its own: take ``get_local().numpy()``
-        (this rank's part) or ``full_tensor().numpy()`` (collective).
-        """
+        """A read-only numpy array of a copy of the values (of a DTensor:
+        of ``get_local()`` or ``full_tensor()``)."""
         if isinstance(self, Hp.DTensor):
             raise TypeError("Hp.DTensor.numpy: a DTensor has no values of its own; use "
                             "get_local().numpy() for this rank's part or full_tensor().numpy() "
                             "for the whole tensor")
-        np = _np()
-        return np.frombuffer(_c().memory_of(self.get_bytes()),
-                             dtype=_dtypes()[self.get_dtype()]).reshape(self.get_shape())
+        import numpy  # pylint: disable=import-outside-toplevel
+        return numpy.frombuffer(self.get_bytes().get_data(),
+                                _DTYPES[self.get_dtype()]).reshape(self.get_shape())
 
     def __repr__(self):
-        # the library's torch-style text, which already abbreviates large
-        # tensors like numpy, with the shape before the dtype
-        text = self.to_string()
-        head, dtype = text.rsplit(", dtype=", 1)
-        head = re.sub(r", size=\[[0-9, ]*\]$", "", head)
-        return "%s, shape=%s, dtype=%s" % (head, _shape_string(self.get_shape()), dtype)
+        head, dtype = self.to_string().rsplit(", dtype=", 1)
+        return "%s, shape=%s, dtype=%s" % (re.sub(r", size=\[[0-9, ]*\]$", "", head),
+                                           _shape(self.get_shape()), dtype)
 
 
-def _shape_string(shape):
+def _shape(shape):
     return "[%s]" % ", ".join(str(size) for size in shape)
 
 
-Tensor = override(Tensor)
-__all__.append("Tensor")
-
-
-# Placements written as strings
-
 def _placement(placement):
-    if isinstance(placement, str):
-        return Hp.Placement.new_from_string(placement)
-    return placement
+    return Hp.Placement.new_from_string(placement) if isinstance(placement, str) else placement
 
 
-def _placement_list(placements):
-    """A list of Hp.Placement from a list of placements or strings, or a
-    string listing them (``"S(0), R"``)."""
+def _placements(placements):
     if isinstance(placements, str):
         return Hp.placements_new_from_string(placements)
     return [_placement(placement) for placement in placements]
 
 
 def _named(named):
-    if isinstance(named, str):
-        return Hp.NamedPlacement.new_from_string(named)
-    return named
+    return Hp.NamedPlacement.new_from_string(named) if isinstance(named, str) else named
 
 
 def _named_list(placements):
-    """A list of named placements (or None entries) from one named
-    placement or string, or a list of them (None stays None)."""
-    if placements is None:
-        return None
     if isinstance(placements, (str, Hp.NamedPlacement)):
         placements = [placements]
-    return [_named(named) for named in placements]
+    return None if placements is None else [_named(named) for named in placements]
 
 
-class Placement(Hp.Placement):
-    """How a tensor is laid out along one mesh dim: ``Shard(0)``,
-    ``Replicate()`` or ``Partial(sum)``."""
-
-    def __repr__(self):
-        if self.is_shard():
-            return "Shard(%d)" % self.get_dim()
-        if self.is_partial():
-            return "Partial(%s)" % Hp.reduce_op_to_string(self.get_reduce_op())
-        return "Replicate()"
-
-
-Placement = override(Placement)
-__all__.append("Placement")
-
-
+@override
 class DTensor(Hp.DTensor):
-    """A tensor laid out over a device mesh. Placements may be given as
-    strings: ``"S(0), R"`` or ``["S(0)", "R"]``."""
+    """A tensor laid out over a device mesh; placements may be strings."""
 
     @staticmethod
     def distribute(tensor, mesh, placements, src_data_rank=0):
-        """Lays tensor out over mesh, from the rank at coordinate
-        src_data_rank (-1: every rank cuts its part from its own tensor,
-        without communication); see hp_dtensor_distribute()."""
-        return Hp.DTensor.distribute(tensor, mesh, _placement_list(placements), src_data_rank)
+        return Hp.DTensor.distribute(tensor, mesh, _placements(placements), src_data_rank)
 
     @staticmethod
     def new_from_local(local, mesh, placements, shape=None, run_check=False):
-        """Wraps each rank's local tensor; see hp_dtensor_new_from_local()."""
-        return Hp.DTensor.new_from_local(local, mesh, _placement_list(placements), shape,
+        return Hp.DTensor.new_from_local(local, mesh, _placements(placements), shape,
                                          run_check)
 
     def redistribute(self, placements):
-        """The same tensor with other placements; see
-        hp_dtensor_redistribute()."""
-        return Hp.DTensor.redistribute(self, _placement_list(placements))
+        return Hp.DTensor.redistribute(self, _placements(placements))
 
-    def __repr__(self):
-        # from the layout alone: no communication
-        text = "DTensor(shape=%s, dtype=%s, placements=%s, mesh=%s, local_shape=%s" % (
-            _shape_string(self.get_shape()), Hp.dtype_to_string(self.get_dtype()),
+    def __repr__(self):     # from the layout alone: no communication
+        return "DTensor(shape=%s, dtype=%s, placements=%s, mesh=%s, local_shape=%s%s)" % (
+            _shape(self.get_shape()), Hp.dtype_to_string(self.get_dtype()),
             Hp.placements_to_string(self.get_placements()), self.get_mesh().to_string(),
-            _shape_string(self.get_local().get_shape()))
-        if self.get_requires_grad():
-            text += ", requires_grad=True"
-        return text + ")"
+            _shape(self.get_local().get_shape()),
+            ", requires_grad=True" if self.get_requires_grad() else "")
 
 
-DTensor = override(DTensor)
-__all__.append("DTensor")
-
-
-class DeviceMesh(Hp.DeviceMesh):
-    """An N-d grid of MPI ranks with named dims."""
-
-    def __repr__(self):
-        return self.to_string()
-
-
-DeviceMesh = override(DeviceMesh)
-__all__.append("DeviceMesh")
-
-
-class NamedPlacement(Hp.NamedPlacement):
-    """Placements by mesh axis name: ``"tp:S(0), dp:R"``. Where a
-    placement is expected, a string will do."""
-
-    def set(self, axis, placement):  # pylint: disable=arguments-differ
-        Hp.NamedPlacement.set(self, axis, _placement(placement))
-
-    def set_axis(self, axis, placement):
-        Hp.NamedPlacement.set_axis(self, axis, _placement(placement))
-
-    def __repr__(self):
-        return "NamedPlacement(%r)" % self.to_string()
-
-
-NamedPlacement = override(NamedPlacement)
-__all__.append("NamedPlacement")
-
-
-def resolve_placements(named, mesh_dim_names):
-    """The placements of named (a NamedPlacement, a string such as
-    ``"tp:S(0)"``, or None) in the order of mesh_dim_names."""
-    return Hp.resolve_placements(_named(named), mesh_dim_names)
-
-
-__all__.append("resolve_placements")
-
-
+@override
 class LocalMap(Hp.LocalMap):
-    """A plain function run on the local parts of DTensors. Each entry of
-    the placement lists is a NamedPlacement, a string (``"tp:S(0)"``) or
-    None; a single one stands for a list of one."""
+    """A function run on the local parts of DTensors; placements may be
+    strings (``"tp:S(0)"``), a single one a list of one."""
 
     @staticmethod
-    def new(func, out_placements, in_placements, in_grad_placements, mesh,
-            redistribute_inputs):
+    def new(func, out_placements, in_placements, in_grad_placements, mesh, redistribute_inputs):
         return Hp.LocalMap.new(func, _named_list(out_placements), _named_list(in_placements),
                                _named_list(in_grad_placements), mesh, redistribute_inputs)
 
 
-LocalMap = override(LocalMap)
-__all__.append("LocalMap")
+def _placement_repr(self):
+    if self.is_shard():
+        return "Shard(%d)" % self.get_dim()
+    if self.is_partial():
+        return "Partial(%s)" % Hp.reduce_op_to_string(self.get_reduce_op())
+    return "Replicate()"
 
 
-class LocalMapConfig(Hp.LocalMapConfig):
-    """The local_map of a sharding config; its placement lists take
-    strings as :class:`LocalMap` does."""
-
-    def set_in_placements(self, placements):
-        Hp.LocalMapConfig.set_in_placements(self, _named_list(placements))
-
-    def set_out_placements(self, placements):
-        Hp.LocalMapConfig.set_out_placements(self, _named_list(placements))
-
-    def set_in_grad_placements(self, placements):
-        Hp.LocalMapConfig.set_in_grad_placements(self, _named_list(placements))
-
-
-LocalMapConfig = override(LocalMapConfig)
-__all__.append("LocalMapConfig")
-
-
-class ShardingConfig(Hp.ShardingConfig):
-    """Named placements of a module's states, inputs and outputs; the
-    setters take strings (``"tp:S(0)"``) for named placements."""
-
-    def set_state_sharding(self, path, named):
-        Hp.ShardingConfig.set_state_sharding(self, path, _named(named))
-
-    def set_in_src_sharding(self, arg_name, named):
-        Hp.ShardingConfig.set_in_src_sharding(self, arg_name, _named(named))
-
-    def set_in_dst_sharding(self, arg_name, named):
-        Hp.ShardingConfig.set_in_dst_sharding(self, arg_name, _named(named))
-
-    def set_out_src_sharding(self, index, named):
-        Hp.ShardingConfig.set_out_src_sharding(self, index, _named(named))
-
-    def set_out_dst_sharding(self, index, named):
-        Hp.ShardingConfig.set_out_dst_sharding(self, index, _named(named))
-
-    def __repr__(self):
-        return self.to_string()
+# classes that gain a repr, and setters whose last argument may be a string
+for _base, _repr, _convert, _setters in (
+        ("Placement", _placement_repr, None, ""),
+        ("DeviceMesh", "%s", None, ""),
+        ("ParamInit", "ParamInit(%r)", None, ""),
+        ("Initializer", "Initializer(%r)", None, ""),
+        ("NamedPlacement", "NamedPlacement(%r)", _placement, "set set_axis"),
+        ("LocalMapConfig", None, _named_list,
+         "set_in_placements set_out_placements set_in_grad_placements"),
+        ("ShardingConfig", "%s", _named, "set_state_sharding set_in_src_sharding "
+         "set_in_dst_sharding set_out_src_sharding set_out_dst_sharding")):
+    _members = {setter: (lambda method, convert: lambda self, *args: method(
+        self, *args[:-1], convert(args[-1])))(getattr(getattr(Hp, _base), setter), _convert)
+        for setter in _setters.split()}
+    if _repr is not None:
+        _members["__repr__"] = _repr if callable(_repr) else (
+            lambda form: lambda self: form % self.to_string())(_repr)
+    globals()[_base] = override(type(_base, (getattr(Hp, _base),), dict(_members,
+                                                                         __module__=__name__)))
+    __all__.append(_base)
 
 
-ShardingConfig = override(ShardingConfig)
-__all__.append("ShardingConfig")
-
-
-class ParamInit(Hp.ParamInit):
-    """Initialisers by parameter name: ``"weight=normal(std=0.02)"``."""
-
-    def __repr__(self):
-        return "ParamInit(%r)" % self.to_string()
-
-
-ParamInit = override(ParamInit)
-__all__.append("ParamInit")
-
-
-class Initializer(Hp.Initializer):
-    """How to fill a parameter: ``"normal(mean=0, std=0.02)"``."""
-
-    def __repr__(self):
-        return "Initializer(%r)" % self.to_string()
-
-
-Initializer = override(Initializer)
-__all__.append("Initializer")
+def resolve_placements(named, mesh_dim_names):
+    """The placements of named (a string will do) in mesh dim order."""
+    return Hp.resolve_placements(_named(named), mesh_dim_names)
 
 
 @contextlib.contextmanager
 def no_grad():
-    """Turns grad mode off for a block, as ``torch.no_grad()``::
-
-        with Hp.no_grad():
-            y = x.mul(w)        # records no autograd node
-
-    The previous mode comes back when the block ends, also by an
-    exception; blocks nest. Works as a decorator too."""
+    """Turns grad mode off for a block (or a decorated function), as
+    ``torch.no_grad()``; the previous mode comes back at the end."""
     previous = Hp.grad_mode_is_enabled()
     Hp.grad_mode_set_enabled(False)
     try:
         yield
     finally:
         Hp.grad_mode_set_enabled(previous)
-
-
-__all__.append("no_grad")

@@ -12,15 +12,15 @@ import unittest
 
 import numpy as np
 
-from hptest import GObject, Hp, assert_error, from_numpy, to_numpy
+from hptest import Hp, assert_error, from_numpy, to_numpy
 
 
 class Linear(Hp.Module):
     """y = x W^T, with W of shape [out_features, in_features]"""
 
     class Config(Hp.ModuleConfig):
-        in_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
-        out_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
+        in_features: int = Hp.field(4, minimum=1, maximum=1 << 20)
+        out_features: int = Hp.field(4, minimum=1, maximum=1 << 20)
 
     def do_setup(self):
         super().do_setup()
@@ -28,8 +28,8 @@ class Linear(Hp.Module):
         self.register_parameter("weight", Hp.Tensor.new_zeros(
             Hp.DType.FLOAT64, [config.out_features, config.in_features]))
 
-    def do_forward(self, args):
-        return [args[0].linear(self.get_parameter("weight"), None)]
+    def forward(self, input):  # pylint: disable=redefined-builtin
+        return input.linear(self.weight, None)
 
 
 class Inner(Hp.Module):
@@ -46,11 +46,8 @@ class Inner(Hp.Module):
         self.seen_dtensor = isinstance(args[0], Hp.DTensor)
         return [args[0].softmax(-1)]
 
-    def do_forward(self, args):
-        return self.run_callable("inner", args)
-
-
-Hp.Module.type_set_forward_arg_names(Inner, ["x"])
+    def forward(self, x):
+        return self.run_callable("inner", [x])[0]
 
 
 def inner_config():
@@ -110,6 +107,7 @@ class ModuleParallelizeTest(unittest.TestCase):
         self.assertIs(parallel.props.mesh, self.mesh)
         weight = parallel.get_parameter("weight")
         self.assertIsInstance(weight, Hp.DTensor)
+        self.assertIs(parallel.weight, weight)
         self.assertEqual(placements(weight), ["S(0)"])
         self.assertEqual(weight.get_shape(), [5, 6])
         self.assertTrue(weight.get_requires_grad())
@@ -127,8 +125,8 @@ class ModuleParallelizeTest(unittest.TestCase):
         x = from_numpy(self.x)
         x_ref.set_requires_grad(True)
         x.set_requires_grad(True)
-        y_ref, = reference.call([x_ref])
-        y, = parallel.call([x])
+        y_ref = reference(x_ref)
+        y = parallel(input=x)
         self.assertIsInstance(y, Hp.DTensor)
         self.assertEqual(placements(y), ["S(1)"])
         self.assertEqual(y.get_shape(), [3, 5])
@@ -162,7 +160,7 @@ class ModuleParallelizeTest(unittest.TestCase):
         assert_error(self, Hp.Error.PLACEMENT,
                      "%s.input: input DTensor has placements (S(0)), but in_src_shardings "
                      "expects (R)." % Linear.__gtype__.name,
-                     checked.call, [dtensor_input])
+                     checked, dtensor_input)
 
     def test_local_mapped_callable(self):
         module = Inner(config=inner_config())
@@ -175,11 +173,11 @@ class ModuleParallelizeTest(unittest.TestCase):
         self.assertFalse(reference.callable_is_local_mapped("inner"))
 
         x = np.arange(21.0).reshape(7, 3) % 5 - 2
-        y = module.call1(from_numpy(x))
+        y = module(from_numpy(x))
         self.assertEqual(module.inner_calls, 1)
         self.assertFalse(module.seen_dtensor, "local_map hands the callable local tensors")
         self.assertEqual(placements(y), ["S(0)"])
-        y_ref = reference.call1(from_numpy(x))
+        y_ref = reference(from_numpy(x))
         self.assertFalse(reference.seen_dtensor)
         np.testing.assert_allclose(to_numpy(y.full_tensor()), to_numpy(y_ref), rtol=1e-14)
 

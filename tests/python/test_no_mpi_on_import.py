@@ -12,19 +12,19 @@ from mpi4py import MPI  # noqa: E402
 
 import unittest  # noqa: E402
 
-from hptest import GObject, Hp, from_numpy, to_numpy  # noqa: E402
+from hptest import Hp, from_numpy, to_numpy  # noqa: E402
 
 
 class Scale(Hp.Module):
     class Config(Hp.ModuleConfig):
-        size = GObject.Property(type=int, default=2, minimum=1, maximum=64)
+        size: int = Hp.field(2, minimum=1, maximum=64)
 
     def do_setup(self):
         super().do_setup()
         self.register_parameter("weight", Hp.Tensor.new_zeros(Hp.DType.FLOAT64, [self.config.size]))
 
-    def do_forward(self, args):
-        return [args[0].mul(self.get_parameter("weight"))]
+    def forward(self, x):
+        return x.mul(self.weight)
 
 
 class NoMpiTest(unittest.TestCase):
@@ -34,8 +34,7 @@ class NoMpiTest(unittest.TestCase):
         self.assertEqual(Scale.Config.from_dict(config.to_dict()).size, 3)
         scale = config.build()
         scale.init_states(1)
-        self.assertEqual(list(to_numpy(scale.call([from_numpy([1.0, 2.0, 3.0])])[0])),
-                         [1.0, 2.0, 3.0])
+        self.assertEqual(list(to_numpy(scale(from_numpy([1.0, 2.0, 3.0])))), [1.0, 2.0, 3.0])
         self.assertFalse(MPI.Is_initialized())
 
         # the probe sees MPI once something starts it

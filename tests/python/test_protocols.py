@@ -12,17 +12,19 @@ import numpy as np
 
 from hptest import OVERRIDES_DIR, GLib, GObject, Hp, assert_error, from_numpy, to_numpy
 
-# The GType names of the classes below start with the module's name
-MODULE = __name__
+# This file runs as __main__; the GType names of its classes start with
+# the name it has when imported
+MODULE = "test_protocols"
 
 
 class Linear(Hp.Module):
-    """y = x W^T, with W of shape [out_features, in_features]"""
+    """y = gain * x W^T, with W of shape [out_features, in_features]"""
 
     class Config(Hp.ModuleConfig):
-        in_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
-        out_features = GObject.Property(type=int, default=4, minimum=1, maximum=1 << 20)
+        in_features: int = Hp.field(4, minimum=1, maximum=1 << 20, blurb="input width")
+        out_features: int = Hp.field(4, minimum=1, maximum=1 << 20)
 
+    # a property of the module, not a field: set by build(gain=...)
     gain = GObject.Property(type=float, default=1.0)
 
     def do_setup(self):
@@ -32,14 +34,16 @@ class Linear(Hp.Module):
         self.register_parameter("weight", Hp.Tensor.new_zeros(
             Hp.DType.FLOAT64, [config.out_features, config.in_features]))
 
-    def do_forward(self, args):
-        return [args[0].linear(self.get_parameter("weight"), None).scale(self.props.gain)]
+    def forward(self, x):
+        return x.linear(self.weight, None).scale(self.props.gain)
 
 
 class ResetLinear(Linear):
     """Linear whose weight, without param_init, is uniform in [-1, 1) from
     the seed it gets, which it keeps; it also has a buffer (the sum of the
-    weight) and a second, optional, argument and output"""
+    weight) and a second, optional, argument and output. Written with the
+    virtual function itself, do_forward(args), and its argument names
+    declared by hand."""
 
     def do_setup(self):
         super().do_setup()
@@ -71,7 +75,7 @@ class Failing(Hp.Module):
     """A module whose setup() or forward fails as its config says"""
 
     class Config(Hp.ModuleConfig):
-        mode = GObject.Property(type=str, default="")
+        mode: str = ""
 
     def do_setup(self):
         super().do_setup()
@@ -81,7 +85,7 @@ class Failing(Hp.Module):
             raise GLib.Error.new_literal(Hp.error_quark(), "no shape for this mode",
                                          int(Hp.Error.SHAPE))
 
-    def do_forward(self, args):
+    def forward(self, x):
         raise GLib.Error.new_literal(Hp.error_quark(), "Failing cannot run", int(Hp.Error.STATE))
 
 
@@ -90,22 +94,20 @@ class Block(Hp.Module):
     from them"""
 
     class Config(Hp.ModuleConfig):
-        middle = GObject.Property(type=Linear.Config)
-        layers = GObject.Property(type=Hp.ConfigList)
-        name = GObject.Property(type=str, default="block")
+        middle: Linear.Config = None        # no child unless given
+        layers: Hp.ConfigList               # each configuration gets a new empty list
+        name: str = "block"
 
     def do_setup(self):
         super().do_setup()
-        config = self.config
-        if config.middle is not None:
-            self.add_child("middle", config.middle.build())
-        layers = config.layers
-        for i in range(layers.get_length() if layers is not None else 0):
-            self.add_child("layers_%d" % i, layers.peek(i).build())
+        if self.config.middle is not None:
+            self.middle = self.config.middle.build()
+        for i, layer in enumerate(self.config.layers):
+            self.add_child("layers_%d" % i, layer.build())
 
 
 class Unowned(Hp.Config):
-    size = GObject.Property(type=int, default=1)
+    size: int = 1
 
 
 def block_config():
@@ -143,7 +145,13 @@ class ConfigTest(unittest.TestCase):
                                        "in_features=3, out_features=4)")
         self.assertEqual(repr(Hp.ModuleConfig()),
                          "Hp.ModuleConfig(param_init=None, sharding_config=None)")
-        self.assertIn("layers=[Linear.Config(", repr(block_config()))
+        self.assertEqual(repr(block_config()), "Block.Config(param_init=None, sharding_config=None, "
+                         "middle=Linear.Config(param_init=None, sharding_config=None, in_features=5, "
+                         "out_features=4), layers=[Linear.Config(param_init=None, sharding_config=None, "
+                         "in_features=2, out_features=3), Linear.Config(param_init=None, "
+                         "sharding_config=None, in_features=3, out_features=2)], name='block')")
+        blurbs = {p.name: p.blurb for p in config.list_fields()}
+        self.assertEqual(blurbs["in-features"], "input width")
 
     def test_field_attributes(self):
         config = Linear.Config(in_features=3)
@@ -153,32 +161,47 @@ class ConfigTest(unittest.TestCase):
         self.assertIs(config.props.param_init, param_init)
         config.out_features = 9
         self.assertEqual(config.props.out_features, 9)
-        assert_error(self, Hp.Error.CONFIG,
-                     MODULE + "+Linear+Config.out-features: value 0 out of range [1, 1048576]",
+        assert_error(self, Hp.Error.CONFIG, "out_features: value 0 out of range [1, 1048576]",
                      setattr, config, "out_features", 0)
         self.assertEqual(config.out_features, 9)
-        config.note = "not a field"
-        self.assertEqual(config.note, "not a field")
-        self.assertNotIn("note", config.to_dict())
+        # the fields are the only attributes, as in a slotted dataclass
+        with self.assertRaises(AttributeError) as caught:
+            config.note = "not a field"
+        self.assertEqual(str(caught.exception), "Linear.Config has no field 'note'")
         with self.assertRaises(AttributeError):
             config.no_such_field  # noqa: B018
+        self.assertNotIn("note", config.to_dict())
 
     def test_type_names(self):
         first = type("Local", (Hp.ModuleConfig,), {"__module__": "models"})
         second = type("Local", (Hp.ModuleConfig,), {"__module__": "models"})
         named = type("Local", (Hp.ModuleConfig,), {"__module__": "models",
                                                      "__gtype_name__": "ModelsLocalConfig"})
+        dotted = type("Local", (Hp.ModuleConfig,), {"__module__": "models.llama",
+                                                      "__qualname__": "Llama.Config"})
         self.assertEqual(first.__gtype__.name, "models+Local")
         self.assertEqual(second.__gtype__.name, "models+Local-v2")
         self.assertEqual(named.__gtype__.name, "ModelsLocalConfig")
+        # the module path (dots as '-') before the first '+', then the
+        # qualified name
+        self.assertEqual(dotted.__gtype__.name, "models-llama+Llama+Config")
+
+        class Inner(Hp.Config):
+            pass
+
+        self.assertEqual(Inner.__gtype__.name, MODULE + "+ConfigTest+test_type_names+Inner")
+        for cls in (Linear, Linear.Config, ResetLinear, Block.Config, Unowned, Inner):
+            self.assertNotIn("__main__", cls.__gtype__.name)
 
     def test_field_errors(self):
-        assert_error(self, Hp.Error.CONFIG,
-                     MODULE + "+Linear+Config.in-features: value 0 out of range [1, 1048576]",
+        assert_error(self, Hp.Error.CONFIG, "in_features: value 0 out of range [1, 1048576]",
                      Linear.Config, in_features=0)
+        with self.assertRaises(AttributeError) as caught:
+            Linear.Config(bias=True)
+        self.assertEqual(str(caught.exception), "Linear.Config has no field 'bias'")
         assert_error(self, Hp.Error.CONFIG,
                      MODULE + "+Linear+Config has no field 'bias'",
-                     Linear.Config, bias=True)
+                     Linear.Config().replace, bias=True)
         assert_error(self, Hp.Error.CONFIG,
                      MODULE + "+Linear+Config.in-features: expected a value of type gint, "
                      "got gchararray",
@@ -204,14 +227,14 @@ class ConfigTest(unittest.TestCase):
                          None if parent is None else type(parent).__qualname__, attribute, index))
 
         root.traverse(Hp.Config, True, visit)
-        # fields of a Python class come in name order (see the override)
+        # fields in declaration order
         self.assertEqual(seen, [("", "Block.Config", None, None, -1),
+                                ("middle", "Linear.Config", "Block.Config", "middle", -1),
                                 ("layers.0", "Linear.Config", "Block.Config", "layers", 0),
-                                ("layers.1", "Linear.Config", "Block.Config", "layers", 1),
-                                ("middle", "Linear.Config", "Block.Config", "middle", -1)])
+                                ("layers.1", "Linear.Config", "Block.Config", "layers", 1)])
         seen.clear()
         root.traverse(Linear.Config, False, visit)
-        self.assertEqual([entry[0] for entry in seen], ["layers.0", "layers.1", "middle"])
+        self.assertEqual([entry[0] for entry in seen], ["middle", "layers.0", "layers.1"])
 
     def test_to_dict_round_trip(self):
         sharding = Hp.ShardingConfig.new()
@@ -366,7 +389,8 @@ class ModuleTest(unittest.TestCase):
         w = np.arange(12.0).reshape(4, 3) - 5
         linear = Linear(config=Linear.Config(in_features=3), gain=2.0)
         linear.register_parameter("weight", from_numpy(w))
-        self.assertEqual(linear.get_forward_arg_names(), ["input"])
+        # named after the arguments of forward()
+        self.assertEqual(linear.get_forward_arg_names(), ["x"])
         pre, post = [], []
         linear.connect("forward-pre", lambda _, args: pre.append(args))
         linear.connect("forward-post", lambda _, args, outputs: post.append((args, outputs)))
@@ -382,6 +406,11 @@ class ModuleTest(unittest.TestCase):
         self.assertIs(post[0][1][0], outputs[0])
         np.testing.assert_array_equal(to_numpy(linear.call1(x_tensor)), 2.0 * x @ w.T)
         self.assertEqual(len(pre), 2)
+        # calling the module runs Hp.Module.call: signals, then forward()
+        np.testing.assert_array_equal(to_numpy(linear(x_tensor)), 2.0 * x @ w.T)
+        np.testing.assert_array_equal(to_numpy(linear(x=x_tensor)), 2.0 * x @ w.T)
+        self.assertEqual(len(pre), 4)
+        self.assertEqual(len(post), 4)
 
     def test_forward_arguments_and_outputs(self):
         reset = ResetLinear(config=Linear.Config(in_features=2, out_features=2))
@@ -393,6 +422,13 @@ class ModuleTest(unittest.TestCase):
         np.testing.assert_array_equal(to_numpy(y), [[2.0, 8.0]])
         y, masked = reset.call([x, from_numpy([[0.0, 1.0]])])
         np.testing.assert_array_equal(to_numpy(masked), [[0.0, 8.0]])
+        # several outputs come back as a tuple; a missing argument is None
+        y, masked = reset(x)
+        self.assertIsNone(masked)
+        y, masked = reset(x, mask=from_numpy([[0.0, 1.0]]))
+        np.testing.assert_array_equal(to_numpy(masked), [[0.0, 8.0]])
+        y, masked = reset(mask=from_numpy([[1.0, 0.0]]), x=x)
+        np.testing.assert_array_equal(to_numpy(masked), [[2.0, 0.0]])
 
     def test_forward_references(self):
         """Tensors going in and out of do_forward keep exactly the
@@ -438,6 +474,7 @@ class ModuleTest(unittest.TestCase):
     def test_forward_errors(self):
         failing = Failing()
         assert_error(self, Hp.Error.STATE, "Failing cannot run", failing.call, [from_numpy([1.0])])
+        assert_error(self, Hp.Error.STATE, "Failing cannot run", failing, from_numpy([1.0]))
         assert_error(self, Hp.Error.NOT_SUPPORTED, "HpModule does not implement forward",
                      Hp.Module.new().call, [from_numpy([1.0])])
 

@@ -36,18 +36,24 @@ class NumpyBridgeTest(unittest.TestCase):
             self.assertEqual(back.dtype, dtype)
             np.testing.assert_array_equal(back, a)
 
-    def test_zero_copy_and_aliasing(self):
+    def test_copies_both_ways(self):
+        """Values cross between numpy and the library by copy (GLib.Bytes
+        can neither wrap numpy's memory nor show its own without a copy):
+        what happens to one side later does not show on the other"""
         a = np.arange(6.0).reshape(2, 3)
         t = Hp.Tensor.from_numpy(a)
         view = t.numpy()
-        self.assertTrue(np.shares_memory(view, a))
-        self.assertTrue(np.shares_memory(t.numpy(), view))
-        # the tensor aliases the array: writing to the array shows (and
-        # is what the documentation says not to do)
+        self.assertFalse(np.shares_memory(view, a))
+        self.assertFalse(np.shares_memory(t.numpy(), view))
         a[0, 0] = 42.0
-        self.assertEqual(t.numpy()[0, 0], 42.0)
-        # a detached tensor shares the buffer as well
-        self.assertTrue(np.shares_memory(t.detach().numpy(), a))
+        self.assertEqual(t.numpy()[0, 0], 0.0)
+        # an optimizer step updates the parameter in place: arrays taken
+        # before keep the old values
+        t.set_requires_grad(True)
+        t.sum_all().backward(None)
+        Hp.SGDConfig(lr=1.0).build_optimizer([t]).step()
+        np.testing.assert_array_equal(view, np.arange(6.0).reshape(2, 3))
+        np.testing.assert_array_equal(t.numpy(), np.arange(6.0).reshape(2, 3) - 1)
 
     def test_views_are_read_only(self):
         view = Hp.Tensor.new_ones(Hp.DType.FLOAT64, [3]).numpy()
@@ -66,25 +72,21 @@ class NumpyBridgeTest(unittest.TestCase):
         t = Hp.Tensor.from_numpy(a)
         del a
         gc.collect()
-        self.assertIsNotNone(array_ref(), "the tensor keeps the array alive")
+        self.assertIsNone(array_ref(), "the tensor holds a copy, not the array")
         view = t.numpy()
         tensor_ref = weakref.ref(t)
         del t
         gc.collect()
         self.assertIsNone(tensor_ref())
-        self.assertIsNotNone(array_ref(), "the view keeps the buffer alive")
         np.testing.assert_array_equal(view, [0.0, 1.0, 2.0, 3.0])
-        del view
-        gc.collect()
-        self.assertIsNone(array_ref(), "the buffer is released with the last holder")
 
-    def test_copies_when_it_must(self):
+    def test_layouts(self):
         base = np.arange(12.0).reshape(3, 4)
         read_only = base.copy()
         read_only.flags.writeable = False
         for array in (base.T, base[:, ::2], base.astype(">f8"), np.asfortranarray(base), read_only):
             t = Hp.Tensor.from_numpy(array)
-            self.assertFalse(np.shares_memory(t.numpy(), array))
+            self.assertEqual(t.get_shape(), list(array.shape))
             np.testing.assert_array_equal(t.numpy(), array)
         # lists and scalars go through numpy.asarray
         self.assertEqual(Hp.Tensor.from_numpy([[1, 2], [3, 4]]).get_dtype(), Hp.DType.INT64)

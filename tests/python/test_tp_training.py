@@ -56,7 +56,7 @@ class TensorParallelTrainingTest(unittest.TestCase):
         optimizer = adamw().build_optimizer(model.parameters())
         if mesh is not None:
             targets = Hp.DTensor.new_from_local(targets, mesh, "R")
-        logits = model.call1(ids)
+        logits = model(ids)
         loss = logits.cross_entropy(targets, -100)
         self.assertTrue(loss.backward(None))
         norm = Hp.clip_grad_norm(model.parameters(), 1.0, 2.0)
@@ -65,8 +65,8 @@ class TensorParallelTrainingTest(unittest.TestCase):
         return loss, norm, logits
 
     def assert_same_parameters(self, model, reference, grads):
-        names = model.named_parameters().get_names()
-        self.assertEqual(names, reference.named_parameters().get_names())
+        names = [name for name, _ in model.named_parameters()]
+        self.assertEqual(names, [name for name, _ in reference.named_parameters()])
         for name in names:
             param, expected = model.get_parameter(name), reference.get_parameter(name)
             if grads:
@@ -93,7 +93,7 @@ class TensorParallelTrainingTest(unittest.TestCase):
         self.assertEqual(parallelized, [mesh])
         self.assertTrue(model.verify_module_protocol())
         # parallelize keeps the values init_weights gave
-        wq = model.get_parameter("layers.0.attention.wq.weight")
+        wq = model.layers[0].attention.wq.weight
         self.assertIsInstance(wq, Hp.DTensor)
         self.assertEqual([p.to_string() for p in wq.get_placements()], ["S(0)"])
         self.assert_same_parameters(model, reference, grads=False)
@@ -129,7 +129,7 @@ class TensorParallelTrainingTest(unittest.TestCase):
         if tp_mesh is not None:
             targets = Hp.DTensor.new_from_local(targets, tp_mesh, "R")
         optimizer = adamw().build_optimizer(model.parameters())
-        loss = model.call1(ids).cross_entropy(targets, -100)
+        loss = model(ids).cross_entropy(targets, -100)
         loss.backward(None)
         self.assertTrue(Hp.data_parallel_average_gradients(model.parameters(), dp_mesh))
         ok, mean_loss = Hp.data_parallel_average_scalar(dp_mesh, whole(loss).item())
