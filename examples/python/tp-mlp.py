@@ -19,26 +19,27 @@ import sys
 import gi
 
 gi.require_version("Hp", "1.0")
-from gi.repository import GObject, Hp  # noqa: E402
+from gi.repository import Hp  # noqa: E402
 
 
 class MLP(Hp.Module):
     """w2(gelu(w1(x)))"""
 
     class Config(Hp.ModuleConfig):
-        w1 = GObject.Property(type=Hp.LinearConfig)
-        w2 = GObject.Property(type=Hp.LinearConfig)
+        # fields in declaration order; each new configuration gets its own
+        # copy of the default
+        w1: Hp.LinearConfig = Hp.field(default_factory=lambda: Hp.LinearConfig.new(8, 32))
+        w2: Hp.LinearConfig = Hp.field(default_factory=lambda: Hp.LinearConfig.new(32, 8))
 
     def do_setup(self):
         super().do_setup()
         # runs once the module is made, however it is made; the children
         # are built from the nested configurations
-        self.add_child("w1", self.config.w1.build())
-        self.add_child("w2", self.config.w2.build())
+        self.w1 = self.config.w1.build()
+        self.w2 = self.config.w2.build()
 
-    def do_forward(self, args):
-        hidden = self.get_child("w1").call1(args[0]).gelu()
-        return [self.get_child("w2").call1(hidden)]
+    def forward(self, x):
+        return self.w2(self.w1(x).gelu())
 
 
 def linear(in_features, out_features):
@@ -54,7 +55,7 @@ def whole(tensor):
 
 def run(model, x):
     """The whole output; the gradients from the sum of the output"""
-    y = model.call1(x)
+    y = model(x)
     y.sum_all().backward(None)
     return whole(y)
 
@@ -80,7 +81,7 @@ def main():
     reference.init_states(11)
     parallel.init_states(11)
 
-    weight = parallel.get_parameter("w1.weight")
+    weight = parallel.w1.weight
     if rank == 0:
         print("w1:", parallel_config.w1.sharding_config.to_string())
         print("w2:", parallel_config.w2.sharding_config.to_string())
@@ -90,9 +91,10 @@ def main():
     y_reference = run(reference, x)
     y = run(parallel, x)
     ok = y.allclose(y_reference, 1e-5, 1e-6)
-    for name in ("w1.weight", "w2.weight"):
-        grad = whole(parallel.get_parameter(name).get_grad())
-        ok = ok and grad.allclose(reference.get_parameter(name).get_grad(), 1e-5, 1e-6)
+    references = dict(reference.named_parameters())
+    for name, weight in parallel.named_parameters():
+        grad = whole(weight.get_grad())
+        ok = ok and grad.allclose(references[name].get_grad(), 1e-5, 1e-6)
 
     if rank == 0:
         print("y =", y.to_string())

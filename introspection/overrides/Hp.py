@@ -286,20 +286,33 @@ class Module(Hp.Module):
         outputs = Hp.Module.call(self, list(arguments.args))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def __getattr__(self, name):
-        found = None if name.startswith("_") else next((found for get in (
+    def _state(self, name):
+        return None if name.startswith("_") else next((found for get in (
             self.get_child, self.get_parameter, self.get_buffer) for found in [get(name)]
             if found is not None), None)
+
+    def __getattr__(self, name):
+        found = self._state(name)
         if found is None:
             raise AttributeError("%s has no child, parameter, buffer or attribute '%s'" % (
                 _name(type(self)), name))
         return found
 
     def __setattr__(self, name, value):
+        """A module becomes a child, a tensor replaces the parameter or
+        buffer of that name; other values are plain attributes."""
+        state = self._state(name)
         if isinstance(value, Hp.Module):
             self.add_child(name, value)
-        else:
+        elif state is None:
             super().__setattr__(name, value)
+        elif isinstance(value, Hp.Tensor) and state is self.get_parameter(name):
+            self.register_parameter(name, value)
+        elif isinstance(value, Hp.Tensor) and state is self.get_buffer(name):
+            self.register_buffer(name, value, self.buffer_is_persistent(name))
+        else:
+            raise TypeError("%s.%s is a %s: assign a %s" % (_name(type(self)), name, *(
+                ("child", "module") if isinstance(state, Hp.Module) else ("state", "tensor"))))
 
 
 @override

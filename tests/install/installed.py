@@ -5,16 +5,17 @@
 #
 # Usage: installed.py ROOT. Checks that the typelib, the override and
 # the library come from under ROOT (the temporary installation), then
-# uses the override's idioms: a module with a nested Config, built,
-# run, and its configuration through JSON and back.
+# uses the override's idioms: a module with a nested Config whose fields
+# are annotations, built, called, and its configuration through JSON and
+# back.
 
 import sys
 
 import gi
 
 gi.require_version("Hp", "1.0")
-from gi._gi import Repository  # noqa: E402
-from gi.repository import GObject, Hp  # noqa: E402
+gi.require_version("GIRepository", "2.0")
+from gi.repository import GIRepository, Hp  # noqa: E402
 
 ROOT = sys.argv[1]
 
@@ -32,20 +33,20 @@ class Scaled(Hp.Module):
     """A linear layer whose output is scaled"""
 
     class Config(Hp.ModuleConfig):
-        linear = GObject.Property(type=Hp.LinearConfig)
-        factor = GObject.Property(type=float, default=2.0)
+        linear: Hp.LinearConfig
+        factor: float = 2.0
 
     def do_setup(self):
         super().do_setup()
-        self.add_child("linear", self.config.linear.build())
+        self.linear = self.config.linear.build()
 
-    def do_forward(self, args):
-        return [self.get_child("linear").call1(args[0]).scale(self.config.factor)]
+    def forward(self, x):
+        return self.linear(x).scale(self.config.factor)
 
 
 def main():
     override = sys.modules["gi.overrides.Hp"].__file__
-    typelib = Repository.get_default().get_typelib_path("Hp")
+    typelib = GIRepository.Repository.get_default().get_typelib_path("Hp")
     for what, path in (("override", override), ("typelib", typelib), ("library", loaded_library())):
         if path is None or not path.startswith(ROOT):
             print("installed.py: the %s is %s, not under %s" % (what, path, ROOT))
@@ -59,8 +60,11 @@ def main():
     Hp.init()
     module = back.build()
     module.init_states(5)
-    y = module.call1(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3]))
-    expected = module.get_child("linear").call1(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3])).scale(0.5)
+    y = module(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3]))
+    expected = module.linear(Hp.Tensor.new_ones(Hp.DType.FLOAT32, [2, 3])).scale(0.5)
+    if "__main__" in type(config).__gtype__.name:
+        print("installed.py: the type name %s names __main__" % type(config).__gtype__.name)
+        return 1
     if y.get_shape() != [2, 4] or not y.allclose(expected, 0.0, 0.0):
         print("installed.py: wrong output", y.to_string())
         return 1

@@ -181,11 +181,26 @@ class AttributeTest(unittest.TestCase):
         with self.assertRaises(IndexError):
             decoder.layers[2]  # noqa: B018
 
-    def test_plain_attributes_stay_python(self):
+    def test_assignment(self):
         model = MLP.Config().build()
         model.note = "kept"
         self.assertEqual(model.note, "kept")
         self.assertNotIn("note", model.get_child_names())
+        # a module becomes a child, a tensor replaces a parameter or buffer
+        model.w3 = Projection()
+        self.assertEqual(model.get_child_names(), ["w1", "w2", "w3"])
+        weight = from_numpy(np.ones((5, 3)))
+        model.w1.weight = weight
+        self.assertIs(model.get_parameter("w1.weight"), weight)
+        proj = Projection()
+        proj.scratch = from_numpy([2.0])
+        self.assertEqual(proj.scratch.item(), 2.0)
+        self.assertFalse(proj.buffer_is_persistent("scratch"))
+        with self.assertRaises(TypeError) as caught:
+            model.w1 = None
+        self.assertEqual(str(caught.exception), "MLP.w1 is a child: assign a module")
+        with self.assertRaises(TypeError):
+            proj.wq = 1.0
 
 
 class IterationTest(unittest.TestCase):
@@ -416,6 +431,24 @@ class TypeNameTest(unittest.TestCase):
                        "pkg-tiny+Tiny+Config")
             self.check(directory, [sys.executable, "-m", "pkg.tiny"], "pkg.tiny",
                        "pkg-tiny+Tiny+Config")
+
+    def test_interactive(self):
+        """python -c, a REPL or a notebook have no module: the qualified
+        name alone, which holds only within the session"""
+        code = textwrap.dedent("""\
+            import sys
+            sys.path.insert(0, %r)
+            from hptest import Hp
+
+
+            class Tiny(Hp.Module):
+                class Config(Hp.ModuleConfig):
+                    width: int = 3
+
+
+            print(Tiny.Config.__gtype__.name, Tiny.__gtype__.name)
+            """) % HERE
+        self.assertEqual(run_python(code, HERE).split(), ["Tiny+Config", "Tiny"])
 
     def test_this_file(self):
         self.assertEqual(MLP.Config.__gtype__.name, MODULE + "+MLP+Config")
