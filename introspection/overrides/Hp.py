@@ -22,6 +22,7 @@
 
 import contextlib
 import difflib
+import functools
 import inspect
 import json
 import os
@@ -99,23 +100,28 @@ class _Meta(type(GObject.Object)):
         return super().__new__(mcs, name, bases, namespace, **kwargs)
 
     def __init__(cls, name, bases, namespace, **kwargs):
-        user = _is_user(cls)
-        if user and "__gtype_name__" not in namespace:
+        if not _is_user(cls):
+            super().__init__(name, bases, namespace, **kwargs)
+            return
+        # before PyGObject registers the type and its virtual functions
+        if "__gtype_name__" not in namespace:
             cls.__gtype_name__ = cls._type_name()
-        fields = cls._take_fields() if user and issubclass(cls, Hp.Config) else []
-        for vfunc in ("do_setup", "do_validate") if user else ():
+        fields = cls._take_fields() if issubclass(cls, Hp.Config) else []
+        for vfunc in ("do_setup", "do_validate"):
             if vfunc in namespace:
                 setattr(cls, vfunc, _Meta._returning_true(vfunc[3:], namespace[vfunc]))
-        forward = namespace.get("forward") if user and issubclass(cls, Hp.Module) else None
+        forward = namespace.get("forward") if issubclass(cls, Hp.Module) else None
         if forward is not None and "do_forward" not in namespace:
-            cls.do_forward = lambda self, args: (lambda out: list(out) if isinstance(
-                out, (tuple, list)) else [out])(forward(self, *args))
+            def do_forward(self, args):
+                outputs = forward(self, *args)
+                return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+            cls.do_forward = do_forward
         super().__init__(name, bases, namespace, **kwargs)
         for arguments in fields:
             Hp.Config.type_add_field(cls, *arguments)
-        if user and isinstance(namespace.get("Config"), type) \
-                and issubclass(namespace["Config"], Hp.Config):
-            Hp.Config.register_owner(namespace["Config"].__gtype__, cls.__gtype__)
+        config = namespace.get("Config")
+        if isinstance(config, type) and issubclass(config, Hp.Config):
+            Hp.Config.register_owner(config.__gtype__, cls.__gtype__)
         if forward is not None:
             Hp.Module.type_set_forward_arg_names(cls, [
                 p.name for p in list(inspect.signature(forward).parameters.values())[1:]
@@ -134,8 +140,10 @@ class _Meta(type(GObject.Object)):
             while module and os.path.exists(os.path.join(path, "__init__.py")):
                 path, package = os.path.split(path)
                 module = package + "." + module
-        base = name = re.sub(r"[^A-Za-z0-9_+-]", "_", "+".join([module.replace(".", "-")] * (
-            module != "") + [part for part in cls.__qualname__.split(".") if part != "<locals>"]))
+        parts = [part for part in cls.__qualname__.split(".") if part != "<locals>"]
+        if module:
+            parts.insert(0, module.replace(".", "-"))
+        base = name = re.sub(r"[^A-Za-z0-9_+-]", "_", "+".join(parts))
         for serial in range(2, 1 << 16):
             try:
                 GObject.type_from_name(name)
@@ -150,9 +158,9 @@ class _Meta(type(GObject.Object)):
         declared = [(name, kind, cls.__dict__.get(name, _MISSING)) for name, kind in
                     inspect.get_annotations(cls, eval_str=True).items()
                     if typing.ClassVar not in (kind, typing.get_origin(kind))]
-        declared += [(name, prop.type, field(prop.default, minimum=prop.minimum, maximum=prop.
-                      maximum, blurb=prop.blurb)) for name, prop in cls.__dict__.items()
-                     if isinstance(prop, GObject.Property)]
+        declared += [(name, prop.type, field(prop.default, minimum=prop.minimum,
+                                             maximum=prop.maximum, blurb=prop.blurb))
+                     for name, prop in cls.__dict__.items() if isinstance(prop, GObject.Property)]
         fields = []
         for name, kind, declaration in declared:
             if name in cls.__dict__:
@@ -278,10 +286,14 @@ class Module(Hp.Module):
     argument name); children, parameters and buffers are attributes, and a
     module assigned to an attribute becomes a child."""
 
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def _signature(names):
+        return inspect.Signature([inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for name in names])
+
     def __call__(self, *args, **kwargs):
-        arguments = inspect.Signature([inspect.Parameter(
-            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
-            for name in self.get_forward_arg_names()]).bind(*args, **kwargs)
+        arguments = self._signature(tuple(self.get_forward_arg_names())).bind(*args, **kwargs)
         arguments.apply_defaults()
         outputs = Hp.Module.call(self, list(arguments.args))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -451,25 +463,32 @@ def _placement_repr(self):
     return "Replicate()"
 
 
-# classes that gain a repr, and setters whose last argument may be a string
+def _text_repr(form):
+    return lambda self: form % self.to_string()
+
+
+def _converting_last(method, convert):
+    return lambda self, *args: method(self, *args[:-1], convert(args[-1]))
+
+
+# Classes that only gain a repr, and setters whose last argument may be a
+# string
 for _base, _repr, _convert, _setters in (
         ("Placement", _placement_repr, None, ""),
-        ("DeviceMesh", "%s", None, ""),
-        ("ParamInit", "ParamInit(%r)", None, ""),
-        ("Initializer", "Initializer(%r)", None, ""),
-        ("NamedPlacement", "NamedPlacement(%r)", _placement, "set set_axis"),
+        ("DeviceMesh", _text_repr("%s"), None, ""),
+        ("ParamInit", _text_repr("ParamInit(%r)"), None, ""),
+        ("Initializer", _text_repr("Initializer(%r)"), None, ""),
+        ("NamedPlacement", _text_repr("NamedPlacement(%r)"), _placement, "set set_axis"),
         ("LocalMapConfig", None, _named_list,
          "set_in_placements set_out_placements set_in_grad_placements"),
-        ("ShardingConfig", "%s", _named, "set_state_sharding set_in_src_sharding "
+        ("ShardingConfig", _text_repr("%s"), _named, "set_state_sharding set_in_src_sharding "
          "set_in_dst_sharding set_out_src_sharding set_out_dst_sharding")):
-    _members = {setter: (lambda method, convert: lambda self, *args: method(
-        self, *args[:-1], convert(args[-1])))(getattr(getattr(Hp, _base), setter), _convert)
-        for setter in _setters.split()}
+    _members = {name: _converting_last(getattr(getattr(Hp, _base), name), _convert)
+                for name in _setters.split()}
     if _repr is not None:
-        _members["__repr__"] = _repr if callable(_repr) else (
-            lambda form: lambda self: form % self.to_string())(_repr)
-    globals()[_base] = override(type(_base, (getattr(Hp, _base),), dict(_members,
-                                                                         __module__=__name__)))
+        _members["__repr__"] = _repr
+    globals()[_base] = override(type(_base, (getattr(Hp, _base),),
+                                     dict(_members, __module__=__name__)))
     __all__.append(_base)
 
 

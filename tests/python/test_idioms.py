@@ -378,6 +378,8 @@ class TypeNameTest(unittest.TestCase):
     a program that imports the script's module"""
 
     MODELS = textwrap.dedent("""\
+        from __future__ import annotations      # annotations as strings
+
         import json
         import sys
         sys.path.insert(0, %r)

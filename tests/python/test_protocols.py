@@ -431,21 +431,21 @@ class ModuleTest(unittest.TestCase):
         np.testing.assert_array_equal(to_numpy(masked), [[2.0, 0.0]])
 
     def test_forward_references(self):
-        """Tensors going in and out of do_forward keep exactly the
+        """Tensors going in and out of forward() keep exactly the
         references Python holds"""
         kept = []
 
         class Echo(Hp.Module):
-            def do_forward(self, args):
-                fresh = args[0].scale(2.0)
+            def forward(self, x):
+                fresh = x.scale(2.0)
                 kept.append(fresh)
-                return [args[0], fresh, args[0].scale(3.0)]
+                return x, fresh, x.scale(3.0)
 
         echo = Echo()
         x = from_numpy([1.0, 2.0])
         self.assertEqual(x.__grefcount__, 1)
         for _ in range(3):
-            same, fresh, other = echo.call([x])
+            same, fresh, other = echo(x)
             gc.collect()
             self.assertIs(same, x)
             self.assertIs(fresh, kept[-1])
@@ -454,7 +454,7 @@ class ModuleTest(unittest.TestCase):
             self.assertEqual(other.__grefcount__, 1)
             np.testing.assert_array_equal(to_numpy(other), [3.0, 6.0])
 
-        # the same, when C calls do_forward and only C holds the module
+        # the same, when C calls forward() and only C holds the module
         sequential = Hp.Sequential.new()
         sequential.append(Echo())
         gc.collect()
@@ -744,7 +744,7 @@ class Toy(Hp.BaseModel):
     """A model of one Linear whose width follows the job's tp degree"""
 
     class Config(Hp.BaseModelConfig):
-        dim = GObject.Property(type=int, default=3, minimum=1, maximum=64)
+        dim: int = Hp.field(3, minimum=1, maximum=64)
 
         def do_update_from_config(self, job_config):
             self.dim = 2 * job_config.get_tp()
@@ -752,12 +752,12 @@ class Toy(Hp.BaseModel):
 
     def do_setup(self):
         super().do_setup()
-        self.add_child("proj", Hp.LinearConfig(
+        self.proj = Hp.LinearConfig(
             in_features=self.config.dim, out_features=2, dtype=Hp.DType.FLOAT64,
-            param_init=Hp.ParamInit.new_from_string("weight=ones")).build())
+            param_init=Hp.ParamInit.new_from_string("weight=ones")).build()
 
-    def do_forward(self, args):
-        return self.get_child("proj").call(args)
+    def forward(self, x):
+        return self.proj(x)
 
 
 class Table(Hp.Module):
