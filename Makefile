@@ -6,7 +6,8 @@
 #   make bench   build and run the benchmarks (measurements, not tests):
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
 #                bench-matmul, bench-redistribute on 2 and 4 ranks, then
-#                the cost of HP_DEBUG=collectives in hp-train
+#                the cost of HP_DEBUG=collectives in hp-train and the
+#                numpy copies of the Python override
 #   make soak    build, train the tiny model for 2000 steps on 2 ranks
 #                and fail if its resident memory grows by 1 % or more
 #                after warm-up (bench/soak; not part of check or bench)
@@ -68,6 +69,8 @@ bench: build
 	$(MPIRUN) -np 2 ./$(BUILDDIR)/bench/bench-redistribute
 	$(MPIRUN) -np 4 ./$(BUILDDIR)/bench/bench-redistribute
 	./bench/run-collectives-debug.sh $(BUILDDIR)
+	GI_TYPELIB_PATH=$(BUILDDIR)/introspection LD_LIBRARY_PATH=$(BUILDDIR)/hp-protocols \
+	  /usr/bin/python3 bench/bench-numpy.py
 
 clean:
 	rm -rf $(BUILDDIR)

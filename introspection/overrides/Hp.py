@@ -135,11 +135,12 @@ class _Meta(type(GObject.Object)):
         if module == "__main__" and getattr(main, "__spec__", None) is not None:  # python -m
             module = main.__spec__.name
         elif module == "__main__":
-            path, module = os.path.split(os.path.splitext(os.path.realpath(
-                getattr(main, "__file__", None) or "/"))[0])
-            while module and os.path.exists(os.path.join(path, "__init__.py")):
-                path, package = os.path.split(path)
-                module = package + "." + module
+            module = ""
+            if getattr(main, "__file__", None) is not None:
+                path, module = os.path.split(os.path.splitext(os.path.realpath(main.__file__))[0])
+                while os.path.exists(os.path.join(path, "__init__.py")):
+                    path, package = os.path.split(path)
+                    module = package + "." + module
         parts = [part for part in cls.__qualname__.split(".") if part != "<locals>"]
         if module:
             parts.insert(0, module.replace(".", "-"))
@@ -228,7 +229,7 @@ class Config(Hp.Config, metaclass=_Meta):
         pspec = self._pspec(name)
         if pspec is not None:
             Hp.Config.set_value(self, name, _value(value, pspec.value_type))
-        elif hasattr(type(self), name):     # a Python property, say
+        elif hasattr(getattr(type(self), name, None), "__set__"):     # a Python property
             super().__setattr__(name, value)
         else:
             raise self._no_field(name)

@@ -257,6 +257,10 @@ class SlottedConfigTest(unittest.TestCase):
         # a Python property of the class is not a field, and works as usual
         checked = Checked(low=1, high=4)
         self.assertEqual(checked.span, 3)
+        with self.assertRaises(AttributeError):
+            checked.span = 2            # no setter
+        with self.assertRaises(AttributeError):
+            checked.build = None        # methods stay methods
 
     def test_repr(self):
         self.assertEqual(repr(Projection.Config(dim=3)),
