@@ -496,6 +496,13 @@ init_weight (gpointer       config,
   hp_module_config_set_param_init (HP_MODULE_CONFIG (config), param_init);
 }
 
+static HpRMSNormConfig *
+new_norm (HpDecoderConfig *self)
+{
+  return g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", self->dim, "eps", self->norm_eps,
+                       "dtype", self->dtype, NULL);
+}
+
 static HpTransformerBlockConfig *
 new_block (HpDecoderConfig  *self,
            guint             layer,
@@ -504,8 +511,8 @@ new_block (HpDecoderConfig  *self,
   gint n_kv_heads = self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads;
   g_autoptr(HpGQAttentionConfig) attention = NULL;
   g_autoptr(HpFeedForwardConfig) feed_forward = NULL;
-  g_autoptr(HpRMSNormConfig) attention_norm = NULL;
-  g_autoptr(HpRMSNormConfig) ffn_norm = NULL;
+  g_autoptr(HpRMSNormConfig) attention_norm = new_norm (self);
+  g_autoptr(HpRMSNormConfig) ffn_norm = new_norm (self);
   g_autoptr(HpInitializer) input_init = hp_initializer_new_trunc_normal (0, 0.02, -2, 2);
   g_autoptr(HpInitializer) output_init = hp_initializer_new_depth_scaled_normal (0.02, layer);
 
@@ -532,16 +539,8 @@ new_block (HpDecoderConfig  *self,
   init_weight (hp_feed_forward_config_get_w1 (feed_forward), input_init);
   init_weight (hp_feed_forward_config_get_w2 (feed_forward), output_init);
   init_weight (hp_feed_forward_config_get_w3 (feed_forward), output_init);
-
-  attention_norm = g_object_new (HP_TYPE_RMS_NORM_CONFIG,
-                                 "dim", self->dim, "eps", self->norm_eps,
-                                 "dtype", self->dtype, NULL);
-  ffn_norm = g_object_new (HP_TYPE_RMS_NORM_CONFIG,
-                           "dim", self->dim, "eps", self->norm_eps,
-                           "dtype", self->dtype, NULL);
   return hp_transformer_block_config_new (attention, feed_forward, attention_norm, ffn_norm);
 }
-
 
 /**
  * hp_decoder_config_expand:
@@ -612,10 +611,7 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
     g_object_set (self, "layers", layers, NULL);
   if (self->norm == NULL)
     {
-      g_autoptr(HpRMSNormConfig) norm =
-        g_object_new (HP_TYPE_RMS_NORM_CONFIG,
-                      "dim", self->dim, "eps", self->norm_eps,
-                      "dtype", self->dtype, NULL);
+      g_autoptr(HpRMSNormConfig) norm = new_norm (self);
 
       g_object_set (self, "norm", norm, NULL);
     }

@@ -249,20 +249,36 @@ check_dtype (HpGQAttentionConfig  *self,
   return FALSE;
 }
 
-/* The projection @linear, when given, maps @in_features to
- * @out_features in the dtype of @self */
+/* The in and out features of the projection @child (wq to wo) that
+ * the sizes imply */
+static void
+projection_features (HpGQAttentionConfig *self,
+                     guint                child,
+                     gint                *in_features,
+                     gint                *out_features)
+{
+  gint head_dim = self->dim / self->n_heads;
+  gint heads = child == CHILD_WK || child == CHILD_WV ? hp_gq_attention_config_get_n_kv_heads (self)
+                                                      : self->n_heads;
+
+  *in_features = child == CHILD_WO ? heads * head_dim : self->dim;
+  *out_features = child == CHILD_WO ? self->dim : heads * head_dim;
+}
+
+/* The projection @child, when given, has the features and dtype the
+ * sizes imply */
 static gboolean
 check_linear (HpGQAttentionConfig  *self,
-              HpLinearConfig       *linear,
-              const gchar          *name,
-              gint                  in_features,
-              gint                  out_features,
+              guint                 child,
               GError              **error)
 {
-  gint have_in, have_out;
+  HpLinearConfig *linear = G_STRUCT_MEMBER (HpLinearConfig *, self, CHILD_FIELD (child)->offset);
+  const gchar *name = CHILD_FIELD (child)->name;
+  gint in_features, out_features, have_in, have_out;
 
   if (linear == NULL)
     return TRUE;
+  projection_features (self, child, &in_features, &out_features);
   have_in = hp_linear_config_get_in_features (linear);
   have_out = hp_linear_config_get_out_features (linear);
   if (have_in != in_features || have_out != out_features)
@@ -302,19 +318,14 @@ hp_gq_attention_config_validate (HpConfig  *config,
                                  GError   **error)
 {
   HpGQAttentionConfig *self = HP_GQ_ATTENTION_CONFIG (config);
-  gint kv_features;
 
   if (!HP_CONFIG_CLASS (hp_gq_attention_config_parent_class)->validate (config, error) ||
       !_hp_gq_attention_config_check_sizes (self, error))
     return FALSE;
-
-  /* n-heads divides dim: the queries have dim features */
-  kv_features = hp_gq_attention_config_get_n_kv_heads (self) * (self->dim / self->n_heads);
-  return check_linear (self, self->wq, "wq", self->dim, self->dim, error) &&
-         check_linear (self, self->wk, "wk", self->dim, kv_features, error) &&
-         check_linear (self, self->wv, "wv", self->dim, kv_features, error) &&
-         check_linear (self, self->wo, "wo", self->dim, self->dim, error) &&
-         check_rope (self, error);
+  for (guint i = CHILD_WQ; i <= CHILD_WO; i++)
+    if (!check_linear (self, i, error))
+      return FALSE;
+  return check_rope (self, error);
 }
 
 static void
@@ -602,52 +613,31 @@ HP_CONFIG_DEFINE_GETTER (hp_gq_attention_config, HpGQAttentionConfig, HpSDPAConf
 HP_CONFIG_DEFINE_SETTER (hp_gq_attention_config, HpGQAttentionConfig, HpSDPAConfig *, inner_attention,
                          "inner-attention")
 
-static HpLinearConfig *
-derive_linear (HpGQAttentionConfig *self,
-               gint                 in_features,
-               gint                 out_features)
-{
-  return g_object_new (HP_TYPE_LINEAR_CONFIG,
-                       "in-features", in_features,
-                       "out-features", out_features,
-                       "dtype", self->dtype,
-                       NULL);
-}
-
 /* @child as given, or as the scalar fields imply it */
 static HpConfig *
 effective_child (HpGQAttentionConfig *self,
                  guint                child)
 {
-  gint head_dim = self->dim / self->n_heads;
-  gint q_features = self->n_heads * head_dim;
-  gint kv_features = hp_gq_attention_config_get_n_kv_heads (self) * head_dim;
   HpConfig *given = G_STRUCT_MEMBER (HpConfig *, self, CHILD_FIELD (child)->offset);
+  gint in_features, out_features;
 
   if (given != NULL)
     return g_object_ref (given);
-
-  switch (child)
-    {
-    case CHILD_WQ:
-      return HP_CONFIG (derive_linear (self, self->dim, q_features));
-    case CHILD_WK:
-    case CHILD_WV:
-      return HP_CONFIG (derive_linear (self, self->dim, kv_features));
-    case CHILD_WO:
-      return HP_CONFIG (derive_linear (self, q_features, self->dim));
-    case CHILD_ROPE:
-      return g_object_new (HP_TYPE_ROTARY_EMBEDDING_CONFIG,
-                           "head-dim", head_dim,
-                           "max-seq-len", self->max_seq_len,
-                           "theta", self->rope_theta,
-                           "dtype", self->dtype,
-                           NULL);
-    case CHILD_INNER_ATTENTION:
-      return HP_CONFIG (hp_sdpa_config_new ());
-    default:
-      g_return_val_if_reached (NULL);
-    }
+  if (child == CHILD_ROPE)
+    return g_object_new (HP_TYPE_ROTARY_EMBEDDING_CONFIG,
+                         "head-dim", self->dim / self->n_heads,
+                         "max-seq-len", self->max_seq_len,
+                         "theta", self->rope_theta,
+                         "dtype", self->dtype,
+                         NULL);
+  if (child == CHILD_INNER_ATTENTION)
+    return HP_CONFIG (hp_sdpa_config_new ());
+  projection_features (self, child, &in_features, &out_features);
+  return g_object_new (HP_TYPE_LINEAR_CONFIG,
+                       "in-features", in_features,
+                       "out-features", out_features,
+                       "dtype", self->dtype,
+                       NULL);
 }
 
 /**
