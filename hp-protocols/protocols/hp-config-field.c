@@ -7,6 +7,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "hp-config-field.h"
 #include "hp-config-list.h"
 #include "hp-config-private.h"
@@ -739,9 +741,10 @@ read_value (HpConfig   *self,
     }
 }
 
-/* Whether two values of a field are the same: numbers exactly (the
- * epsilon of a float or double param spec would let a small change go),
- * objects by identity */
+/* Whether two values of a field are the same: numbers exactly, real
+ * numbers to the bit (the epsilon of a float or double param spec would
+ * let a small change go, and == would take -0.0 for 0.0; GObject keeps
+ * NaN out), objects by identity */
 static gboolean
 stored_values_same (FieldEntry   *entry,
                     const GValue *a,
@@ -750,9 +753,19 @@ stored_values_same (FieldEntry   *entry,
   switch (entry->type)
     {
     case HP_CONFIG_FIELD_TYPE_FLOAT:
-      return g_value_get_float (a) == g_value_get_float (b);
+      {
+        gfloat fa = g_value_get_float (a);
+        gfloat fb = g_value_get_float (b);
+
+        return memcmp (&fa, &fb, sizeof fa) == 0;
+      }
     case HP_CONFIG_FIELD_TYPE_DOUBLE:
-      return g_value_get_double (a) == g_value_get_double (b);
+      {
+        gdouble da = g_value_get_double (a);
+        gdouble db = g_value_get_double (b);
+
+        return memcmp (&da, &db, sizeof da) == 0;
+      }
     case HP_CONFIG_FIELD_TYPE_STRV:
       {
         const gchar * const *sa = g_value_get_boxed (a);
@@ -791,10 +804,11 @@ write_value (HpConfig     *self,
   member = member_of (self, entry);
   switch (entry->type)
     {
+      /* bits, as stored_values_same() compares */
 #define SET_SCALAR(ctype, getter)                     \
       {                                               \
         ctype v = getter (value);                     \
-        if (*(ctype *) member == v)                   \
+        if (memcmp (member, &v, sizeof v) == 0)       \
           return FALSE;                               \
         *(ctype *) member = v;                        \
         return TRUE;                                  \

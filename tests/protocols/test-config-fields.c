@@ -5,6 +5,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#include <math.h>
+
 #include <hp-protocols/hp-protocols.h>
 
 #include "hp-test-utils.h"
@@ -365,6 +367,12 @@ test_table_set_and_notify (void)
 
   test_more_fields_config_set_every (more, nested);
   g_assert_true (more->every == nested);
+
+  /* -0.0 is another value than 0.0 */
+  g_object_set (config, "scale", 0.0, NULL);
+  g_object_set (config, "scale", -0.0, NULL);
+  g_assert_cmpuint (notified, ==, 16);
+  g_assert_true (signbit (config->scale));
 }
 
 static void
@@ -696,6 +704,9 @@ test_runtime_fields (void)
   g_object_set (a, "alpha-rate", 0.0, NULL);
   g_object_set (a, "alpha-rate", 1e-100, NULL);
   g_assert_cmpfloat (hp_test_get_double (a, "alpha-rate"), ==, 1e-100);
+  g_object_set (a, "alpha-rate", 0.0, NULL);
+  g_object_set (a, "alpha-rate", -0.0, NULL);
+  g_assert_true (signbit (hp_test_get_double (a, "alpha-rate")));
 
   json = hp_config_to_json (a, FALSE);
   read = hp_config_new_from_json (type, json, &error);
