@@ -195,9 +195,10 @@ hp_feed_forward_config_constructed (GObject *object)
   g_object_notify (object, "w1");
 }
 
-/* A layer that a construction or a change (one g_object_set() call, or
- * each field of a frozen object) left NULL is derived from the dims as
- * they are once all of it is done, before anyone hears of it */
+/* Runs at the end of each change (one g_object_new() or g_object_set()
+ * call, one freeze and thaw of the notifications): a layer the change
+ * left NULL is derived from the dims as they are then, before anyone
+ * is notified */
 static void
 hp_feed_forward_config_dispatch_properties_changed (GObject     *object,
                                                     guint        n_pspecs,
