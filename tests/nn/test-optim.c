@@ -13,6 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <gio/gio.h>
+
 #include "hp-test-utils.h"
 
 /* An optimizer that does not implement step */
@@ -674,6 +676,25 @@ test_errors (void)
   hp_adamw_config_set_beta2 (bad_beta, 1.0);
   hp_test_assert_error (hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (bad_beta), good, &error), &error,
                         HP_ERROR_CONFIG, "HpAdamW: beta1 and beta2 must be below 1, not 0.9 and 1");
+  /* the configurations refuse them on their own, before anything is built */
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (bad_nesterov), &error)), &error,
+                        HP_ERROR_CONFIG, "HpSGD: Nesterov momentum needs momentum > 0");
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (bad_beta), &error)), &error,
+                        HP_ERROR_CONFIG, "HpAdamW: beta1 and beta2 must be below 1");
+
+  /* an optimizer set up with a configuration of another class */
+  {
+    g_autoptr(HpModuleConfig) module_config = hp_module_config_new ();
+    g_autoptr(GObject) foreign = g_object_new (HP_TYPE_SGD, "config", bad_beta, NULL);
+    g_autoptr(GObject) not_optimizer = g_object_new (HP_TYPE_ADAMW, "config", module_config, NULL);
+
+    hp_test_assert_error (GINT_TO_POINTER (g_initable_init (G_INITABLE (foreign), NULL, &error)), &error,
+                          HP_ERROR_CONFIG, "HpSGD: the configuration must be an HpSGDConfig, not HpAdamWConfig");
+    hp_test_assert_error (GINT_TO_POINTER (g_initable_init (G_INITABLE (not_optimizer), NULL, &error)), &error,
+                          HP_ERROR_CONFIG,
+                          "HpAdamW: the configuration of an optimizer must be an HpOptimizerConfig, "
+                          "not HpModuleConfig");
+  }
 
   opt = optimizer_new (config, good);
 
