@@ -15,8 +15,10 @@
  *
  * reads the model and the optimizer from the JSON DOCUMENT, lays the
  * model out as LAYOUT says (none, tp, or dp,tp), runs one training step
- * and writes the loss and every parameter and gradient, gathered, to
- * OUTPUT on rank 0.
+ * and writes to OUTPUT, on rank 0, the loss, whether the inner
+ * attention is local-mapped, what it was given (heads, DTensor or not),
+ * the placements of every parameter and its gradient and their values,
+ * gathered.
  */
 
 #include <stdlib.h>
@@ -274,6 +276,11 @@ struct _XlAttentionConfig
 struct _XlAttention
 {
   HpModule parent_instance;
+
+  /* what the callable was last given: the heads of q, and whether q
+   * was a DTensor */
+  gint64 seen_heads;
+  gboolean seen_dtensor;
 };
 
 G_DEFINE_FINAL_TYPE (XlAttentionConfig, xl_attention_config, HP_TYPE_MODULE_CONFIG)
@@ -312,8 +319,12 @@ xl_attention_inner (GPtrArray  *args,
                     gpointer    user_data,
                     GError    **error)
 {
+  XlAttention *self = user_data;
   XlAttentionConfig *config = XL_ATTENTION_CONFIG (hp_configurable_get_config (user_data));
+  HpTensor *q = g_ptr_array_index (args, 0);
 
+  self->seen_heads = hp_tensor_get_shape (q, NULL)[1];
+  self->seen_dtensor = HP_IS_DTENSOR (q);
   return single_output (hp_tensor_scaled_dot_product_attention (g_ptr_array_index (args, 0),
                                                                 g_ptr_array_index (args, 1),
                                                                 g_ptr_array_index (args, 2),
@@ -556,8 +567,15 @@ config_int (HpConfig    *config,
   return g_value_get_int (&value);
 }
 
+static gchar *
+placements_text (HpTensor *tensor)
+{
+  return HP_IS_DTENSOR (tensor) ? hp_placements_to_string (hp_dtensor_get_placements (HP_DTENSOR (tensor)))
+                                : g_strdup ("plain");
+}
+
 /* The full values of @tensor, gathered if it is a DTensor, as
- * "NAME: v v v..." */
+ * "KIND NAME v v v..." */
 static gboolean
 append_values (GString      *out,
                const gchar  *kind,
@@ -601,6 +619,7 @@ run (const gchar  *document_path,
   g_autoptr(HpTensor) loss_full = NULL;
   g_autoptr(HpStateDict) named = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
+  XlAttention *attention;
   gint world = hp_get_world_size ();
   gint64 batch, seq_len, rows, first = 0;
   gint dim, classes;
@@ -689,12 +708,19 @@ run (const gchar  *document_path,
     return FALSE;
 
   g_string_append_printf (out, "loss %.17g\n", loss);
+  attention = XL_ATTENTION (hp_module_get_child (model, "attention"));
+  g_string_append_printf (out, "mapped %d\ncallable-heads %" G_GINT64_FORMAT "\ncallable-dtensor %d\n",
+                          hp_module_callable_is_local_mapped (model, "attention.inner_attention"),
+                          attention->seen_heads, attention->seen_dtensor);
   named = hp_module_named_parameters (model);
   for (guint i = 0; i < hp_state_dict_get_size (named); i++)
     {
       const gchar *name = hp_state_dict_get_name (named, i);
       HpTensor *parameter = hp_state_dict_get_tensor (named, i);
+      g_autofree gchar *placements = placements_text (parameter);
+      g_autofree gchar *grad_placements = placements_text (hp_tensor_get_grad (parameter));
 
+      g_string_append_printf (out, "placement %s %s %s\n", name, placements, grad_placements);
       if (!append_values (out, "param", name, parameter, error) ||
           !append_values (out, "grad", name, hp_tensor_get_grad (parameter), error))
         return FALSE;

@@ -157,14 +157,22 @@ const Attention = GObject.registerClass({
             throw new GLib.Error(Hp.error_quark(), Hp.Error.CONFIG,
                 `${this._nHeads} heads do not divide ${config.wq.out_features} features`);
         }
-        // q, k, v [B, H, S, D] to the attention output, on whichever
-        // heads it is given
-        const causal = config.causal;
-        this.register_callable('inner_attention',
-            ([q, k, v]) => [q.scaled_dot_product_attention(k, v, null, causal, 0.0)]);
+        this._causal = config.causal;
+        // what _innerAttention was last given
+        this._seenHeads = 0;
+        this._seenDTensor = false;
+        this.register_callable('inner_attention', args => this._innerAttention(args));
         for (const name of ['wq', 'wk', 'wv', 'wo'])
             buildChild(this, name, config[name]);
         return true;
+    }
+
+    // q, k, v [B, H, S, D] to the attention output, on whichever heads
+    // it is given
+    _innerAttention([q, k, v]) {
+        this._seenHeads = q.get_shape()[1];
+        this._seenDTensor = q instanceof Hp.DTensor;
+        return [q.scaled_dot_product_attention(k, v, null, this._causal, 0.0)];
     }
 
     vfunc_forward(args) {
@@ -240,6 +248,10 @@ function exact(value) {
     return value.toPrecision(17);
 }
 
+function placements(tensor) {
+    return tensor instanceof Hp.DTensor ? Hp.placements_to_string(tensor.get_placements()) : 'plain';
+}
+
 function values(kind, name, tensor) {
     return `${kind} ${name} ${Array.from(full(tensor).to_float64_array(), exact).join(' ')}\n`;
 }
@@ -293,11 +305,15 @@ function main([documentPath, outputPath, layout]) {
     }
     optimizer.step();
 
+    const attention = model.get_child('attention');
     let text = `loss ${exact(lossValue)}\n`;
+    text += `mapped ${model.callable_is_local_mapped('attention.inner_attention') ? 1 : 0}\n`;
+    text += `callable-heads ${attention._seenHeads}\ncallable-dtensor ${attention._seenDTensor ? 1 : 0}\n`;
     const named = model.named_parameters();
     for (let i = 0; i < named.get_size(); i++) {
         const name = named.get_name(i);
         const parameter = named.get_tensor(i);
+        text += `placement ${name} ${placements(parameter)} ${placements(parameter.get_grad())}\n`;
         text += values('param', name, parameter);
         text += values('grad', name, parameter.get_grad());
     }

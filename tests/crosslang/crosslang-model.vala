@@ -139,6 +139,10 @@ static Hp.Tensor merge_heads (Hp.Tensor x) throws Error {
 
 public class Attention : Hp.Module {
     private int n_heads;
+    private bool causal;
+    /* what inner_attention was last given */
+    public int64 seen_heads = 0;
+    public bool seen_dtensor = false;
 
     static construct {
         Hp.Module.type_set_forward_arg_names (typeof (Attention), { "x" });
@@ -150,17 +154,21 @@ public class Attention : Hp.Module {
         n_heads = config.n_heads;
         if (config.wq.out_features % n_heads != 0)
             throw new Hp.Error.CONFIG ("%d heads do not divide %d features", n_heads, config.wq.out_features);
-        /* q, k, v [B, H, S, D] to the attention output, on whichever
-         * heads it is given */
-        bool causal = config.causal;
-        register_callable ("inner_attention", (args) => {
-            return single_output (args[0].scaled_dot_product_attention (args[1], args[2], null, causal, 0.0));
-        });
+        causal = config.causal;
+        register_callable ("inner_attention", inner_attention);
         build_child (this, "wq", config.wq);
         build_child (this, "wk", config.wk);
         build_child (this, "wv", config.wv);
         build_child (this, "wo", config.wo);
         return true;
+    }
+
+    /* q, k, v [B, H, S, D] to the attention output, on whichever heads
+     * it is given */
+    private GenericArray<Hp.Tensor?> inner_attention (GenericArray<Hp.Tensor?> args) throws Error {
+        seen_heads = args[0].get_shape ()[1];
+        seen_dtensor = args[0] is Hp.DTensor;
+        return single_output (args[0].scaled_dot_product_attention (args[1], args[2], null, causal, 0.0));
     }
 
     public override GenericArray<Hp.Tensor?> forward (GenericArray<Hp.Tensor?> args) throws Error {
@@ -227,6 +235,11 @@ static Hp.Tensor batch_tensor (bool target, int64 first, int64 rows, int64 seq_l
 static Hp.Tensor full (Hp.Tensor tensor) throws Error {
     var dtensor = tensor as Hp.DTensor;
     return dtensor != null ? dtensor.full_tensor () : tensor;
+}
+
+static string placements (Hp.Tensor tensor) {
+    var dtensor = tensor as Hp.DTensor;
+    return dtensor != null ? Hp.placements_to_string (dtensor.get_placements ()) : "plain";
 }
 
 static void append_values (StringBuilder text, string kind, string name, Hp.Tensor tensor) throws Error {
@@ -296,9 +309,15 @@ static void run (string document_path, string output_path, string layout) throws
 
     var text = new StringBuilder ();
     text.append_printf ("loss %.17g\n", loss_value);
+    var attention = (Attention) model.get_child ("attention");
+    text.append_printf ("mapped %d\ncallable-heads %" + int64.FORMAT + "\ncallable-dtensor %d\n",
+                        (int) model.callable_is_local_mapped ("attention.inner_attention"),
+                        attention.seen_heads, (int) attention.seen_dtensor);
     var named = model.named_parameters ();
     for (uint i = 0; i < named.get_size (); i++) {
         var parameter = named.get_tensor (i);
+        text.append_printf ("placement %s %s %s\n", named.get_name (i), placements (parameter),
+                            placements (parameter.get_grad ()));
         append_values (text, "param", named.get_name (i), parameter);
         append_values (text, "grad", named.get_name (i), parameter.get_grad ());
     }

@@ -157,6 +157,9 @@ class Attention(Hp.Module):
         config = self.get_config()
         self.n_heads = field(config, "n-heads")
         self.causal = field(config, "causal")
+        # what inner_attention was last given
+        self.seen_heads = 0
+        self.seen_dtensor = False
         if field(config, "wq.out-features") % self.n_heads != 0:
             raise GLib.Error.new_literal(Hp.error_quark(), "%d heads do not divide %d features" % (
                 self.n_heads, field(config, "wq.out-features")), int(Hp.Error.CONFIG))
@@ -169,6 +172,8 @@ class Attention(Hp.Module):
         """q, k, v [B, H, S, D] to the attention output, on whichever
         heads it is given"""
         q, k, v = args
+        self.seen_heads = q.get_shape()[1]
+        self.seen_dtensor = isinstance(q, Hp.DTensor)
         return [q.scaled_dot_product_attention(k, v, None, self.causal, 0.0)]
 
     def do_forward(self, args):
@@ -229,6 +234,10 @@ def full(tensor):
     return tensor.full_tensor() if isinstance(tensor, Hp.DTensor) else tensor
 
 
+def placements(tensor):
+    return Hp.placements_to_string(tensor.get_placements()) if isinstance(tensor, Hp.DTensor) else "plain"
+
+
 def values(kind, name, tensor):
     return "%s %s %s\n" % (kind, name, " ".join("%.17g" % v for v in full(tensor).to_float64_array()))
 
@@ -276,10 +285,15 @@ def main(document_path, output_path, layout):
         _, loss_value = Hp.data_parallel_average_scalar(dp_mesh, loss_value)
     optimizer.step()
 
-    lines = ["loss %.17g\n" % loss_value]
+    attention = model.get_child("attention")
+    lines = ["loss %.17g\n" % loss_value,
+             "mapped %d\n" % model.callable_is_local_mapped("attention.inner_attention"),
+             "callable-heads %d\n" % attention.seen_heads,
+             "callable-dtensor %d\n" % attention.seen_dtensor]
     named = model.named_parameters()
     for i in range(named.get_size()):
         name, parameter = named.get_name(i), named.get_tensor(i)
+        lines.append("placement %s %s %s\n" % (name, placements(parameter), placements(parameter.get_grad())))
         lines.append(values("param", name, parameter))
         lines.append(values("grad", name, parameter.get_grad()))
     if Hp.get_world_rank() == 0:

@@ -13,36 +13,89 @@
 # JsXl, ValaXl), the only text that differs between the languages. Each
 # run gets a temporary directory of its own holding its document and
 # its output; COMMAND is run as COMMAND DOCUMENT OUTPUT LAYOUT through
-# run-mpi.sh (mpirun --oversubscribe). The outputs, lines of
-# "loss V", "param NAME V..." and "grad NAME V...", must agree with the
-# reference to 1e-12 (|a - b| <= 1e-12 + 1e-12 |b|), parameter names and
-# order included. Prints TAP, one test per run.
+# run-mpi.sh (mpirun --oversubscribe). An output has lines
+#
+#   loss V                      the loss (averaged over dp)
+#   mapped 0|1                  whether attention.inner_attention is local-mapped
+#   callable-heads N            the heads of the q it was last given on rank 0
+#   callable-dtensor 0|1        whether that q was a DTensor
+#   placement NAME P G          placements of a parameter and its gradient
+#   param NAME V...             the parameter after the step, gathered
+#   grad NAME V...              its gradient, gathered
+#
+# The values must agree with the reference to 1e-12
+# (|a - b| <= 1e-12 + 1e-12 |b|), parameter names and order included;
+# the layout must be the plan's (PLAN). Prints TAP, one test per run.
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 TOLERANCE = 1e-12
+
+# The tensor-parallel plan the document describes, stated here again so
+# that a document or a program that lays a layer out otherwise fails:
+# column-wise layers shard the weight and the bias by output features,
+# row-wise ones the weight by input features and replicate the bias
+PLAN = {"attention.wq": "colwise", "attention.wk": "colwise", "attention.wv": "colwise",
+        "attention.wo": "rowwise", "mlp.w1": "colwise", "mlp.w2": "rowwise", "head": "colwise"}
+STYLES = {"colwise": {"weight": "(S(0))", "bias": "(S(0))"},
+          "rowwise": {"weight": "(S(1))", "bias": "(R)"}}
 
 # (ranks, layout): one rank as it is and laid out over a mesh of one,
 # tensor parallel on 2, data x tensor parallel (2 x 2) on 4
 RUNS = [(1, "none"), (1, "tp"), (2, "tp"), (4, "dp,tp")]
 
 
-def read_output(path):
-    """The loss and the [(kind, name, values)] of an output file"""
-    loss = None
-    entries = []
-    with open(path, encoding="utf-8") as output:
-        for line in output:
-            words = line.split()
-            if words[0] == "loss":
-                loss = float(words[1])
-            else:
-                entries.append((words[0], words[1], [float(w) for w in words[2:]]))
-    return loss, entries
+class Output:
+    """What a run wrote: the loss, facts about the layout, the
+    placements by parameter name and the [(kind, name, values)]"""
+
+    def __init__(self, path):
+        self.loss = None
+        self.facts = {}
+        self.placements = {}
+        self.entries = []
+        with open(path, encoding="utf-8") as output:
+            for line in output:
+                words = line.split()
+                if words[0] == "loss":
+                    self.loss = float(words[1])
+                elif words[0] in ("mapped", "callable-heads", "callable-dtensor"):
+                    self.facts[words[0]] = int(words[1])
+                elif words[0] == "placement":
+                    self.placements[words[1]] = tuple(words[2:])
+                else:
+                    self.entries.append((words[0], words[1], [float(w) for w in words[2:]]))
+
+
+def expected_layout(layout, ranks, n_heads, names):
+    """The facts and placements a run on ranks ranks with layout must show"""
+    tp = {"none": 1, "tp": ranks, "dp,tp": ranks // 2}[layout]
+    facts = {"mapped": int(layout != "none"), "callable-heads": n_heads // tp, "callable-dtensor": 0}
+    placements = {}
+    for name in names:
+        module, _, state = name.rpartition(".")
+        placement = "plain" if layout == "none" else STYLES[PLAN[module]][state]
+        placements[name] = (placement, placement)
+    return facts, placements
+
+
+def check_layout(output, facts, placements):
+    """How output's layout differs from the expected one, as lines"""
+    problems = []
+    for fact, value in facts.items():
+        if output.facts.get(fact) != value:
+            problems.append("%s is %s, expected %s" % (fact, output.facts.get(fact), value))
+    for name, expected in placements.items():
+        if output.placements.get(name) != expected:
+            problems.append("placements of %s and its gradient are %s, expected %s" % (
+                name, " and ".join(output.placements.get(name, ("none",))), " and ".join(expected)))
+    return problems
 
 
 def close(value, expected):
@@ -50,10 +103,10 @@ def close(value, expected):
 
 
 def compare(output, reference):
-    """The differences between two outputs, as lines of text (none when
-    they agree), and the largest absolute difference"""
-    loss, entries = output
-    ref_loss, ref_entries = reference
+    """The differences between the values of two outputs, as lines of
+    text (none when they agree), and the largest absolute difference"""
+    loss, entries = output.loss, output.entries
+    ref_loss, ref_entries = reference.loss, reference.entries
     problems = []
     largest = abs(loss - ref_loss)
     if not close(loss, ref_loss):
@@ -91,6 +144,7 @@ def run(args, command, prefix, ranks, layout, directory):
     with open(document, "w", encoding="utf-8") as out:
         out.write(text.replace("@PREFIX@", prefix))
     full = [args.run_mpi, str(ranks)] + command + [document, output, layout]
+    start = time.monotonic()
     result = subprocess.run(full, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, timeout=args.timeout, check=False)
     if result.returncode != 0 or not os.path.exists(output):
@@ -98,7 +152,8 @@ def run(args, command, prefix, ranks, layout, directory):
         for line in result.stdout.splitlines():
             print("#   " + line)
         return None
-    return read_output(output)
+    print("# %s: %.1f s" % (" ".join(full[:2] + command[-1:] + [layout]), time.monotonic() - start))
+    return Output(output)
 
 
 def main():
@@ -125,7 +180,10 @@ def main():
             print("not ok 1 the C reference on 1 rank")
             print("Bail out! no reference")
             return 1
-        print("ok 1 the C reference on 1 rank: loss %.17g" % reference[0])
+        print("ok 1 the C reference on 1 rank: loss %.17g" % reference.loss)
+        with open(args.template, encoding="utf-8") as template:
+            n_heads = json.load(template)["model"]["attention"]["n-heads"]
+        names = [name for kind, name, _ in reference.entries if kind == "param"]
         for number, (ranks, layout) in enumerate(RUNS, start=2):
             what = "%s, %d rank%s, layout %s" % (args.name, ranks, "" if ranks == 1 else "s", layout)
             directory = os.path.join(root, "%s-np%d-%s" % (args.name, ranks, layout.replace(",", "-")))
@@ -136,8 +194,9 @@ def main():
                 failed += 1
                 continue
             problems, largest = compare(output, reference)
+            problems += check_layout(output, *expected_layout(layout, ranks, n_heads, names))
             if problems:
-                print("not ok %d %s: differs from the C reference on 1 rank" % (number, what))
+                print("not ok %d %s: differs from the C reference on 1 rank or from the plan" % (number, what))
                 for problem in problems:
                     print("#   " + problem)
                 failed += 1
