@@ -37,6 +37,9 @@ import time
 
 TOLERANCE = 1e-12
 
+# The most differences shown for one run
+SHOWN = 8
+
 # The tensor-parallel plan the document describes, stated here again so
 # that a document or a program that lays a layer out otherwise fails:
 # column-wise layers shard the weight and the bias by output features,
@@ -197,8 +200,10 @@ def main():
             problems += check_layout(output, *expected_layout(layout, ranks, n_heads, names))
             if problems:
                 print("not ok %d %s: differs from the C reference on 1 rank or from the plan" % (number, what))
-                for problem in problems:
+                for problem in problems[:SHOWN]:
                     print("#   " + problem)
+                if len(problems) > SHOWN:
+                    print("#   and %d more" % (len(problems) - SHOWN))
                 failed += 1
             else:
                 print("ok %d %s: max |difference| %.3g" % (number, what, largest))
