@@ -304,4 +304,7 @@ def main(document_path, output_path, layout):
 if __name__ == "__main__":
     if len(sys.argv) != 4:
         sys.exit("usage: crosslang_model.py DOCUMENT OUTPUT none|tp|dp,tp")
-    main(*sys.argv[1:])
+    try:
+        main(*sys.argv[1:])
+    except (GLib.Error, ValueError) as error:
+        sys.exit("rank %d: %s" % (Hp.get_world_rank(), error.message if isinstance(error, GLib.Error) else error))
