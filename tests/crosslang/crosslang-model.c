@@ -619,6 +619,7 @@ run (const gchar  *document_path,
   g_autoptr(HpTensor) loss_full = NULL;
   g_autoptr(HpStateDict) named = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
+  g_autofree gchar *json = NULL;
   XlAttention *attention;
   gint world = hp_get_world_size ();
   gint64 batch, seq_len, rows, first = 0;
@@ -707,6 +708,8 @@ run (const gchar  *document_path,
   if (!hp_optimizer_step (optimizer, error))
     return FALSE;
 
+  json = hp_config_to_json (hp_configurable_get_config (HP_CONFIGURABLE (model)), FALSE);
+  g_string_append_printf (out, "config %s\n", json);
   g_string_append_printf (out, "loss %.17g\n", loss);
   attention = XL_ATTENTION (hp_module_get_child (model, "attention"));
   g_string_append_printf (out, "mapped %d\ncallable-heads %" G_GINT64_FORMAT "\ncallable-dtensor %d\n",

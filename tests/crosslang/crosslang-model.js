@@ -306,7 +306,8 @@ function main([documentPath, outputPath, layout]) {
     optimizer.step();
 
     const attention = model.get_child('attention');
-    let text = `loss ${exact(lossValue)}\n`;
+    let text = `config ${model.config.to_json(false)}\n`;
+    text += `loss ${exact(lossValue)}\n`;
     text += `mapped ${model.callable_is_local_mapped('attention.inner_attention') ? 1 : 0}\n`;
     text += `callable-heads ${attention._seenHeads}\ncallable-dtensor ${attention._seenDTensor ? 1 : 0}\n`;
     const named = model.named_parameters();

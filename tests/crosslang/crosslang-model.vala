@@ -308,6 +308,7 @@ static void run (string document_path, string output_path, string layout) throws
     optimizer.step ();
 
     var text = new StringBuilder ();
+    text.append_printf ("config %s\n", model.config.to_json (false));
     text.append_printf ("loss %.17g\n", loss_value);
     var attention = (Attention) model.get_child ("attention");
     text.append_printf ("mapped %d\ncallable-heads %" + int64.FORMAT + "\ncallable-dtensor %d\n",

@@ -286,7 +286,8 @@ def main(document_path, output_path, layout):
     optimizer.step()
 
     attention = model.get_child("attention")
-    lines = ["loss %.17g\n" % loss_value,
+    lines = ["config %s\n" % model.get_config().to_json(False),
+             "loss %.17g\n" % loss_value,
              "mapped %d\n" % model.callable_is_local_mapped("attention.inner_attention"),
              "callable-heads %d\n" % attention.seen_heads,
              "callable-dtensor %d\n" % attention.seen_dtensor]

@@ -15,6 +15,7 @@
 # its output; COMMAND is run as COMMAND DOCUMENT OUTPUT LAYOUT through
 # run-mpi.sh (mpirun --oversubscribe). An output has lines
 #
+#   config JSON                 the model's configuration, as it writes it
 #   loss V                      the loss (averaged over dp)
 #   mapped 0|1                  whether attention.inner_attention is local-mapped
 #   callable-heads N            the heads of the q it was last given on rank 0
@@ -23,7 +24,8 @@
 #   param NAME V...             the parameter after the step, gathered
 #   grad NAME V...              its gradient, gathered
 #
-# The values must agree with the reference to 1e-12
+# The configuration must be the reference's but for the prefix of the
+# type names, and the values must agree with the reference's to 1e-12
 # (|a - b| <= 1e-12 + 1e-12 |b|), parameter names and order included;
 # the layout must be the plan's (PLAN). Prints TAP, one test per run.
 
@@ -59,6 +61,7 @@ class Output:
     placements by parameter name and the [(kind, name, values)]"""
 
     def __init__(self, path):
+        self.config = None
         self.loss = None
         self.facts = {}
         self.placements = {}
@@ -66,7 +69,9 @@ class Output:
         with open(path, encoding="utf-8") as output:
             for line in output:
                 words = line.split()
-                if words[0] == "loss":
+                if words[0] == "config":
+                    self.config = line[len("config "):].rstrip("\n")
+                elif words[0] == "loss":
                     self.loss = float(words[1])
                 elif words[0] in ("mapped", "callable-heads", "callable-dtensor"):
                     self.facts[words[0]] = int(words[1])
@@ -105,12 +110,16 @@ def close(value, expected):
     return abs(value - expected) <= TOLERANCE + TOLERANCE * abs(expected)
 
 
-def compare(output, reference):
-    """The differences between the values of two outputs, as lines of
-    text (none when they agree), and the largest absolute difference"""
+def compare(output, reference, prefix):
+    """The differences between two outputs, as lines of text (none when
+    they agree), and the largest absolute difference between their
+    values; prefix is that of output's type names"""
     loss, entries = output.loss, output.entries
     ref_loss, ref_entries = reference.loss, reference.entries
     problems = []
+    config = (output.config or "").replace('"@type": "%s' % prefix, '"@type": "Xl')
+    if config != reference.config:
+        problems.append("configuration %s, expected %s (type names of prefix Xl)" % (config, reference.config))
     largest = abs(loss - ref_loss)
     if not close(loss, ref_loss):
         problems.append("loss %.17g, expected %.17g (difference %.3g)" % (loss, ref_loss, loss - ref_loss))
@@ -196,7 +205,7 @@ def main():
                 print("not ok %d %s: the run failed" % (number, what))
                 failed += 1
                 continue
-            problems, largest = compare(output, reference)
+            problems, largest = compare(output, reference, args.prefix)
             problems += check_layout(output, *expected_layout(layout, ranks, n_heads, names))
             if problems:
                 print("not ok %d %s: differs from the C reference on 1 rank or from the plan" % (number, what))
