@@ -27,7 +27,8 @@
 # The configuration must be the reference's but for the prefix of the
 # type names, and the values must agree with the reference's to 1e-12
 # (|a - b| <= 1e-12 + 1e-12 |b|), parameter names and order included;
-# the layout must be the plan's (PLAN). Prints TAP, one test per run.
+# the layout must be the plan's (PLAN). Then documents the programs must
+# refuse (ERROR_CASES), as plain processes. Prints TAP, one test per run.
 
 import argparse
 import json
@@ -41,6 +42,14 @@ TOLERANCE = 1e-12
 
 # The most differences shown for one run
 SHOWN = 8
+
+# Documents the build must refuse, with the error the program must
+# print: a config's validate and a module's setup that fail, written in
+# each language (what, path from "model", value, message)
+ERROR_CASES = [
+    ("a validate that fails", ("mlp", "activation"), "relu", "unknown activation 'relu'"),
+    ("a setup that fails", ("attention", "n-heads"), 3, "3 heads do not divide 8 features"),
+]
 
 # The tensor-parallel plan the document describes, stated here again so
 # that a document or a program that lays a layer out otherwise fails:
@@ -145,27 +154,42 @@ def compare(output, reference, prefix):
     return problems, largest
 
 
-def run(args, command, prefix, ranks, layout, directory):
-    """Runs command on ranks ranks in directory, on the document whose
-    type names have prefix: the output, or None with the reason printed
-    as TAP diagnostics"""
+def run(args, command, document_text, ranks, layout, directory):
+    """Runs command on ranks ranks in directory (ranks None: as a plain
+    process, one rank), on the document document_text: its exit status,
+    what it printed, and its output (None when it wrote none)"""
     document = os.path.join(directory, "model.json")
     output = os.path.join(directory, "output.txt")
-    with open(args.template, encoding="utf-8") as template:
-        text = template.read()
     with open(document, "w", encoding="utf-8") as out:
-        out.write(text.replace("@PREFIX@", prefix))
-    full = [args.run_mpi, str(ranks)] + command + [document, output, layout]
+        out.write(document_text)
+    full = ([] if ranks is None else [args.run_mpi, str(ranks)]) + command + [document, output, layout]
     start = time.monotonic()
     result = subprocess.run(full, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, timeout=args.timeout, check=False)
-    if result.returncode != 0 or not os.path.exists(output):
-        print("# %s exited with status %d" % (" ".join(full), result.returncode))
-        for line in result.stdout.splitlines():
+    print("# %s: exit status %d, %.1f s" % (" ".join(full[:-3] + [layout]), result.returncode,
+                                             time.monotonic() - start))
+    return result.returncode, result.stdout, Output(output) if os.path.exists(output) else None
+
+
+def run_training(args, command, document_text, ranks, layout, directory):
+    """run(), for a run that must succeed: its output, or None with the
+    reason printed as TAP diagnostics"""
+    status, printed, output = run(args, command, document_text, ranks, layout, directory)
+    if status != 0 or output is None:
+        for line in printed.splitlines():
             print("#   " + line)
         return None
-    print("# %s: %.1f s" % (" ".join(full[:2] + command[-1:] + [layout]), time.monotonic() - start))
-    return Output(output)
+    return output
+
+
+def document_with(template, path, value):
+    """The template with the field at path (keys from "model") set to value"""
+    document = json.loads(template)
+    place = document["model"]
+    for key in path[:-1]:
+        place = place[key]
+    place[path[-1]] = value
+    return json.dumps(document, indent=1)
 
 
 def main():
@@ -181,26 +205,31 @@ def main():
     # the runs start in directories of their own
     args.reference = os.path.abspath(args.reference)
     args.command = [os.path.abspath(word) if os.path.exists(word) else word for word in args.command]
+    with open(args.template, encoding="utf-8") as template_file:
+        template = template_file.read()
 
-    print("1..%d" % (1 + len(RUNS)))
+    print("1..%d" % (1 + len(RUNS) + len(ERROR_CASES)))
     failed = 0
     with tempfile.TemporaryDirectory(prefix="crosslang-") as root:
         directory = os.path.join(root, "reference")
         os.mkdir(directory)
-        reference = run(args, [args.reference], "Xl", 1, "none", directory)
+        reference = run_training(args, [args.reference], template.replace("@PREFIX@", "Xl"), 1, "none",
+                                 directory)
         if reference is None:
             print("not ok 1 the C reference on 1 rank")
             print("Bail out! no reference")
             return 1
         print("ok 1 the C reference on 1 rank: loss %.17g" % reference.loss)
-        with open(args.template, encoding="utf-8") as template:
-            n_heads = json.load(template)["model"]["attention"]["n-heads"]
+        n_heads = json.loads(template)["model"]["attention"]["n-heads"]
         names = [name for kind, name, _ in reference.entries if kind == "param"]
-        for number, (ranks, layout) in enumerate(RUNS, start=2):
+        number = 1
+        for ranks, layout in RUNS:
+            number += 1
             what = "%s, %d rank%s, layout %s" % (args.name, ranks, "" if ranks == 1 else "s", layout)
             directory = os.path.join(root, "%s-np%d-%s" % (args.name, ranks, layout.replace(",", "-")))
             os.mkdir(directory)
-            output = run(args, args.command, args.prefix, ranks, layout, directory)
+            output = run_training(args, args.command, template.replace("@PREFIX@", args.prefix), ranks, layout,
+                                  directory)
             if output is None:
                 print("not ok %d %s: the run failed" % (number, what))
                 failed += 1
@@ -216,6 +245,22 @@ def main():
                 failed += 1
             else:
                 print("ok %d %s: max |difference| %.3g" % (number, what, largest))
+        for what, path, value, message in ERROR_CASES:
+            number += 1
+            directory = os.path.join(root, "%s-error-%d" % (args.name, number))
+            os.mkdir(directory)
+            document = document_with(template, path, value).replace("@PREFIX@", args.prefix)
+            # mpirun takes seconds to stop after a failure
+            status, printed, output = run(args, args.command, document, None, "none", directory)
+            expected = "rank 0: " + message
+            if status != 0 and output is None and expected in printed.splitlines():
+                print("ok %d %s, %s: %s" % (number, args.name, what, message))
+            else:
+                print("not ok %d %s, %s: exit status %d, expected a failure with \"%s\"" % (
+                    number, args.name, what, status, expected))
+                for line in printed.splitlines():
+                    print("#   " + line)
+                failed += 1
     return 1 if failed else 0
 
 
