@@ -15,13 +15,11 @@
  *
  * reads the model and the optimizer from the JSON DOCUMENT, lays the
  * model out as LAYOUT says (none, tp, or dp,tp), runs one training step
- * and writes to OUTPUT, on rank 0, the loss, whether the inner
- * attention is local-mapped, what it was given (heads, DTensor or not),
- * the placements of every parameter and its gradient and their values,
- * gathered.
+ * and writes to OUTPUT, on rank 0, the configuration, the loss,
+ * whether the inner attention is local-mapped and what it was given
+ * (heads, DTensor or not), and the placements and the values, gathered,
+ * of every parameter and its gradient.
  */
-
-#include <stdlib.h>
 
 #include <hp-protocols/hp-protocols.h>
 

@@ -155,6 +155,8 @@ public class Attention : Hp.Module {
         if (config.wq.out_features % n_heads != 0)
             throw new Hp.Error.CONFIG ("%d heads do not divide %d features", n_heads, config.wq.out_features);
         causal = config.causal;
+        /* the module and the delegate keep each other alive (README.md,
+         * "Problems found"): harmless in a program that exits */
         register_callable ("inner_attention", inner_attention);
         build_child (this, "wq", config.wq);
         build_child (this, "wk", config.wk);

@@ -163,6 +163,8 @@ class Attention(Hp.Module):
         if field(config, "wq.out-features") % self.n_heads != 0:
             raise GLib.Error.new_literal(Hp.error_quark(), "%d heads do not divide %d features" % (
                 self.n_heads, field(config, "wq.out-features")), int(Hp.Error.CONFIG))
+        # the module and the bound method keep each other alive (README.md,
+        # "Problems found"): harmless in a program that exits
         self.register_callable("inner_attention", self.inner_attention)
         for name in ("wq", "wk", "wv", "wo"):
             child(self, name, field(config, name))
