@@ -9,7 +9,9 @@
 
 #include "hp-config-field.h"
 #include "hp-optimizer.h"
+#include "hp-adamw-config.h"
 #include "hp-optimizer-config.h"
+#include "hp-sgd-config.h"
 
 /**
  * HpOptimizerConfig:
@@ -63,6 +65,10 @@ hp_optimizer_config_class_init (HpOptimizerConfigClass *klass)
   hp_config_class_install_fields (HP_CONFIG_CLASS (klass), optimizer_config_fields,
                                   G_N_ELEMENTS (optimizer_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_OPTIMIZER);
+  /* JSON read as an optimizer config may name the library's optimizers
+   * before anything has made one */
+  g_type_ensure (HP_TYPE_ADAMW_CONFIG);
+  g_type_ensure (HP_TYPE_SGD_CONFIG);
 }
 
 static void

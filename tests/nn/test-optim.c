@@ -1176,6 +1176,30 @@ test_clip_errors (void)
   assert_tensor (plain_grad, HP_TEST_DATA (30, 40), 0, 0);
 }
 
+/* In a process that has made no optimizer yet, JSON read as an optimizer
+ * configuration finds the library's optimizer types by name */
+static void
+test_config_json_names_subclasses (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(HpConfig) adamw = NULL;
+      g_autoptr(HpConfig) sgd = NULL;
+
+      g_assert_true (g_type_from_name ("HpAdamWConfig") == G_TYPE_INVALID);
+      adamw = hp_config_new_from_json (HP_TYPE_OPTIMIZER_CONFIG, "{\"@type\": \"HpAdamWConfig\"}", &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (G_OBJECT_TYPE_NAME (adamw), ==, "HpAdamWConfig");
+      sgd = hp_config_new_from_json (HP_TYPE_OPTIMIZER_CONFIG, "{\"@type\": \"HpSGDConfig\"}", &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (G_OBJECT_TYPE_NAME (sgd), ==, "HpSGDConfig");
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1197,6 +1221,7 @@ main (int   argc,
   g_test_add_func ("/optim/zero-grad", test_zero_grad);
   g_test_add_func ("/optim/lr", test_lr);
   g_test_add_func ("/optim/config", test_config);
+  g_test_add_func ("/optim/config/json-names-subclasses", test_config_json_names_subclasses);
   g_test_add_func ("/optim/errors", test_errors);
   g_test_add_func ("/optim/dtensor-errors", test_dtensor_errors);
   g_test_add_func ("/optim/load-state-errors", test_load_state_errors);
