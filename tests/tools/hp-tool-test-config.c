@@ -11,6 +11,7 @@
  *
  * A configuration that no other library knows: hp-config lists it only
  * when it loads this library's typelib with `--require HpToolTest-1.0`.
+ * Its size times its scale is at most 50 (checked by validate).
  */
 struct _HpToolTestConfig
 {
@@ -103,6 +104,24 @@ hp_tool_test_config_set_property (GObject      *object,
   g_object_notify_by_pspec (object, pspec);
 }
 
+/* A check across fields, for hp-config validate */
+static gboolean
+hp_tool_test_config_validate (HpConfig  *config,
+                              GError   **error)
+{
+  HpToolTestConfig *self = HP_TOOL_TEST_CONFIG (config);
+
+  if (!HP_CONFIG_CLASS (hp_tool_test_config_parent_class)->validate (config, error))
+    return FALSE;
+  if (self->size * self->scale > 50)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "size * scale is %g, more than 50",
+                   self->size * self->scale);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 hp_tool_test_config_class_init (HpToolTestConfigClass *klass)
 {
@@ -112,6 +131,7 @@ hp_tool_test_config_class_init (HpToolTestConfigClass *klass)
   object_class->finalize = hp_tool_test_config_finalize;
   object_class->get_property = hp_tool_test_config_get_property;
   object_class->set_property = hp_tool_test_config_set_property;
+  HP_CONFIG_CLASS (klass)->validate = hp_tool_test_config_validate;
 
   /**
    * HpToolTestConfig:size:
