@@ -15,6 +15,7 @@
 #include "hp-config-tool.h"
 #include "hp-config.h"
 #include "hp-error.h"
+#include "hp-sharding-config.h"
 
 /**
  * HpConfigTool:
@@ -922,6 +923,115 @@ diff_lists (Diff          *diff,
   return TRUE;
 }
 
+/* The entries of a sharding config by name or index, in @names (a
+ * name of @names_b that is not in @names goes after them) */
+static void
+append_entry_names (GPtrArray    *names,
+                    gchar       **names_b)
+{
+  for (guint i = 0; names_b != NULL && names_b[i] != NULL; i++)
+    if (!g_ptr_array_find_with_equal_func (names, names_b[i], g_str_equal, NULL))
+      g_ptr_array_add (names, g_strdup (names_b[i]));
+}
+
+static void
+append_sharding_entries (GPtrArray        *entries,
+                         HpShardingConfig *sharding,
+                         gint              member)
+{
+  g_auto(GStrv) names = NULL;
+  guint length;
+
+  if (sharding == NULL)
+    return;
+  switch (member)
+    {
+    case 0:
+      names = hp_sharding_config_list_state_shardings (sharding);
+      break;
+    case 1:
+      names = hp_sharding_config_list_in_src_shardings (sharding);
+      break;
+    case 2:
+      names = hp_sharding_config_list_in_dst_shardings (sharding);
+      break;
+    default:
+      length = member == 3 ? hp_sharding_config_get_n_out_src_shardings (sharding)
+                           : hp_sharding_config_get_n_out_dst_shardings (sharding);
+      names = g_new0 (gchar *, length + 1);
+      for (guint i = 0; i < length; i++)
+        names[i] = g_strdup_printf ("%u", i);
+      break;
+    }
+  append_entry_names (entries, names);
+}
+
+/* A sharding config field, entry by entry, at the paths that get and
+ * set take (a null sharding config has no entries) */
+static gboolean
+diff_sharding (Diff         *diff,
+               const gchar  *path,
+               HpConfig     *a,
+               HpConfig     *b,
+               GParamSpec   *pspec,
+               GError      **error)
+{
+  static const gchar * const members[] = {
+    "state-shardings", "in-src-shardings", "in-dst-shardings",
+    "out-src-shardings", "out-dst-shardings", "local-map",
+  };
+  g_autoptr(HpShardingConfig) sharding_a = NULL;
+  g_autoptr(HpShardingConfig) sharding_b = NULL;
+  guint n_differences = diff->n_differences;
+
+  g_object_get (a, pspec->name, &sharding_a, NULL);
+  g_object_get (b, pspec->name, &sharding_b, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (members); i++)
+    {
+      g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func (g_free);
+
+      /* the local map is one entry, the member itself (g_strjoin()
+       * stops at the NULL entry) */
+      if (i + 1 < G_N_ELEMENTS (members))
+        {
+          append_sharding_entries (entries, sharding_a, i);
+          append_sharding_entries (entries, sharding_b, i);
+        }
+      else
+        g_ptr_array_add (entries, NULL);
+      for (guint j = 0; j < entries->len; j++)
+        {
+          const gchar *entry = g_ptr_array_index (entries, j);
+          g_autofree gchar *field_path = g_strjoin (".", pspec->name, members[i], entry, NULL);
+          g_autofree gchar *shown_path = g_strjoin (".", path, members[i], entry, NULL);
+          g_autoptr(GError) local_error = NULL;
+          g_autofree gchar *a_text = hp_config_get_path_as_string (a, field_path, &local_error);
+          g_autofree gchar *b_text = NULL;
+
+          if (local_error == NULL)
+            b_text = hp_config_get_path_as_string (b, field_path, &local_error);
+          if (local_error != NULL)
+            {
+              g_propagate_error (error, g_steal_pointer (&local_error));
+              return FALSE;
+            }
+          if (g_strcmp0 (a_text, b_text) != 0)
+            add_difference (diff, shown_path, a_text != NULL ? a_text : "null",
+                            b_text != NULL ? b_text : "null");
+        }
+    }
+
+  /* null and a sharding config without entries */
+  if (diff->n_differences == n_differences && (sharding_a == NULL) != (sharding_b == NULL))
+    {
+      g_autofree gchar *a_text = hp_config_get_path_as_string (a, pspec->name, NULL);
+      g_autofree gchar *b_text = hp_config_get_path_as_string (b, pspec->name, NULL);
+
+      add_difference (diff, path, a_text != NULL ? a_text : "null", b_text != NULL ? b_text : "null");
+    }
+  return TRUE;
+}
+
 static gboolean
 diff_field (Diff         *diff,
             const gchar  *path,
@@ -946,6 +1056,8 @@ diff_field (Diff         *diff,
         return diff_nested (diff, path, (HpConfig *) a_value, (HpConfig *) b_value, error);
       return diff_lists (diff, path, (HpConfigList *) a_value, (HpConfigList *) b_value, error);
     }
+  if (g_type_is_a (type, HP_TYPE_SHARDING_CONFIG))
+    return diff_sharding (diff, path, a, b, pspec, error);
 
   a_text = hp_config_get_path_as_string (a, pspec->name, &local_error);
   if (local_error == NULL)
