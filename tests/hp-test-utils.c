@@ -334,49 +334,6 @@ hp_test_get_object (gpointer     object,
   return value;
 }
 
-static void
-free_value (gpointer data)
-{
-  g_value_unset (data);
-  g_free (data);
-}
-
-static void
-store_set (GObject      *object,
-           guint         prop_id,
-           const GValue *value,
-           GParamSpec   *pspec)
-{
-  GValue *copy = g_new0 (GValue, 1);
-
-  g_value_init (copy, G_VALUE_TYPE (value));
-  g_value_copy (value, copy);
-  g_object_set_data_full (object, pspec->name, copy, free_value);
-}
-
-static void
-store_get (GObject    *object,
-           guint       prop_id,
-           GValue     *value,
-           GParamSpec *pspec)
-{
-  GValue *stored = g_object_get_data (object, pspec->name);
-
-  if (stored != NULL)
-    g_value_copy (stored, value);
-  else
-    g_param_value_set_default (pspec, value);
-}
-
-void
-hp_test_class_store_properties (gpointer klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->set_property = store_set;
-  object_class->get_property = store_get;
-}
-
 void
 hp_test_assert_error (gpointer      result,
                       GError      **error,

@@ -137,15 +137,10 @@ gboolean          hp_test_get_boolean   (gpointer             object,
 gpointer          hp_test_get_object    (gpointer             object,
                                          const gchar         *name);
 
-/* Small classes of the tests. hp_test_class_store_properties() keeps
- * the properties of the instances of @klass as object data by name (an
- * unset one reads as its default), so that a test class needs no
- * get_property and set_property of its own. The macros write the rest
- * of a final type that has no instance data: its struct, the type, and
- * empty class and instance inits, or a class init naming the owner of
- * a configuration type. */
-void              hp_test_class_store_properties (gpointer    klass);
-
+/* Small classes of the tests: the macros write the whole of a final
+ * type that has no instance data: its struct, the type, and empty class
+ * and instance inits, or a class init naming the owner of a
+ * configuration type. */
 #define HP_TEST_DEFINE_EMPTY_TYPE(TypeName, type_name, ParentName, PARENT_TYPE) \
   struct _##TypeName { ParentName parent_instance; };                      \
   G_DEFINE_FINAL_TYPE (TypeName, type_name, PARENT_TYPE)                   \

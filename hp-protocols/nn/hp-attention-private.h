@@ -36,8 +36,8 @@ HpTensor *_hp_attention_replicate_like (HpTensor     *plain,
                                         GError      **error);
 
 /* The scalar fields of @config fit together (what
- * hp_gq_attention_config_fill_children() checks first), else
- * HP_ERROR_CONFIG; changes nothing */
+ * hp_gq_attention_config_fill_children() checks, and validate before
+ * the children given), else HP_ERROR_CONFIG; changes nothing */
 gboolean  _hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *config,
                                                GError              **error);
 

@@ -5,13 +5,14 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
 #include <math.h>
 
+#include "hp-config-field.h"
 #include "hp-decoder.h"
 #include "hp-decoder-sharding.h"
 #include "hp-error.h"
 #include "hp-module-list.h"
+#include "hp-nn-basic-private.h"
 #include "hp-parallel-dims.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
@@ -20,27 +21,38 @@
 /**
  * HpDecoderConfig:
  *
- * The configuration of a #HpDecoder: the sizes of a Llama-style
- * model (#HpDecoderConfig:dim, #HpDecoderConfig:n-layers, heads,
- * vocabulary, feed-forward width, ...) and, as nested configurations,
- * the configuration of every part: #HpDecoderConfig:tok-embeddings,
- * #HpDecoderConfig:layers (one #HpTransformerBlockConfig per layer),
- * #HpDecoderConfig:norm and #HpDecoderConfig:lm-head.
+ * The configuration of a [class@Hp.Decoder]: the sizes of a Llama-style
+ * model ([property@Hp.DecoderConfig:dim],
+ * [property@Hp.DecoderConfig:n-layers], heads, vocabulary, feed-forward
+ * width, ...) and, as nested configurations, the configuration of every
+ * part: [property@Hp.DecoderConfig:tok-embeddings],
+ * [property@Hp.DecoderConfig:layers] (one
+ * [class@Hp.TransformerBlockConfig] per layer),
+ * [property@Hp.DecoderConfig:norm] and
+ * [property@Hp.DecoderConfig:lm-head].
  *
- * The nested configurations are made from the sizes by
- * hp_decoder_config_expand(), which fills only those that are missing;
- * after it, a path such as `layers.0.attention.n-heads` names one
+ * The nested configurations are %NULL by default: they are made from
+ * the sizes by [method@Hp.DecoderConfig.expand], which fills only those
+ * that are missing, and which building runs on the built model's copy.
+ * After it, a path such as `layers.0.attention.n-heads` names one
  * layer's field, and each part carries its own initialisers and
- * sharding configuration. hp_base_model_config_update_from_config()
- * expands, checks the sizes against the parallelism (a #HpParallelDims)
- * and, for tensor parallelism, installs the sharding configurations
- * (hp_set_decoder_sharding_config()).
+ * sharding configuration. [method@Hp.BaseModelConfig.update_from_config]
+ * expands, checks the sizes against the parallelism (a
+ * [class@Hp.ParallelDims]) and, for tensor parallelism, installs the
+ * sharding configurations ([func@Hp.set_decoder_sharding_config]).
+ *
+ * [vfunc@Hp.Config.validate] checks what expanding checks (the heads
+ * split dim into even head sizes, the key/value heads divide the heads,
+ * a list of layers has n-layers blocks with all their parts) and that
+ * the dtype is a floating-point type.
  *
  * Initialisers follow torchtitan's Llama: embeddings normal (std 1),
  * attention and feed-forward input projections truncated normal
  * (std 0.02), output projections of layer i depth-scaled
  * (std 0.02 / sqrt (2 (i + 1))), the output head truncated normal with
  * std dim^-1/2 cut at 3 std, norms ones.
+ *
+ * Since: 1.0
  */
 
 struct _HpDecoderConfig
@@ -68,196 +80,154 @@ struct _HpDecoderConfig
 
 G_DEFINE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP_TYPE_BASE_MODEL_CONFIG)
 
-enum {
-  PROP_0,
-  PROP_DIM,
-  PROP_N_LAYERS,
-  PROP_N_HEADS,
-  PROP_N_KV_HEADS,
-  PROP_VOCAB_SIZE,
-  PROP_FFN_HIDDEN,
-  PROP_NORM_EPS,
-  PROP_ROPE_THETA,
-  PROP_MAX_SEQ_LEN,
-  PROP_DTYPE,
-  PROP_LOSS_PARALLEL,
-  PROP_SEQUENCE_PARALLEL,
-  PROP_TOK_EMBEDDINGS,
-  PROP_LAYERS,
-  PROP_NORM,
-  PROP_LM_HEAD,
-  N_PROPS
+/**
+ * HpDecoderConfig:dim:
+ *
+ * The model width: the size of a token's hidden state.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:n-layers:
+ *
+ * The number of transformer blocks.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:n-heads:
+ *
+ * The number of attention (query) heads; divides
+ * [property@Hp.DecoderConfig:dim].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:n-kv-heads:
+ *
+ * The number of key/value heads (grouped-query attention); 0 means as
+ * many as [property@Hp.DecoderConfig:n-heads].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:vocab-size:
+ *
+ * The number of token ids.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:ffn-hidden:
+ *
+ * The hidden width of the feed-forward networks; 0 means Llama's
+ * default, 2/3 of 4 dim rounded up to a multiple of 8.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:norm-eps:
+ *
+ * The epsilon of the RMS norms.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:rope-theta:
+ *
+ * The base of the rotary position embedding.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:max-seq-len:
+ *
+ * The longest sequence the rotary tables cover.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:dtype:
+ *
+ * The dtype of the parameters and activations.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:loss-parallel:
+ *
+ * Under tensor parallelism, whether the logits stay sharded over the
+ * vocabulary for the loss (no gather of the largest activation).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:sequence-parallel:
+ *
+ * Under tensor parallelism, whether the norms and residual stream are
+ * sharded over the sequence.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:tok-embeddings:
+ *
+ * The token embedding's configuration; %NULL (the default): made from
+ * the sizes by [method@Hp.DecoderConfig.expand].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:layers:
+ *
+ * One [class@Hp.TransformerBlockConfig] per layer; %NULL (the default)
+ * or empty: made from the sizes by [method@Hp.DecoderConfig.expand].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:norm:
+ *
+ * The final norm's configuration; %NULL (the default): made from the
+ * sizes by [method@Hp.DecoderConfig.expand].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:lm-head:
+ *
+ * The output head's configuration (dim to vocabulary); %NULL (the
+ * default): made from the sizes by [method@Hp.DecoderConfig.expand].
+ *
+ * Since: 1.0
+ */
+static const HpConfigField decoder_config_fields[] = {
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, dim, "dim", "Model width", 2, 1 << 16, 64),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, n_layers, "n-layers", "Number of layers", 0, 1024, 2),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, n_heads, "n-heads", "Attention heads", 1, 1024, 4),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, n_kv_heads, "n-kv-heads", "Key/value heads (0: n-heads)",
+                       0, 1024, 0),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, vocab_size, "vocab-size", "Vocabulary size", 1, 1 << 24, 256),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, ffn_hidden, "ffn-hidden", "Feed-forward width (0: auto)",
+                       0, 1 << 20, 0),
+  HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, norm_eps, "norm-eps", "RMS norm epsilon", 0, 1, 1e-5),
+  HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, rope_theta, "rope-theta", "Rotary embedding base",
+                          1, G_MAXDOUBLE, 10000),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, max_seq_len, "max-seq-len", "Longest sequence", 1, 1 << 20, 128),
+  HP_CONFIG_FIELD_ENUM (HpDecoderConfig, dtype, "dtype", "Parameter dtype", hp_dtype_get_type,
+                        HP_DTYPE_FLOAT32),
+  HP_CONFIG_FIELD_BOOLEAN (HpDecoderConfig, loss_parallel, "loss-parallel", "Vocabulary-parallel loss",
+                           TRUE),
+  HP_CONFIG_FIELD_BOOLEAN (HpDecoderConfig, sequence_parallel, "sequence-parallel",
+                           "Sequence parallelism", FALSE),
+  HP_CONFIG_FIELD_OBJECT (HpDecoderConfig, tok_embeddings, "tok-embeddings", "Token embedding",
+                          hp_embedding_config_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpDecoderConfig, layers, "layers", "Transformer blocks",
+                          hp_config_list_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpDecoderConfig, norm, "norm", "Final norm", hp_rms_norm_config_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpDecoderConfig, lm_head, "lm-head", "Output head", hp_linear_config_get_type,
+                          NULL),
 };
-
-static GParamSpec *properties[N_PROPS];
-
-static gint *
-int_field (HpDecoderConfig *self,
-           guint            prop_id)
-{
-  switch (prop_id)
-    {
-    case PROP_DIM:
-      return &self->dim;
-    case PROP_N_LAYERS:
-      return &self->n_layers;
-    case PROP_N_HEADS:
-      return &self->n_heads;
-    case PROP_N_KV_HEADS:
-      return &self->n_kv_heads;
-    case PROP_VOCAB_SIZE:
-      return &self->vocab_size;
-    case PROP_FFN_HIDDEN:
-      return &self->ffn_hidden;
-    case PROP_MAX_SEQ_LEN:
-      return &self->max_seq_len;
-    default:
-      return NULL;
-    }
-}
-
-static gpointer *
-object_field (HpDecoderConfig *self,
-              guint            prop_id)
-{
-  switch (prop_id)
-    {
-    case PROP_TOK_EMBEDDINGS:
-      return (gpointer *) &self->tok_embeddings;
-    case PROP_LAYERS:
-      return (gpointer *) &self->layers;
-    case PROP_NORM:
-      return (gpointer *) &self->norm;
-    case PROP_LM_HEAD:
-      return (gpointer *) &self->lm_head;
-    default:
-      return NULL;
-    }
-}
-
-static void
-hp_decoder_config_dispose (GObject *object)
-{
-  HpDecoderConfig *self = HP_DECODER_CONFIG (object);
-
-  g_clear_object (&self->tok_embeddings);
-  g_clear_object (&self->layers);
-  g_clear_object (&self->norm);
-  g_clear_object (&self->lm_head);
-
-  G_OBJECT_CLASS (hp_decoder_config_parent_class)->dispose (object);
-}
-
-static void
-hp_decoder_config_get_property (GObject    *object,
-                                guint       prop_id,
-                                GValue     *value,
-                                GParamSpec *pspec)
-{
-  HpDecoderConfig *self = HP_DECODER_CONFIG (object);
-  gint *int_value = int_field (self, prop_id);
-  gpointer *object_value = object_field (self, prop_id);
-
-  if (int_value != NULL)
-    {
-      g_value_set_int (value, *int_value);
-      return;
-    }
-  if (object_value != NULL)
-    {
-      g_value_set_object (value, *object_value);
-      return;
-    }
-  switch (prop_id)
-    {
-    case PROP_NORM_EPS:
-      g_value_set_double (value, self->norm_eps);
-      break;
-    case PROP_ROPE_THETA:
-      g_value_set_double (value, self->rope_theta);
-      break;
-    case PROP_DTYPE:
-      g_value_set_enum (value, self->dtype);
-      break;
-    case PROP_LOSS_PARALLEL:
-      g_value_set_boolean (value, self->loss_parallel);
-      break;
-    case PROP_SEQUENCE_PARALLEL:
-      g_value_set_boolean (value, self->sequence_parallel);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_decoder_config_set_property (GObject      *object,
-                                guint         prop_id,
-                                const GValue *value,
-                                GParamSpec   *pspec)
-{
-  HpDecoderConfig *self = HP_DECODER_CONFIG (object);
-  gint *int_value = int_field (self, prop_id);
-  gpointer *object_value = object_field (self, prop_id);
-
-  if (int_value != NULL)
-    {
-      if (*int_value != g_value_get_int (value))
-        {
-          *int_value = g_value_get_int (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      return;
-    }
-  if (object_value != NULL)
-    {
-      if (g_set_object ((GObject **) object_value, g_value_get_object (value)))
-        g_object_notify_by_pspec (object, pspec);
-      return;
-    }
-  switch (prop_id)
-    {
-    case PROP_NORM_EPS:
-      self->norm_eps = g_value_get_double (value);
-      break;
-    case PROP_ROPE_THETA:
-      self->rope_theta = g_value_get_double (value);
-      break;
-    case PROP_DTYPE:
-      self->dtype = g_value_get_enum (value);
-      break;
-    case PROP_LOSS_PARALLEL:
-      self->loss_parallel = g_value_get_boolean (value);
-      break;
-    case PROP_SEQUENCE_PARALLEL:
-      self->sequence_parallel = g_value_get_boolean (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-    }
-  g_object_notify_by_pspec (object, pspec);
-}
-
-static GParamSpec *
-int_property (const gchar *name,
-              const gchar *blurb,
-              gint         minimum,
-              gint         maximum,
-              gint         default_value)
-{
-  return g_param_spec_int (name, NULL, blurb, minimum, maximum, default_value,
-                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-}
-
-static GParamSpec *
-object_property (const gchar *name,
-                 const gchar *blurb,
-                 GType        type)
-{
-  return g_param_spec_object (name, NULL, blurb, type,
-                              G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-}
 
 /* A list takes any configuration, as JSON can name one: whether every
  * layer is a block with all its parts */
@@ -296,6 +266,51 @@ check_layers (HpDecoderConfig  *self,
         }
     }
   return TRUE;
+}
+
+/* What hp_decoder_config_expand() checks before it makes anything */
+static gboolean
+check_sizes (HpDecoderConfig  *self,
+             GError          **error)
+{
+  gint n_kv_heads = self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads;
+
+  if (self->dim % self->n_heads != 0 || (self->dim / self->n_heads) % 2 != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "n-heads: %d heads do not split dim %d into even head sizes",
+                   self->n_heads, self->dim);
+      return FALSE;
+    }
+  if (self->n_heads % n_kv_heads != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "n-kv-heads: %d key/value heads do not divide %d heads",
+                   n_kv_heads, self->n_heads);
+      return FALSE;
+    }
+  if (self->layers != NULL && hp_config_list_get_length (self->layers) > 0 &&
+      hp_config_list_get_length (self->layers) != (guint) self->n_layers)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "layers: %u blocks configured but n-layers is %d",
+                   hp_config_list_get_length (self->layers), self->n_layers);
+      return FALSE;
+    }
+  return check_layers (self, error);
+}
+
+/* expand's checks, and the dtype, which the parts expand makes carry
+ * and would reject only once built */
+static gboolean
+hp_decoder_config_validate (HpConfig  *config,
+                            GError   **error)
+{
+  HpDecoderConfig *self = HP_DECODER_CONFIG (config);
+
+  return HP_CONFIG_CLASS (hp_decoder_config_parent_class)->validate (config, error) &&
+         check_sizes (self, error) &&
+         _hp_nn_check_dtype (config, self->dtype, error);
 }
 
 /* Whether @n_heads query and @n_kv_heads key/value heads split over @tp
@@ -391,147 +406,10 @@ hp_decoder_config_update_from_config (HpBaseModelConfig  *config,
 static void
 hp_decoder_config_class_init (HpDecoderConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  HpBaseModelConfigClass *model_class = HP_BASE_MODEL_CONFIG_CLASS (klass);
-
-  object_class->dispose = hp_decoder_config_dispose;
-  object_class->get_property = hp_decoder_config_get_property;
-  object_class->set_property = hp_decoder_config_set_property;
-  model_class->update_from_config = hp_decoder_config_update_from_config;
-
-  /**
-   * HpDecoderConfig:dim:
-   *
-   * The model width: the size of a token's hidden state.
-   */
-  properties[PROP_DIM] = int_property ("dim", "Model width", 2, 1 << 16, 64);
-
-  /**
-   * HpDecoderConfig:n-layers:
-   *
-   * The number of transformer blocks.
-   */
-  properties[PROP_N_LAYERS] = int_property ("n-layers", "Number of layers", 0, 1024, 2);
-
-  /**
-   * HpDecoderConfig:n-heads:
-   *
-   * The number of attention (query) heads; divides #HpDecoderConfig:dim.
-   */
-  properties[PROP_N_HEADS] = int_property ("n-heads", "Attention heads", 1, 1024, 4);
-
-  /**
-   * HpDecoderConfig:n-kv-heads:
-   *
-   * The number of key/value heads (grouped-query attention); 0 means
-   * as many as #HpDecoderConfig:n-heads.
-   */
-  properties[PROP_N_KV_HEADS] = int_property ("n-kv-heads", "Key/value heads (0: n-heads)",
-                                              0, 1024, 0);
-
-  /**
-   * HpDecoderConfig:vocab-size:
-   *
-   * The number of token ids.
-   */
-  properties[PROP_VOCAB_SIZE] = int_property ("vocab-size", "Vocabulary size", 1, 1 << 24, 256);
-
-  /**
-   * HpDecoderConfig:ffn-hidden:
-   *
-   * The hidden width of the feed-forward networks; 0 means Llama's
-   * default, 2/3 of 4 dim rounded up to a multiple of 8.
-   */
-  properties[PROP_FFN_HIDDEN] = int_property ("ffn-hidden", "Feed-forward width (0: auto)",
-                                              0, 1 << 20, 0);
-
-  /**
-   * HpDecoderConfig:norm-eps:
-   *
-   * The epsilon of the RMS norms.
-   */
-  properties[PROP_NORM_EPS] =
-    g_param_spec_double ("norm-eps", NULL, "RMS norm epsilon", 0, 1, 1e-5,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * HpDecoderConfig:rope-theta:
-   *
-   * The base of the rotary position embedding.
-   */
-  properties[PROP_ROPE_THETA] =
-    g_param_spec_double ("rope-theta", NULL, "Rotary embedding base", 1, G_MAXDOUBLE, 10000,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * HpDecoderConfig:max-seq-len:
-   *
-   * The longest sequence the rotary tables cover.
-   */
-  properties[PROP_MAX_SEQ_LEN] = int_property ("max-seq-len", "Longest sequence", 1, 1 << 20, 128);
-
-  /**
-   * HpDecoderConfig:dtype:
-   *
-   * The dtype of the parameters and activations.
-   */
-  properties[PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32,
-                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * HpDecoderConfig:loss-parallel:
-   *
-   * Under tensor parallelism, whether the logits stay sharded over the
-   * vocabulary for the loss (no gather of the largest activation).
-   */
-  properties[PROP_LOSS_PARALLEL] =
-    g_param_spec_boolean ("loss-parallel", NULL, "Vocabulary-parallel loss", TRUE,
-                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * HpDecoderConfig:sequence-parallel:
-   *
-   * Under tensor parallelism, whether the norms and residual stream
-   * are sharded over the sequence.
-   */
-  properties[PROP_SEQUENCE_PARALLEL] =
-    g_param_spec_boolean ("sequence-parallel", NULL, "Sequence parallelism", FALSE,
-                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * HpDecoderConfig:tok-embeddings:
-   *
-   * The token embedding's configuration; made by
-   * hp_decoder_config_expand() when %NULL.
-   */
-  properties[PROP_TOK_EMBEDDINGS] = object_property ("tok-embeddings", "Token embedding",
-                                                     HP_TYPE_EMBEDDING_CONFIG);
-
-  /**
-   * HpDecoderConfig:layers:
-   *
-   * One #HpTransformerBlockConfig per layer; made by
-   * hp_decoder_config_expand() when %NULL or empty.
-   */
-  properties[PROP_LAYERS] = object_property ("layers", "Transformer blocks", HP_TYPE_CONFIG_LIST);
-
-  /**
-   * HpDecoderConfig:norm:
-   *
-   * The final norm's configuration.
-   */
-  properties[PROP_NORM] = object_property ("norm", "Final norm", HP_TYPE_RMS_NORM_CONFIG);
-
-  /**
-   * HpDecoderConfig:lm-head:
-   *
-   * The output head's configuration (dim to vocabulary).
-   */
-  properties[PROP_LM_HEAD] = object_property ("lm-head", "Output head", HP_TYPE_LINEAR_CONFIG);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_decoder_config_validate;
+  HP_BASE_MODEL_CONFIG_CLASS (klass)->update_from_config = hp_decoder_config_update_from_config;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), decoder_config_fields,
+                                  G_N_ELEMENTS (decoder_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_DECODER);
 
   /* the items of "layers" name their type in JSON ("@type"), which must
@@ -542,15 +420,6 @@ hp_decoder_config_class_init (HpDecoderConfigClass *klass)
 static void
 hp_decoder_config_init (HpDecoderConfig *self)
 {
-  self->dim = 64;
-  self->n_layers = 2;
-  self->n_heads = 4;
-  self->vocab_size = 256;
-  self->norm_eps = 1e-5;
-  self->rope_theta = 10000;
-  self->max_seq_len = 128;
-  self->dtype = HP_DTYPE_FLOAT32;
-  self->loss_parallel = TRUE;
 }
 
 /**
@@ -559,7 +428,9 @@ hp_decoder_config_init (HpDecoderConfig *self)
  * Creates a decoder configuration with the default sizes and no nested
  * configurations yet.
  *
- * Returns: (transfer full): a new #HpDecoderConfig
+ * Returns: (transfer full): a new [class@Hp.DecoderConfig]
+ *
+ * Since: 1.0
  */
 HpDecoderConfig *
 hp_decoder_config_new (void)
@@ -569,12 +440,15 @@ hp_decoder_config_new (void)
 
 /**
  * hp_decoder_config_get_ffn_hidden_size:
- * @self: a #HpDecoderConfig
+ * @self: a decoder configuration
  *
- * Gets the feed-forward width the layers get: #HpDecoderConfig:ffn-hidden
- * or, when that is 0, 2/3 of 4 dim rounded up to a multiple of 8.
+ * Gets the feed-forward width the layers get:
+ * [property@Hp.DecoderConfig:ffn-hidden] or, when that is 0, 2/3 of
+ * 4 dim rounded up to a multiple of 8.
  *
  * Returns: the width
+ *
+ * Since: 1.0
  */
 gint
 hp_decoder_config_get_ffn_hidden_size (HpDecoderConfig *self)
@@ -588,19 +462,15 @@ hp_decoder_config_get_ffn_hidden_size (HpDecoderConfig *self)
 
 /**
  * hp_decoder_config_get_vocab_size:
- * @self: a #HpDecoderConfig
+ * @self: a decoder configuration
  *
- * Gets the number of token ids.
+ * Gets [property@Hp.DecoderConfig:vocab-size].
  *
- * Returns: the #HpDecoderConfig:vocab-size
+ * Returns: the number of token ids
+ *
+ * Since: 1.0
  */
-gint
-hp_decoder_config_get_vocab_size (HpDecoderConfig *self)
-{
-  g_return_val_if_fail (HP_IS_DECODER_CONFIG (self), 0);
-
-  return self->vocab_size;
-}
+HP_CONFIG_DEFINE_GETTER (hp_decoder_config, HpDecoderConfig, gint, vocab_size, 0)
 
 static HpParamInit *
 param_init_of (const gchar   *name,
@@ -626,6 +496,13 @@ init_weight (gpointer       config,
   hp_module_config_set_param_init (HP_MODULE_CONFIG (config), param_init);
 }
 
+static HpRMSNormConfig *
+new_norm (HpDecoderConfig *self)
+{
+  return g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", self->dim, "eps", self->norm_eps,
+                       "dtype", self->dtype, NULL);
+}
+
 static HpTransformerBlockConfig *
 new_block (HpDecoderConfig  *self,
            guint             layer,
@@ -634,8 +511,8 @@ new_block (HpDecoderConfig  *self,
   gint n_kv_heads = self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads;
   g_autoptr(HpGQAttentionConfig) attention = NULL;
   g_autoptr(HpFeedForwardConfig) feed_forward = NULL;
-  g_autoptr(HpRMSNormConfig) attention_norm = NULL;
-  g_autoptr(HpRMSNormConfig) ffn_norm = NULL;
+  g_autoptr(HpRMSNormConfig) attention_norm = new_norm (self);
+  g_autoptr(HpRMSNormConfig) ffn_norm = new_norm (self);
   g_autoptr(HpInitializer) input_init = hp_initializer_new_trunc_normal (0, 0.02, -2, 2);
   g_autoptr(HpInitializer) output_init = hp_initializer_new_depth_scaled_normal (0.02, layer);
 
@@ -662,69 +539,41 @@ new_block (HpDecoderConfig  *self,
   init_weight (hp_feed_forward_config_get_w1 (feed_forward), input_init);
   init_weight (hp_feed_forward_config_get_w2 (feed_forward), output_init);
   init_weight (hp_feed_forward_config_get_w3 (feed_forward), output_init);
-
-  attention_norm = g_object_new (HP_TYPE_RMS_NORM_CONFIG,
-                                 "dim", self->dim, "eps", self->norm_eps,
-                                 "dtype", self->dtype, NULL);
-  ffn_norm = g_object_new (HP_TYPE_RMS_NORM_CONFIG,
-                           "dim", self->dim, "eps", self->norm_eps,
-                           "dtype", self->dtype, NULL);
   return hp_transformer_block_config_new (attention, feed_forward, attention_norm, ffn_norm);
 }
 
 /**
  * hp_decoder_config_expand:
- * @self: a #HpDecoderConfig
+ * @self: a decoder configuration
  * @error: return location for a #GError
  *
  * Makes the nested configurations that are missing from the sizes: the
- * token embedding, one block per layer (when #HpDecoderConfig:layers
- * is %NULL or empty), the final norm and the output head, each with its
- * initialisers. Nested configurations already there are kept, so paths
- * set on them stay set. A new list replaces an empty one, so configurations
- * sharing the empty list are not changed.
+ * token embedding, one block per layer (when
+ * [property@Hp.DecoderConfig:layers] is %NULL or empty), the final norm
+ * and the output head, each with its initialisers. Nested
+ * configurations already there are kept, so paths set on them stay
+ * set. A new list replaces an empty one, so configurations sharing the
+ * empty list are not changed.
  *
  * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @self unchanged
  *   when the sizes do not fit (heads not dividing dim, key/value heads
  *   not dividing heads, a layer list whose length is not
- *   #HpDecoderConfig:n-layers), a layer is not a
- *   #HpTransformerBlockConfig with all its parts or the dtype is not a
- *   floating-point type
+ *   [property@Hp.DecoderConfig:n-layers]), a layer is not a
+ *   [class@Hp.TransformerBlockConfig] with all its parts or the dtype
+ *   is not a floating-point type
+ *
+ * Since: 1.0
  */
 gboolean
 hp_decoder_config_expand (HpDecoderConfig  *self,
                           GError          **error)
 {
   g_autoptr(HpConfigList) layers = NULL;
-  gint n_kv_heads;
 
   g_return_val_if_fail (HP_IS_DECODER_CONFIG (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  n_kv_heads = self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads;
-  if (self->dim % self->n_heads != 0 || (self->dim / self->n_heads) % 2 != 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "n-heads: %d heads do not split dim %d into even head sizes",
-                   self->n_heads, self->dim);
-      return FALSE;
-    }
-  if (self->n_heads % n_kv_heads != 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "n-kv-heads: %d key/value heads do not divide %d heads",
-                   n_kv_heads, self->n_heads);
-      return FALSE;
-    }
-  if (self->layers != NULL && hp_config_list_get_length (self->layers) > 0 &&
-      hp_config_list_get_length (self->layers) != (guint) self->n_layers)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "layers: %u blocks configured but n-layers is %d",
-                   hp_config_list_get_length (self->layers), self->n_layers);
-      return FALSE;
-    }
-  if (!check_layers (self, error))
+  if (!check_sizes (self, error))
     return FALSE;
 
   /* the blocks, whose making can fail, come first: on error nothing is
@@ -762,10 +611,7 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
     g_object_set (self, "layers", layers, NULL);
   if (self->norm == NULL)
     {
-      g_autoptr(HpRMSNormConfig) norm =
-        g_object_new (HP_TYPE_RMS_NORM_CONFIG,
-                      "dim", self->dim, "eps", self->norm_eps,
-                      "dtype", self->dtype, NULL);
+      g_autoptr(HpRMSNormConfig) norm = new_norm (self);
 
       g_object_set (self, "norm", norm, NULL);
     }
@@ -790,16 +636,21 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
  * HpDecoder:
  *
  * A decoder-only transformer in the style of Meta Llama, the model of
- * torchtitan's Llama 3: `tok_embeddings`, `layers` (a #HpModuleList of
- * #HpTransformerBlock), `norm` and `lm_head`. Its forward takes token
- * ids [B, S] (int64) and returns logits [B, S, vocab]; the training loss
- * is hp_tensor_cross_entropy() of the logits against the next tokens.
+ * torchtitan's Llama 3: `tok_embeddings`, `layers` (a
+ * [class@Hp.ModuleList] of [class@Hp.TransformerBlock]), `norm` and
+ * `lm_head`. Its forward takes token ids [B, S] (int64) and returns
+ * logits [B, S, vocab]; the training loss is
+ * [method@Hp.Tensor.cross_entropy] of the logits against the next
+ * tokens.
  *
- * Build it with hp_config_build() from a #HpDecoderConfig (the nested
- * configurations are expanded on the built model's copy when missing).
- * With the sharding configurations of hp_set_decoder_sharding_config()
- * installed, hp_module_parallelize() over a mesh with a `tp` dim runs
- * it tensor-parallel.
+ * Build it with [method@Hp.Config.build] from a
+ * [class@Hp.DecoderConfig] (the nested configurations are expanded on
+ * the built model's copy when missing). With the sharding
+ * configurations of [func@Hp.set_decoder_sharding_config] installed,
+ * [method@Hp.Module.parallelize] over a mesh with a `tp` dim runs it
+ * tensor-parallel.
+ *
+ * Since: 1.0
  */
 
 struct _HpDecoder
@@ -830,7 +681,7 @@ hp_decoder_setup (HpConfigurable  *configurable,
                   GError         **error)
 {
   HpModule *module = HP_MODULE (configurable);
-  HpDecoderConfig *config = HP_DECODER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (configurable)));
+  HpDecoderConfig *config = HP_DECODER_CONFIG (hp_configurable_get_config (configurable));
   g_autoptr(HpModuleList) layers = hp_module_list_new ();
 
   if (!HP_CONFIGURABLE_CLASS (hp_decoder_parent_class)->setup (configurable, error))
@@ -878,8 +729,8 @@ hp_decoder_forward (HpModule   *module,
       return NULL;
     }
 
-  h = hp_module_call1 (hp_module_get_child (module, "tok_embeddings"),
-                          g_ptr_array_index (args, 0), error);
+  h = hp_module_call1 (hp_module_get_child (module, "tok_embeddings"), g_ptr_array_index (args, 0),
+                       error);
   for (guint i = 0; h != NULL && i < hp_module_list_get_length (layers); i++)
     {
       HpTensor *next = hp_module_call1 (hp_module_list_get (layers, i), h, error);

@@ -5,8 +5,7 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
-
+#include "hp-config-field.h"
 #include "hp-error.h"
 #include "hp-tensor-ops.h"
 #include "hp-transformer-block.h"
@@ -14,10 +13,18 @@
 /**
  * HpTransformerBlockConfig:
  *
- * The configuration of one #HpTransformerBlock: the configurations of
- * its attention, its feed-forward network and its two norms, each a
- * field of its own so that paths such as `attention.n-heads` reach
- * them.
+ * The configuration of one [class@Hp.TransformerBlock]: the
+ * configurations of its attention, its feed-forward network and its two
+ * norms, each a field of its own so that paths such as
+ * `attention.n-heads` reach them.
+ *
+ * A block has no sizes of its own to make its parts from: the four
+ * fields are %NULL until they are set, and a block builds only with all
+ * four ([vfunc@Hp.Config.validate] checks that).
+ * [method@Hp.DecoderConfig.expand] makes whole blocks from the sizes of
+ * a decoder.
+ *
+ * Since: 1.0
  */
 
 struct _HpTransformerBlockConfig
@@ -32,141 +39,93 @@ struct _HpTransformerBlockConfig
 
 G_DEFINE_FINAL_TYPE (HpTransformerBlockConfig, hp_transformer_block_config, HP_TYPE_MODULE_CONFIG)
 
-enum {
-  CONFIG_PROP_0,
-  CONFIG_PROP_ATTENTION,
-  CONFIG_PROP_FEED_FORWARD,
-  CONFIG_PROP_ATTENTION_NORM,
-  CONFIG_PROP_FFN_NORM,
-  CONFIG_N_PROPS
+/**
+ * HpTransformerBlockConfig:attention:
+ *
+ * The configuration of the attention; %NULL (the default): not set.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpTransformerBlockConfig:feed-forward:
+ *
+ * The configuration of the feed-forward network; %NULL (the default):
+ * not set.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpTransformerBlockConfig:attention-norm:
+ *
+ * The configuration of the norm before the attention; %NULL (the
+ * default): not set.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpTransformerBlockConfig:ffn-norm:
+ *
+ * The configuration of the norm before the feed-forward network; %NULL
+ * (the default): not set.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField block_config_fields[] = {
+  HP_CONFIG_FIELD_OBJECT (HpTransformerBlockConfig, attention, "attention", "Attention",
+                          hp_gq_attention_config_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpTransformerBlockConfig, feed_forward, "feed-forward", "Feed-forward network",
+                          hp_feed_forward_config_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpTransformerBlockConfig, attention_norm, "attention-norm",
+                          "Norm before the attention", hp_rms_norm_config_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpTransformerBlockConfig, ffn_norm, "ffn-norm",
+                          "Norm before the feed-forward network", hp_rms_norm_config_get_type, NULL),
 };
 
-static GParamSpec *config_properties[CONFIG_N_PROPS];
-
-static gpointer *
-config_field (HpTransformerBlockConfig *self,
-              guint                     prop_id)
+/* The parts, in the order the block adds them as children */
+static const struct
 {
-  switch (prop_id)
-    {
-    case CONFIG_PROP_ATTENTION:
-      return (gpointer *) &self->attention;
-    case CONFIG_PROP_FEED_FORWARD:
-      return (gpointer *) &self->feed_forward;
-    case CONFIG_PROP_ATTENTION_NORM:
-      return (gpointer *) &self->attention_norm;
-    case CONFIG_PROP_FFN_NORM:
-      return (gpointer *) &self->ffn_norm;
-    default:
-      return NULL;
-    }
+  const gchar *field;
+  const gchar *child;
+  gsize offset;
+} block_parts[] = {
+  { "attention-norm", "attention_norm", G_STRUCT_OFFSET (HpTransformerBlockConfig, attention_norm) },
+  { "attention", "attention", G_STRUCT_OFFSET (HpTransformerBlockConfig, attention) },
+  { "ffn-norm", "ffn_norm", G_STRUCT_OFFSET (HpTransformerBlockConfig, ffn_norm) },
+  { "feed-forward", "feed_forward", G_STRUCT_OFFSET (HpTransformerBlockConfig, feed_forward) },
+};
+
+/* Part @i of @self, or NULL with HP_ERROR_CONFIG when it is not set */
+static HpConfig *
+get_part (HpTransformerBlockConfig  *self,
+          guint                      i,
+          GError                   **error)
+{
+  HpConfig *part = G_STRUCT_MEMBER (HpConfig *, self, block_parts[i].offset);
+
+  if (part == NULL)
+    g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "HpTransformerBlockConfig.%s is not set",
+                 block_parts[i].field);
+  return part;
 }
 
-static void
-hp_transformer_block_config_dispose (GObject *object)
+static gboolean
+hp_transformer_block_config_validate (HpConfig  *config,
+                                      GError   **error)
 {
-  HpTransformerBlockConfig *self = HP_TRANSFORMER_BLOCK_CONFIG (object);
-
-  g_clear_object (&self->attention);
-  g_clear_object (&self->feed_forward);
-  g_clear_object (&self->attention_norm);
-  g_clear_object (&self->ffn_norm);
-
-  G_OBJECT_CLASS (hp_transformer_block_config_parent_class)->dispose (object);
-}
-
-static void
-hp_transformer_block_config_get_property (GObject    *object,
-                                          guint       prop_id,
-                                          GValue     *value,
-                                          GParamSpec *pspec)
-{
-  gpointer *field = config_field (HP_TRANSFORMER_BLOCK_CONFIG (object), prop_id);
-
-  if (field == NULL)
-    {
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-    }
-  g_value_set_object (value, *field);
-}
-
-static void
-hp_transformer_block_config_set_property (GObject      *object,
-                                          guint         prop_id,
-                                          const GValue *value,
-                                          GParamSpec   *pspec)
-{
-  gpointer *field = config_field (HP_TRANSFORMER_BLOCK_CONFIG (object), prop_id);
-
-  if (field == NULL)
-    {
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-    }
-  if (g_set_object ((GObject **) field, g_value_get_object (value)))
-    g_object_notify_by_pspec (object, pspec);
+  if (!HP_CONFIG_CLASS (hp_transformer_block_config_parent_class)->validate (config, error))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (block_parts); i++)
+    if (get_part (HP_TRANSFORMER_BLOCK_CONFIG (config), i, error) == NULL)
+      return FALSE;
+  return TRUE;
 }
 
 static void
 hp_transformer_block_config_class_init (HpTransformerBlockConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->dispose = hp_transformer_block_config_dispose;
-  object_class->get_property = hp_transformer_block_config_get_property;
-  object_class->set_property = hp_transformer_block_config_set_property;
-
-  /**
-   * HpTransformerBlockConfig:attention:
-   *
-   * The configuration of the attention.
-   */
-  config_properties[CONFIG_PROP_ATTENTION] =
-    g_param_spec_object ("attention", NULL, "Attention",
-                         HP_TYPE_GQ_ATTENTION_CONFIG,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpTransformerBlockConfig:feed-forward:
-   *
-   * The configuration of the feed-forward network.
-   */
-  config_properties[CONFIG_PROP_FEED_FORWARD] =
-    g_param_spec_object ("feed-forward", NULL, "Feed-forward network",
-                         HP_TYPE_FEED_FORWARD_CONFIG,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpTransformerBlockConfig:attention-norm:
-   *
-   * The configuration of the norm before the attention.
-   */
-  config_properties[CONFIG_PROP_ATTENTION_NORM] =
-    g_param_spec_object ("attention-norm", NULL, "Norm before the attention",
-                         HP_TYPE_RMS_NORM_CONFIG,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpTransformerBlockConfig:ffn-norm:
-   *
-   * The configuration of the norm before the feed-forward network.
-   */
-  config_properties[CONFIG_PROP_FFN_NORM] =
-    g_param_spec_object ("ffn-norm", NULL, "Norm before the feed-forward network",
-                         HP_TYPE_RMS_NORM_CONFIG,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_transformer_block_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), block_config_fields,
+                                  G_N_ELEMENTS (block_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_TRANSFORMER_BLOCK);
 }
 
@@ -186,7 +145,9 @@ hp_transformer_block_config_init (HpTransformerBlockConfig *self)
  * Creates a block configuration holding the four configurations (by
  * reference).
  *
- * Returns: (transfer full): a new #HpTransformerBlockConfig
+ * Returns: (transfer full): a new [class@Hp.TransformerBlockConfig]
+ *
+ * Since: 1.0
  */
 HpTransformerBlockConfig *
 hp_transformer_block_config_new (HpGQAttentionConfig *attention,
@@ -209,69 +170,58 @@ hp_transformer_block_config_new (HpGQAttentionConfig *attention,
 
 /**
  * hp_transformer_block_config_get_attention:
- * @self: a #HpTransformerBlockConfig
+ * @self: a transformer block configuration
  *
- * Gets the attention's configuration.
+ * Gets [property@Hp.TransformerBlockConfig:attention].
  *
- * Returns: (transfer none) (nullable): the #HpTransformerBlockConfig:attention
+ * Returns: (transfer none) (nullable): the attention's configuration
+ *
+ * Since: 1.0
  */
-HpGQAttentionConfig *
-hp_transformer_block_config_get_attention (HpTransformerBlockConfig *self)
-{
-  g_return_val_if_fail (HP_IS_TRANSFORMER_BLOCK_CONFIG (self), NULL);
-
-  return self->attention;
-}
+HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpGQAttentionConfig *,
+                         attention, NULL)
 
 /**
  * hp_transformer_block_config_get_feed_forward:
- * @self: a #HpTransformerBlockConfig
+ * @self: a transformer block configuration
  *
- * Gets the feed-forward network's configuration.
+ * Gets [property@Hp.TransformerBlockConfig:feed-forward].
  *
- * Returns: (transfer none) (nullable): the
- *   #HpTransformerBlockConfig:feed-forward
+ * Returns: (transfer none) (nullable): the feed-forward network's
+ *   configuration
+ *
+ * Since: 1.0
  */
-HpFeedForwardConfig *
-hp_transformer_block_config_get_feed_forward (HpTransformerBlockConfig *self)
-{
-  g_return_val_if_fail (HP_IS_TRANSFORMER_BLOCK_CONFIG (self), NULL);
-
-  return self->feed_forward;
-}
+HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpFeedForwardConfig *,
+                         feed_forward, NULL)
 
 /**
  * hp_transformer_block_config_get_attention_norm:
- * @self: a #HpTransformerBlockConfig
+ * @self: a transformer block configuration
  *
- * Gets the configuration of the norm before the attention.
+ * Gets [property@Hp.TransformerBlockConfig:attention-norm].
  *
- * Returns: (transfer none) (nullable): the
- *   #HpTransformerBlockConfig:attention-norm
+ * Returns: (transfer none) (nullable): the configuration of the norm
+ *   before the attention
+ *
+ * Since: 1.0
  */
-HpRMSNormConfig *
-hp_transformer_block_config_get_attention_norm (HpTransformerBlockConfig *self)
-{
-  g_return_val_if_fail (HP_IS_TRANSFORMER_BLOCK_CONFIG (self), NULL);
-
-  return self->attention_norm;
-}
+HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpRMSNormConfig *,
+                         attention_norm, NULL)
 
 /**
  * hp_transformer_block_config_get_ffn_norm:
- * @self: a #HpTransformerBlockConfig
+ * @self: a transformer block configuration
  *
- * Gets the configuration of the norm before the feed-forward network.
+ * Gets [property@Hp.TransformerBlockConfig:ffn-norm].
  *
- * Returns: (transfer none) (nullable): the #HpTransformerBlockConfig:ffn-norm
+ * Returns: (transfer none) (nullable): the configuration of the norm
+ *   before the feed-forward network
+ *
+ * Since: 1.0
  */
-HpRMSNormConfig *
-hp_transformer_block_config_get_ffn_norm (HpTransformerBlockConfig *self)
-{
-  g_return_val_if_fail (HP_IS_TRANSFORMER_BLOCK_CONFIG (self), NULL);
-
-  return self->ffn_norm;
-}
+HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpRMSNormConfig *,
+                         ffn_norm, NULL)
 
 /**
  * HpTransformerBlock:
@@ -281,8 +231,10 @@ hp_transformer_block_config_get_ffn_norm (HpTransformerBlockConfig *self)
  * `out = h + feed_forward (ffn_norm (h))`. Its children are named
  * `attention_norm`, `attention`, `ffn_norm` and `feed_forward`, as in
  * torchtitan, and are built from the four configurations of its
- * #HpTransformerBlockConfig, each keeping its own sharding
+ * [class@Hp.TransformerBlockConfig], each keeping its own sharding
  * configuration.
+ *
+ * Since: 1.0
  */
 
 struct _HpTransformerBlock
@@ -292,46 +244,32 @@ struct _HpTransformerBlock
 
 G_DEFINE_FINAL_TYPE (HpTransformerBlock, hp_transformer_block, HP_TYPE_MODULE)
 
-static const struct
-{
-  const gchar *field;
-  const gchar *child;
-} block_children[] = {
-  { "attention-norm", "attention_norm" },
-  { "attention", "attention" },
-  { "ffn-norm", "ffn_norm" },
-  { "feed-forward", "feed_forward" },
-};
-
 static gboolean
 hp_transformer_block_setup (HpConfigurable  *configurable,
                             GError         **error)
 {
-  HpModule *module = HP_MODULE (configurable);
-  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (configurable));
+  HpTransformerBlockConfig *config =
+    HP_TRANSFORMER_BLOCK_CONFIG (hp_configurable_get_config (configurable));
 
   if (!HP_CONFIGURABLE_CLASS (hp_transformer_block_parent_class)->setup (configurable, error))
     return FALSE;
 
-  for (guint i = 0; i < G_N_ELEMENTS (block_children); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (block_parts); i++)
     {
-      g_autoptr(HpConfig) child_config = NULL;
+      /* set, unless the block was made with g_object_new() */
+      HpConfig *part = get_part (config, i, error);
       g_autoptr(GObject) child = NULL;
 
-      g_object_get (config, block_children[i].field, &child_config, NULL);
-      if (child_config == NULL)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                       "HpTransformerBlockConfig.%s is not set", block_children[i].field);
-          return FALSE;
-        }
-      child = hp_config_build (child_config, error);
+      if (part == NULL)
+        return FALSE;
+      child = hp_config_build (part, error);
       if (child == NULL)
         {
-          g_prefix_error (error, "HpTransformerBlock.%s: ", block_children[i].child);
+          g_prefix_error (error, "HpTransformerBlock.%s: ", block_parts[i].child);
           return FALSE;
         }
-      if (!hp_module_add_child (module, block_children[i].child, HP_MODULE (child), error))
+      if (!hp_module_add_child (HP_MODULE (configurable), block_parts[i].child, HP_MODULE (child),
+                                error))
         return FALSE;
     }
   return TRUE;

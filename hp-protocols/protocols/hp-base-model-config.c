@@ -41,19 +41,18 @@ tensor_numel (HpTensor *tensor)
   return numel;
 }
 
-/* An integer field of @config, or 0 when it has none of that name */
+/* A numeric field of @config as an integer, or 0 when it has none of
+ * that name */
 static gint64
 int_field (HpBaseModelConfig *self,
            const gchar       *name)
 {
-  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self), name);
   g_auto(GValue) value = G_VALUE_INIT;
   g_auto(GValue) as_int64 = G_VALUE_INIT;
 
-  if (pspec == NULL || !g_value_type_transformable (pspec->value_type, G_TYPE_INT64))
+  if (!hp_config_get_value (HP_CONFIG (self), name, &value, NULL) ||
+      !g_value_type_transformable (G_VALUE_TYPE (&value), G_TYPE_INT64))
     return 0;
-  g_value_init (&value, pspec->value_type);
-  g_object_get_property (G_OBJECT (self), name, &value);
   g_value_init (&as_int64, G_TYPE_INT64);
   g_value_transform (&value, &as_int64);
   return g_value_get_int64 (&as_int64);

@@ -7,6 +7,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "hp-config-field.h"
 #include "hp-config-list.h"
 #include "hp-config-private.h"
@@ -17,7 +19,8 @@ typedef struct
 {
   GParamSpec *pspec;
   HpConfigFieldType type;
-  gsize offset;                 /* 0: in the instance's store */
+  gssize offset;                /* from the instance pointer, negative in the
+                                 * private struct; 0: in the instance's store */
   guint slot;                   /* its place in the store */
   guint order;                  /* its place in its class's table */
   GType default_type;           /* OBJECT: G_TYPE_INVALID for NULL */
@@ -86,6 +89,12 @@ type_of_value_type (GType value_type)
       return HP_CONFIG_FIELD_TYPE_INT64;
     case G_TYPE_UINT64:
       return HP_CONFIG_FIELD_TYPE_UINT64;
+    case G_TYPE_LONG:
+      return HP_CONFIG_FIELD_TYPE_LONG;
+    case G_TYPE_ULONG:
+      return HP_CONFIG_FIELD_TYPE_ULONG;
+    case G_TYPE_FLOAT:
+      return HP_CONFIG_FIELD_TYPE_FLOAT;
     case G_TYPE_DOUBLE:
       return HP_CONFIG_FIELD_TYPE_DOUBLE;
     case G_TYPE_STRING:
@@ -144,6 +153,24 @@ field_pspec_new (const gchar  *name,
                                    min ? g_value_get_uint64 (min) : 0,
                                    max ? g_value_get_uint64 (max) : G_MAXUINT64,
                                    def ? g_value_get_uint64 (def) : 0, flags);
+      break;
+    case G_TYPE_LONG:
+      pspec = g_param_spec_long (name, NULL, blurb,
+                                 min ? g_value_get_long (min) : G_MINLONG,
+                                 max ? g_value_get_long (max) : G_MAXLONG,
+                                 def ? g_value_get_long (def) : 0, flags);
+      break;
+    case G_TYPE_ULONG:
+      pspec = g_param_spec_ulong (name, NULL, blurb,
+                                  min ? g_value_get_ulong (min) : 0,
+                                  max ? g_value_get_ulong (max) : G_MAXULONG,
+                                  def ? g_value_get_ulong (def) : 0, flags);
+      break;
+    case G_TYPE_FLOAT:
+      pspec = g_param_spec_float (name, NULL, blurb,
+                                  min ? g_value_get_float (min) : -G_MAXFLOAT,
+                                  max ? g_value_get_float (max) : G_MAXFLOAT,
+                                  def ? g_value_get_float (def) : 0.0f, flags);
       break;
     case G_TYPE_DOUBLE:
       pspec = g_param_spec_double (name, NULL, blurb,
@@ -268,6 +295,20 @@ table_values (const HpConfigField *field,
       g_value_set_uint64 (def, field->default_value.u);
       g_value_set_uint64 (max, field->uint_maximum);
       break;
+    case HP_CONFIG_FIELD_TYPE_LONG:
+      g_value_set_long (def, (glong) field->default_value.i);
+      g_value_set_long (min, (glong) field->int_minimum);
+      g_value_set_long (max, (glong) field->int_maximum);
+      break;
+    case HP_CONFIG_FIELD_TYPE_ULONG:
+      g_value_set_ulong (def, (gulong) field->default_value.u);
+      g_value_set_ulong (max, (gulong) field->uint_maximum);
+      break;
+    case HP_CONFIG_FIELD_TYPE_FLOAT:
+      g_value_set_float (def, (gfloat) field->default_value.d);
+      g_value_set_float (min, (gfloat) field->double_minimum);
+      g_value_set_float (max, (gfloat) field->double_maximum);
+      break;
     case HP_CONFIG_FIELD_TYPE_DOUBLE:
       g_value_set_double (def, field->default_value.d);
       g_value_set_double (min, field->double_minimum);
@@ -298,6 +339,9 @@ table_value_type (const HpConfigField *field)
     case HP_CONFIG_FIELD_TYPE_UINT:    return G_TYPE_UINT;
     case HP_CONFIG_FIELD_TYPE_INT64:   return G_TYPE_INT64;
     case HP_CONFIG_FIELD_TYPE_UINT64:  return G_TYPE_UINT64;
+    case HP_CONFIG_FIELD_TYPE_LONG:    return G_TYPE_LONG;
+    case HP_CONFIG_FIELD_TYPE_ULONG:   return G_TYPE_ULONG;
+    case HP_CONFIG_FIELD_TYPE_FLOAT:   return G_TYPE_FLOAT;
     case HP_CONFIG_FIELD_TYPE_DOUBLE:  return G_TYPE_DOUBLE;
     case HP_CONFIG_FIELD_TYPE_STRING:  return G_TYPE_STRING;
     case HP_CONFIG_FIELD_TYPE_STRV:    return G_TYPE_STRV;
@@ -307,6 +351,55 @@ table_value_type (const HpConfigField *field)
       return field->value_type != NULL ? field->value_type () : G_TYPE_INVALID;
     }
   return G_TYPE_INVALID;
+}
+
+/* Installs @fields, whose members lie @base bytes from the instance
+ * pointer */
+static void
+install_table (HpConfigClass       *klass,
+               gssize               base,
+               const HpConfigField *fields,
+               guint                n_fields)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  FieldClass *fc = field_class_ensure (object_class);
+
+  for (guint i = 0; i < n_fields; i++)
+    {
+      const HpConfigField *field = &fields[i];
+      GType value_type = table_value_type (field);
+      g_auto(GValue) def = G_VALUE_INIT;
+      g_auto(GValue) min = G_VALUE_INIT;
+      g_auto(GValue) max = G_VALUE_INIT;
+      FieldEntry *entry;
+      gboolean ranged;
+      gboolean bounded;
+
+      g_return_if_fail (field->name != NULL);
+      g_return_if_fail (value_type != G_TYPE_INVALID);
+
+      table_values (field, value_type, &def, &min, &max);
+      ranged = field->type == HP_CONFIG_FIELD_TYPE_INT || field->type == HP_CONFIG_FIELD_TYPE_INT64 ||
+               field->type == HP_CONFIG_FIELD_TYPE_LONG || field->type == HP_CONFIG_FIELD_TYPE_FLOAT ||
+               field->type == HP_CONFIG_FIELD_TYPE_DOUBLE;
+      bounded = ranged || field->type == HP_CONFIG_FIELD_TYPE_UINT ||
+                field->type == HP_CONFIG_FIELD_TYPE_UINT64 || field->type == HP_CONFIG_FIELD_TYPE_ULONG;
+      entry = g_new0 (FieldEntry, 1);
+      entry->pspec = field_pspec_new (field->name, field->blurb, value_type, &def,
+                                      ranged ? &min : NULL, bounded ? &max : NULL,
+                                      field->flags | G_PARAM_STATIC_STRINGS);
+      if (entry->pspec == NULL)
+        {
+          g_critical ("%s: %s.%s has type %s, which configurations do not support",
+                      G_STRFUNC, G_OBJECT_CLASS_NAME (klass), field->name, g_type_name (value_type));
+          g_free (entry);
+          return;
+        }
+      entry->type = field->type;
+      entry->offset = base + (gssize) field->offset;
+      entry->default_type = field->default_type != NULL ? field->default_type () : G_TYPE_INVALID;
+      install_entry (object_class, fc, entry);
+    }
 }
 
 /**
@@ -332,47 +425,46 @@ hp_config_class_install_fields (HpConfigClass       *klass,
                                 const HpConfigField *fields,
                                 guint                n_fields)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  FieldClass *fc;
-
   g_return_if_fail (HP_IS_CONFIG_CLASS (klass));
   g_return_if_fail (n_fields == 0 || fields != NULL);
-
-  fc = field_class_ensure (object_class);
   for (guint i = 0; i < n_fields; i++)
-    {
-      const HpConfigField *field = &fields[i];
-      GType value_type = table_value_type (field);
-      g_auto(GValue) def = G_VALUE_INIT;
-      g_auto(GValue) min = G_VALUE_INIT;
-      g_auto(GValue) max = G_VALUE_INIT;
-      FieldEntry *entry;
-      gboolean ranged;
+    g_return_if_fail (fields[i].offset > 0);
 
-      g_return_if_fail (field->name != NULL && field->offset > 0);
-      g_return_if_fail (value_type != G_TYPE_INVALID);
+  install_table (klass, 0, fields, n_fields);
+}
 
-      table_values (field, value_type, &def, &min, &max);
-      ranged = field->type == HP_CONFIG_FIELD_TYPE_INT || field->type == HP_CONFIG_FIELD_TYPE_INT64 ||
-               field->type == HP_CONFIG_FIELD_TYPE_DOUBLE;
-      entry = g_new0 (FieldEntry, 1);
-      entry->pspec = field_pspec_new (field->name, field->blurb, value_type, &def,
-                                      ranged ? &min : NULL,
-                                      ranged || field->type == HP_CONFIG_FIELD_TYPE_UINT ||
-                                      field->type == HP_CONFIG_FIELD_TYPE_UINT64 ? &max : NULL,
-                                      field->flags | G_PARAM_STATIC_STRINGS);
-      if (entry->pspec == NULL)
-        {
-          g_critical ("%s: %s.%s has type %s, which configurations do not support",
-                      G_STRFUNC, G_OBJECT_CLASS_NAME (klass), field->name, g_type_name (value_type));
-          g_free (entry);
-          return;
-        }
-      entry->type = field->type;
-      entry->offset = field->offset;
-      entry->default_type = field->default_type != NULL ? field->default_type () : G_TYPE_INVALID;
-      install_entry (object_class, fc, entry);
-    }
+/**
+ * hp_config_class_install_private_fields: (skip)
+ * @klass: the class of a configuration type, in its class_init
+ * @private_offset: the offset of the type's private struct, the
+ *   `TypeName_private_offset` of G_DEFINE_TYPE_WITH_PRIVATE() (final
+ *   by the time class_init runs)
+ * @fields: (array length=n_fields): the table of its fields, whose
+ *   members are those of the private struct; it must live as long as
+ *   the type (a static table)
+ * @n_fields: the number of fields
+ *
+ * Declares the fields of a derivable configuration class written in C,
+ * whose values live in its private struct, as
+ * `hp_config_class_install_fields()` does for the members of an
+ * instance struct: the instance struct of a derivable type is its
+ * parent's alone.
+ *
+ * Since: 1.0
+ */
+void
+hp_config_class_install_private_fields (HpConfigClass       *klass,
+                                        gint                 private_offset,
+                                        const HpConfigField *fields,
+                                        guint                n_fields)
+{
+  g_return_if_fail (HP_IS_CONFIG_CLASS (klass));
+  g_return_if_fail (private_offset < 0);
+  g_return_if_fail (n_fields == 0 || fields != NULL);
+  for (guint i = 0; i < n_fields; i++)
+    g_return_if_fail ((gssize) fields[i].offset < -(gssize) private_offset);
+
+  install_table (klass, private_offset, fields, n_fields);
 }
 
 static void
@@ -445,7 +537,7 @@ convert_optional (GParamSpec    *pspec,
  *   that has no subclasses yet
  * @name: the field's name: words joined by `-` (or `_`)
  * @value_type: its type: #gboolean, #gint, #guint, #gint64, #guint64,
- *   #gdouble, a string, an enum, a flags type, a string array
+ *   #glong, #gulong, #gfloat, #gdouble, a string, an enum, a flags type, a string array
  *   (%G_TYPE_STRV) or one of the object types a field may have (see
  *   [class@Hp.Config])
  * @default_value: (nullable): the default, any value that converts
@@ -588,6 +680,21 @@ member_of (HpConfig   *self,
   return G_STRUCT_MEMBER_P (self, entry->offset);
 }
 
+/* The stored value of @entry; NULL for an instance made before the
+ * field was declared, which has no place for it */
+static GValue *
+stored_of (HpConfig   *self,
+           FieldEntry *entry)
+{
+  HpConfigPrivate *priv = _hp_config_get_private (self);
+
+  if (entry->slot < priv->n_store)
+    return &priv->store[entry->slot];
+  g_critical ("%s.%s was declared after this configuration was made; it has no value",
+              G_OBJECT_TYPE_NAME (self), entry->pspec->name);
+  return NULL;
+}
+
 static void
 read_value (HpConfig   *self,
             FieldEntry *entry,
@@ -597,7 +704,10 @@ read_value (HpConfig   *self,
 
   if (entry->offset == 0)
     {
-      g_value_copy (&_hp_config_get_private (self)->store[entry->slot], value);
+      GValue *stored = stored_of (self, entry);
+
+      if (stored != NULL)
+        g_value_copy (stored, value);
       return;
     }
 
@@ -618,6 +728,15 @@ read_value (HpConfig   *self,
       break;
     case HP_CONFIG_FIELD_TYPE_UINT64:
       g_value_set_uint64 (value, *(guint64 *) member);
+      break;
+    case HP_CONFIG_FIELD_TYPE_LONG:
+      g_value_set_long (value, *(glong *) member);
+      break;
+    case HP_CONFIG_FIELD_TYPE_ULONG:
+      g_value_set_ulong (value, *(gulong *) member);
+      break;
+    case HP_CONFIG_FIELD_TYPE_FLOAT:
+      g_value_set_float (value, *(gfloat *) member);
       break;
     case HP_CONFIG_FIELD_TYPE_DOUBLE:
       g_value_set_double (value, *(gdouble *) member);
@@ -640,9 +759,10 @@ read_value (HpConfig   *self,
     }
 }
 
-/* Whether two values of a field are the same: numbers exactly (a
- * double param spec's epsilon would let a small change go), objects by
- * identity */
+/* Whether two values of a field are the same: numbers exactly, real
+ * numbers to the bit (the epsilon of a float or double param spec would
+ * let a small change go, and == would take -0.0 for 0.0; GObject keeps
+ * NaN out), objects by identity */
 static gboolean
 stored_values_same (FieldEntry   *entry,
                     const GValue *a,
@@ -650,8 +770,20 @@ stored_values_same (FieldEntry   *entry,
 {
   switch (entry->type)
     {
+    case HP_CONFIG_FIELD_TYPE_FLOAT:
+      {
+        gfloat fa = g_value_get_float (a);
+        gfloat fb = g_value_get_float (b);
+
+        return memcmp (&fa, &fb, sizeof fa) == 0;
+      }
     case HP_CONFIG_FIELD_TYPE_DOUBLE:
-      return g_value_get_double (a) == g_value_get_double (b);
+      {
+        gdouble da = g_value_get_double (a);
+        gdouble db = g_value_get_double (b);
+
+        return memcmp (&da, &db, sizeof da) == 0;
+      }
     case HP_CONFIG_FIELD_TYPE_STRV:
       {
         const gchar * const *sa = g_value_get_boxed (a);
@@ -677,9 +809,9 @@ write_value (HpConfig     *self,
 
   if (entry->offset == 0)
     {
-      GValue *stored = &_hp_config_get_private (self)->store[entry->slot];
+      GValue *stored = stored_of (self, entry);
 
-      if (G_IS_VALUE (stored) && stored_values_same (entry, stored, value))
+      if (stored == NULL || (G_IS_VALUE (stored) && stored_values_same (entry, stored, value)))
         return FALSE;
       if (!G_IS_VALUE (stored))
         g_value_init (stored, G_PARAM_SPEC_VALUE_TYPE (entry->pspec));
@@ -690,10 +822,11 @@ write_value (HpConfig     *self,
   member = member_of (self, entry);
   switch (entry->type)
     {
+      /* bits, as stored_values_same() compares */
 #define SET_SCALAR(ctype, getter)                     \
       {                                               \
         ctype v = getter (value);                     \
-        if (*(ctype *) member == v)                   \
+        if (memcmp (member, &v, sizeof v) == 0)       \
           return FALSE;                               \
         *(ctype *) member = v;                        \
         return TRUE;                                  \
@@ -708,6 +841,12 @@ write_value (HpConfig     *self,
       SET_SCALAR (gint64, g_value_get_int64)
     case HP_CONFIG_FIELD_TYPE_UINT64:
       SET_SCALAR (guint64, g_value_get_uint64)
+    case HP_CONFIG_FIELD_TYPE_LONG:
+      SET_SCALAR (glong, g_value_get_long)
+    case HP_CONFIG_FIELD_TYPE_ULONG:
+      SET_SCALAR (gulong, g_value_get_ulong)
+    case HP_CONFIG_FIELD_TYPE_FLOAT:
+      SET_SCALAR (gfloat, g_value_get_float)
     case HP_CONFIG_FIELD_TYPE_DOUBLE:
       SET_SCALAR (gdouble, g_value_get_double)
     case HP_CONFIG_FIELD_TYPE_ENUM:

@@ -45,6 +45,16 @@ G_BEGIN_DECLS
  *   hp_config_class_install_fields (HP_CONFIG_CLASS (klass), fields,
  *                                   G_N_ELEMENTS (fields));
  *
+ * A derivable class, whose instance struct is not its own to add
+ * members to, keeps its fields in its private struct: the table names
+ * members of that struct (`HP_CONFIG_FIELD_INT (MyConfigPrivate, ...)`)
+ * and hp_config_class_install_private_fields() is given the private
+ * offset that G_DEFINE_TYPE_WITH_PRIVATE() makes:
+ *
+ *   hp_config_class_install_private_fields (HP_CONFIG_CLASS (klass),
+ *                                           MyConfig_private_offset,
+ *                                           fields, G_N_ELEMENTS (fields));
+ *
  * Language bindings, whose classes have no C struct, declare fields with
  * hp_config_type_add_field(); the library then keeps the values.
  *
@@ -64,6 +74,9 @@ typedef enum
   HP_CONFIG_FIELD_TYPE_FLAGS,     /* a flags type (guint) */
   HP_CONFIG_FIELD_TYPE_STRV,      /* GStrv, owned */
   HP_CONFIG_FIELD_TYPE_OBJECT,    /* a GObject pointer, one reference owned */
+  HP_CONFIG_FIELD_TYPE_LONG,      /* glong */
+  HP_CONFIG_FIELD_TYPE_ULONG,     /* gulong */
+  HP_CONFIG_FIELD_TYPE_FLOAT,     /* gfloat */
 } HpConfigFieldType;
 
 typedef struct _HpConfigField HpConfigField;
@@ -76,7 +89,8 @@ struct _HpConfigField
   const gchar *name;              /* canonical: words joined by '-' */
   const gchar *blurb;
   HpConfigFieldType type;
-  gsize offset;                   /* of the member in the instance struct */
+  gsize offset;                   /* of the member in the instance struct
+                                   * (or the private struct) */
   GType (*value_type) (void);     /* ENUM, FLAGS, OBJECT: the GType */
   GType (*default_type) (void);   /* OBJECT: every new configuration gets a
                                    * new instance of this type; NULL: the
@@ -126,6 +140,21 @@ struct _HpConfigField
     .offset = _HP_CONFIG_FIELD_OFFSET (Type, member, guint64), .default_value.u = (def), \
     .uint_maximum = (max) }
 
+#define HP_CONFIG_FIELD_LONG(Type, member, field_name, field_blurb, min, max, def)  \
+  { .name = (field_name), .blurb = (field_blurb), .type = HP_CONFIG_FIELD_TYPE_LONG, \
+    .offset = _HP_CONFIG_FIELD_OFFSET (Type, member, glong), .default_value.i = (def), \
+    .int_minimum = (min), .int_maximum = (max) }
+
+#define HP_CONFIG_FIELD_ULONG(Type, member, field_name, field_blurb, max, def)      \
+  { .name = (field_name), .blurb = (field_blurb), .type = HP_CONFIG_FIELD_TYPE_ULONG, \
+    .offset = _HP_CONFIG_FIELD_OFFSET (Type, member, gulong), .default_value.u = (def), \
+    .uint_maximum = (max) }
+
+#define HP_CONFIG_FIELD_FLOAT(Type, member, field_name, field_blurb, min, max, def) \
+  { .name = (field_name), .blurb = (field_blurb), .type = HP_CONFIG_FIELD_TYPE_FLOAT, \
+    .offset = _HP_CONFIG_FIELD_OFFSET (Type, member, gfloat), .default_value.d = (def), \
+    .double_minimum = (min), .double_maximum = (max) }
+
 #define HP_CONFIG_FIELD_DOUBLE(Type, member, field_name, field_blurb, min, max, def) \
   { .name = (field_name), .blurb = (field_blurb), .type = HP_CONFIG_FIELD_TYPE_DOUBLE, \
     .offset = _HP_CONFIG_FIELD_OFFSET (Type, member, gdouble), .default_value.d = (def), \
@@ -161,6 +190,11 @@ HP_AVAILABLE_IN_ALL
 void hp_config_class_install_fields (HpConfigClass       *klass,
                                      const HpConfigField *fields,
                                      guint                n_fields);
+HP_AVAILABLE_IN_ALL
+void hp_config_class_install_private_fields (HpConfigClass       *klass,
+                                             gint                 private_offset,
+                                             const HpConfigField *fields,
+                                             guint                n_fields);
 
 /* Typed accessors of table fields. Each expands to the definition of a
  * public function `prefix_get_member` (or `prefix_set_member`); declare
@@ -173,6 +207,16 @@ void hp_config_class_install_fields (HpConfigClass       *klass,
   {                                                                              \
     g_return_val_if_fail (G_TYPE_CHECK_INSTANCE_TYPE (self, prefix##_get_type ()), fallback); \
     return self->member;                                                         \
+  }
+
+/* The getter of a field kept in the private struct of the type
+ * (hp_config_class_install_private_fields()) */
+#define HP_CONFIG_DEFINE_PRIVATE_GETTER(prefix, Type, ctype, member, fallback)     \
+  ctype                                                                          \
+  prefix##_get_##member (Type *self)                                             \
+  {                                                                              \
+    g_return_val_if_fail (G_TYPE_CHECK_INSTANCE_TYPE (self, prefix##_get_type ()), fallback); \
+    return ((Type##Private *) prefix##_get_instance_private (self))->member;     \
   }
 
 #define HP_CONFIG_DEFINE_SETTER(prefix, Type, ctype, member, field_name)           \

@@ -97,10 +97,8 @@ hp_function_module_new (HpModuleConfig      *config,
   g_return_val_if_fail (config == NULL || HP_IS_MODULE_CONFIG (config), NULL);
   g_return_val_if_fail (func != NULL, NULL);
 
-  self = g_object_new (HP_TYPE_FUNCTION_MODULE, "config", config, NULL);
-  /* cannot fail: the setup of a function module only takes the
-   * initialisers and the sharding configuration of its config */
-  g_initable_init (G_INITABLE (self), NULL, NULL);
+  /* cannot fail: a function module has nothing of its own to set up */
+  self = g_initable_new (HP_TYPE_FUNCTION_MODULE, NULL, NULL, "config", config, NULL);
   self->func = func;
   self->user_data = user_data;
   self->destroy = destroy;

@@ -5,22 +5,24 @@
 
 #include "config.h"
 
+#include "hp-config-field.h"
 #include "hp-module.h"
 #include "hp-module-config.h"
 
 /**
  * HpModuleConfig:
  *
- * The configuration every #HpModule has: how its parameters get their
- * first values (#HpModuleConfig:param-init) and how its states, inputs
- * and outputs are laid out over a device mesh
- * (#HpModuleConfig:sharding-config).
+ * The configuration every [class@Hp.Module] has: how its parameters get
+ * their first values ([property@Hp.ModuleConfig:param-init]) and how its
+ * states, inputs and outputs are laid out over a device mesh
+ * ([property@Hp.ModuleConfig:sharding-config]).
  *
  * Configurations of concrete modules derive from it and add their own
  * fields. Building a module hands both objects to the module by
  * reference, so a sharding configuration set on the configuration
  * before building is the module's; later changes go through
- * hp_module_set_sharding_config() and hp_module_set_param_init().
+ * [method@Hp.Module.set_sharding_config] and
+ * [method@Hp.Module.set_param_init].
  */
 
 typedef struct
@@ -31,107 +33,38 @@ typedef struct
 
 G_DEFINE_TYPE_WITH_PRIVATE (HpModuleConfig, hp_module_config, HP_TYPE_CONFIG)
 
-enum {
-  PROP_0,
-  PROP_PARAM_INIT,
-  PROP_SHARDING_CONFIG,
-  N_PROPS
+/**
+ * HpModuleConfig:param-init:
+ *
+ * The initialiser of each parameter, by parameter name; a parameter it
+ * does not name is initialised by the module's
+ * [vfunc@Hp.Module.reset_parameters]. %NULL (the default) names none.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpModuleConfig:sharding-config:
+ *
+ * How the module's states, inputs and outputs are laid out when it is
+ * parallelized; %NULL (the default) leaves them to the module's
+ * children. The object is shared, not copied: several configurations
+ * may use one sharding configuration.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField module_config_fields[] = {
+  HP_CONFIG_FIELD_OBJECT (HpModuleConfigPrivate, param_init, "param-init",
+                          "Initialiser of each parameter by name", hp_param_init_get_type, NULL),
+  HP_CONFIG_FIELD_OBJECT (HpModuleConfigPrivate, sharding_config, "sharding-config",
+                          "Layout over a device mesh", hp_sharding_config_get_type, NULL),
 };
-
-static GParamSpec *properties[N_PROPS];
-
-static void
-hp_module_config_dispose (GObject *object)
-{
-  HpModuleConfigPrivate *priv =
-    hp_module_config_get_instance_private (HP_MODULE_CONFIG (object));
-
-  g_clear_object (&priv->param_init);
-  g_clear_object (&priv->sharding_config);
-
-  G_OBJECT_CLASS (hp_module_config_parent_class)->dispose (object);
-}
-
-static void
-hp_module_config_get_property (GObject    *object,
-                               guint       prop_id,
-                               GValue     *value,
-                               GParamSpec *pspec)
-{
-  HpModuleConfig *self = HP_MODULE_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_PARAM_INIT:
-      g_value_set_object (value, hp_module_config_get_param_init (self));
-      break;
-    case PROP_SHARDING_CONFIG:
-      g_value_set_object (value, hp_module_config_get_sharding_config (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_module_config_set_property (GObject      *object,
-                               guint         prop_id,
-                               const GValue *value,
-                               GParamSpec   *pspec)
-{
-  HpModuleConfig *self = HP_MODULE_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_PARAM_INIT:
-      hp_module_config_set_param_init (self, g_value_get_object (value));
-      break;
-    case PROP_SHARDING_CONFIG:
-      hp_module_config_set_sharding_config (self, g_value_get_object (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
 
 static void
 hp_module_config_class_init (HpModuleConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->dispose = hp_module_config_dispose;
-  object_class->get_property = hp_module_config_get_property;
-  object_class->set_property = hp_module_config_set_property;
-
-  /**
-   * HpModuleConfig:param-init:
-   *
-   * The initialiser of each parameter, by parameter name; a parameter
-   * it does not name is initialised by the module's
-   * #HpModuleClass.reset_parameters.
-   */
-  properties[PROP_PARAM_INIT] =
-    g_param_spec_object ("param-init", NULL, "Initialiser of each parameter by name",
-                         HP_TYPE_PARAM_INIT,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpModuleConfig:sharding-config:
-   *
-   * How the module's states, inputs and outputs are laid out when it is
-   * parallelized; %NULL leaves them to the module's children.
-   */
-  properties[PROP_SHARDING_CONFIG] =
-    g_param_spec_object ("sharding-config", NULL, "Layout over a device mesh",
-                         HP_TYPE_SHARDING_CONFIG,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-
+  hp_config_class_install_private_fields (HP_CONFIG_CLASS (klass), HpModuleConfig_private_offset,
+                                          module_config_fields,
+                                          G_N_ELEMENTS (module_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_MODULE);
 }
 
@@ -144,9 +77,11 @@ hp_module_config_init (HpModuleConfig *self)
  * hp_module_config_new:
  *
  * Creates a module configuration with no initialisers and no sharding
- * configuration; it builds a plain #HpModule.
+ * configuration; it builds a plain [class@Hp.Module].
  *
- * Returns: (transfer full): a new #HpModuleConfig
+ * Returns: (transfer full): a new [class@Hp.ModuleConfig]
+ *
+ * Since: 1.0
  */
 HpModuleConfig *
 hp_module_config_new (void)
@@ -156,81 +91,49 @@ hp_module_config_new (void)
 
 /**
  * hp_module_config_get_param_init:
- * @self: a #HpModuleConfig
+ * @self: a module configuration
  *
- * Gets the initialisers the configuration gives its module.
+ * Gets [property@Hp.ModuleConfig:param-init].
  *
- * Returns: (transfer none) (nullable): the #HpModuleConfig:param-init
+ * Returns: (transfer none) (nullable): the initialisers
+ *
+ * Since: 1.0
  */
-HpParamInit *
-hp_module_config_get_param_init (HpModuleConfig *self)
-{
-  HpModuleConfigPrivate *priv;
-
-  g_return_val_if_fail (HP_IS_MODULE_CONFIG (self), NULL);
-
-  priv = hp_module_config_get_instance_private (self);
-  return priv->param_init;
-}
+HP_CONFIG_DEFINE_PRIVATE_GETTER (hp_module_config, HpModuleConfig, HpParamInit *, param_init, NULL)
 
 /**
  * hp_module_config_set_param_init:
- * @self: a #HpModuleConfig
+ * @self: a module configuration
  * @param_init: (nullable): the initialisers
  *
- * Sets #HpModuleConfig:param-init.
+ * Sets [property@Hp.ModuleConfig:param-init].
+ *
+ * Since: 1.0
  */
-void
-hp_module_config_set_param_init (HpModuleConfig *self,
-                                 HpParamInit    *param_init)
-{
-  HpModuleConfigPrivate *priv;
-
-  g_return_if_fail (HP_IS_MODULE_CONFIG (self));
-  g_return_if_fail (param_init == NULL || HP_IS_PARAM_INIT (param_init));
-
-  priv = hp_module_config_get_instance_private (self);
-  if (g_set_object (&priv->param_init, param_init))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PARAM_INIT]);
-}
+HP_CONFIG_DEFINE_SETTER (hp_module_config, HpModuleConfig, HpParamInit *, param_init, "param-init")
 
 /**
  * hp_module_config_get_sharding_config:
- * @self: a #HpModuleConfig
+ * @self: a module configuration
  *
- * Gets the sharding configuration the configuration gives its module.
+ * Gets [property@Hp.ModuleConfig:sharding-config].
  *
- * Returns: (transfer none) (nullable): the #HpModuleConfig:sharding-config
+ * Returns: (transfer none) (nullable): the sharding configuration
+ *
+ * Since: 1.0
  */
-HpShardingConfig *
-hp_module_config_get_sharding_config (HpModuleConfig *self)
-{
-  HpModuleConfigPrivate *priv;
-
-  g_return_val_if_fail (HP_IS_MODULE_CONFIG (self), NULL);
-
-  priv = hp_module_config_get_instance_private (self);
-  return priv->sharding_config;
-}
+HP_CONFIG_DEFINE_PRIVATE_GETTER (hp_module_config, HpModuleConfig, HpShardingConfig *,
+                                 sharding_config, NULL)
 
 /**
  * hp_module_config_set_sharding_config:
- * @self: a #HpModuleConfig
+ * @self: a module configuration
  * @sharding_config: (nullable): the sharding configuration
  *
- * Sets #HpModuleConfig:sharding-config. The object is shared, not
- * copied: several configurations may use one sharding configuration.
+ * Sets [property@Hp.ModuleConfig:sharding-config], which is shared, not
+ * copied.
+ *
+ * Since: 1.0
  */
-void
-hp_module_config_set_sharding_config (HpModuleConfig   *self,
-                                      HpShardingConfig *sharding_config)
-{
-  HpModuleConfigPrivate *priv;
-
-  g_return_if_fail (HP_IS_MODULE_CONFIG (self));
-  g_return_if_fail (sharding_config == NULL || HP_IS_SHARDING_CONFIG (sharding_config));
-
-  priv = hp_module_config_get_instance_private (self);
-  if (g_set_object (&priv->sharding_config, sharding_config))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHARDING_CONFIG]);
-}
+HP_CONFIG_DEFINE_SETTER (hp_module_config, HpModuleConfig, HpShardingConfig *, sharding_config,
+                         "sharding-config")

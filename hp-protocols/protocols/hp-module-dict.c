@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include "hp-module-dict.h"
 
 /**
@@ -41,7 +43,8 @@ hp_module_dict_init (HpModuleDict *self)
 HpModuleDict *
 hp_module_dict_new (void)
 {
-  return g_object_new (HP_TYPE_MODULE_DICT, NULL);
+  /* cannot fail: a container has nothing of its own to set up */
+  return g_initable_new (HP_TYPE_MODULE_DICT, NULL, NULL, NULL);
 }
 
 /**

@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include "hp-module-list.h"
 
 /**
@@ -37,7 +39,8 @@ hp_module_list_init (HpModuleList *self)
 HpModuleList *
 hp_module_list_new (void)
 {
-  return g_object_new (HP_TYPE_MODULE_LIST, NULL);
+  /* cannot fail: a container has nothing of its own to set up */
+  return g_initable_new (HP_TYPE_MODULE_LIST, NULL, NULL, NULL);
 }
 
 /**

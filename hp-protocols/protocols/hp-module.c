@@ -499,11 +499,8 @@ _hp_module_is_embedding (HpModule *self)
 HpModule *
 hp_module_new (void)
 {
-  HpModule *self = g_object_new (HP_TYPE_MODULE, NULL);
-
   /* cannot fail: an empty configuration has nothing to set up */
-  g_initable_init (G_INITABLE (self), NULL, NULL);
-  return self;
+  return g_initable_new (HP_TYPE_MODULE, NULL, NULL, NULL);
 }
 
 /**

@@ -5,8 +5,7 @@
 
 #include "config.h"
 
-#include <string.h>
-
+#include "hp-config-field.h"
 #include "hp-error.h"
 #include "hp-init.h"
 #include "hp-parallel-dims.h"
@@ -38,7 +37,10 @@
  * of a rank is made of all of cp and a part of dp_shard, so @ep must be
  * a multiple of @cp and divide `dp_shard * cp`.
  * hp_parallel_dims_resolve() checks all of this against a world size
- * and fills in #HpParallelDims:dp-shard.
+ * and fills in #HpParallelDims:dp-shard; [method@Hp.Config.validate]
+ * checks what needs no world size (also for dims nested in a job
+ * configuration): dp_shard is not 0, ep is a multiple of cp and, when
+ * dp_shard is given, divides `dp_shard * cp`.
  *
  * Two meshes lay out the same world ranks:
  *
@@ -83,137 +85,150 @@ struct _HpParallelDims
 {
   HpConfig parent_instance;
 
-  gint degrees[N_DIMS];
+  gint dp_replicate;
+  gint dp_shard;
+  gint cp;
+  gint tp;
+  gint pp;
+  gint ep;
 };
 
 G_DEFINE_FINAL_TYPE (HpParallelDims, hp_parallel_dims, HP_TYPE_CONFIG)
 
-enum {
-  PROP_0,
-  PROP_DP_REPLICATE,
-  PROP_DP_SHARD,
-  PROP_CP,
-  PROP_TP,
-  PROP_PP,
-  PROP_EP,
-  N_PROPS
+/**
+ * HpParallelDims:dp-replicate:
+ *
+ * The degree of replicated data parallelism (DDP, or the replicate dim
+ * of HSDP).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpParallelDims:dp-shard:
+ *
+ * The degree of sharded data parallelism (FSDP), or -1 to use every
+ * rank the other dims leave (see [method@Hp.ParallelDims.resolve]). 0
+ * is not a degree: validation rejects it.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpParallelDims:cp:
+ *
+ * The degree of context parallelism.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpParallelDims:tp:
+ *
+ * The degree of tensor parallelism.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpParallelDims:pp:
+ *
+ * The degree of pipeline parallelism.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpParallelDims:ep:
+ *
+ * The degree of expert parallelism. It borrows the ranks of cp and
+ * part of dp_shard instead of adding ranks: a multiple of
+ * [property@Hp.ParallelDims:cp] that divides `dp_shard * cp`.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField parallel_dims_fields[] = {
+  HP_CONFIG_FIELD_INT (HpParallelDims, dp_replicate, "dp-replicate",
+                       "Replicated data-parallel degree (DDP)", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_INT (HpParallelDims, dp_shard, "dp-shard",
+                       "Sharded data-parallel degree (FSDP; -1: the ranks left)", -1, G_MAXINT, -1),
+  HP_CONFIG_FIELD_INT (HpParallelDims, cp, "cp", "Context-parallel degree", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_INT (HpParallelDims, tp, "tp", "Tensor-parallel degree", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_INT (HpParallelDims, pp, "pp", "Pipeline-parallel degree", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_INT (HpParallelDims, ep, "ep", "Expert-parallel degree", 1, G_MAXINT, 1),
 };
 
-static GParamSpec *properties[N_PROPS];
-
+/* The degrees of @self by DIM_ index */
 static void
-hp_parallel_dims_get_property (GObject    *object,
-                               guint       prop_id,
-                               GValue     *value,
-                               GParamSpec *pspec)
+degrees_of (HpParallelDims *self,
+            gint            degrees[N_DIMS])
 {
-  HpParallelDims *self = HP_PARALLEL_DIMS (object);
-
-  if (prop_id >= PROP_DP_REPLICATE && prop_id <= PROP_EP)
-    g_value_set_int (value, self->degrees[prop_id - PROP_DP_REPLICATE]);
-  else
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  degrees[DIM_DP_REPLICATE] = self->dp_replicate;
+  degrees[DIM_DP_SHARD] = self->dp_shard;
+  degrees[DIM_CP] = self->cp;
+  degrees[DIM_TP] = self->tp;
+  degrees[DIM_PP] = self->pp;
+  degrees[DIM_EP] = self->ep;
 }
 
-static void
-hp_parallel_dims_set_property (GObject      *object,
-                               guint         prop_id,
-                               const GValue *value,
-                               GParamSpec   *pspec)
+/* The rules that need no world size: dp_shard is a degree or -1, and
+ * ep borrows all of cp and, once dp_shard is a degree, part of it (as
+ * torchtitan, with etp == tp) */
+static gboolean
+check_degrees (const gint  *degrees,
+               GError     **error)
 {
-  HpParallelDims *self = HP_PARALLEL_DIMS (object);
+  gint64 dp_shard_cp;
 
-  if (prop_id >= PROP_DP_REPLICATE && prop_id <= PROP_EP)
+  if (degrees[DIM_DP_SHARD] == 0)
     {
-      gint *degree = &self->degrees[prop_id - PROP_DP_REPLICATE];
-
-      if (*degree != g_value_get_int (value))
-        {
-          *degree = g_value_get_int (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpParallelDims: dp_shard is 0; give a degree of at least 1, "
+                   "or -1 for the ranks the other dims leave");
+      return FALSE;
     }
-  else
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (degrees[DIM_EP] > 1 && degrees[DIM_EP] % degrees[DIM_CP] != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpParallelDims: ep (%d) is not a multiple of cp (%d): expert "
+                   "parallelism borrows all of cp and part of dp_shard",
+                   degrees[DIM_EP], degrees[DIM_CP]);
+      return FALSE;
+    }
+  if (degrees[DIM_DP_SHARD] < 1)
+    return TRUE;
+
+  dp_shard_cp = (gint64) degrees[DIM_DP_SHARD] * degrees[DIM_CP];
+  if (dp_shard_cp % degrees[DIM_EP] != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpParallelDims: ep (%d) does not divide dp_shard (%d) * cp (%d) = %"
+                   G_GINT64_FORMAT ": expert parallelism borrows all of cp and part of dp_shard",
+                   degrees[DIM_EP], degrees[DIM_DP_SHARD], degrees[DIM_CP], dp_shard_cp);
+      return FALSE;
+    }
+  return TRUE;
 }
 
-static GParamSpec *
-degree_param (const gchar *name,
-              const gchar *blurb,
-              gint         minimum,
-              gint         default_value)
+static gboolean
+hp_parallel_dims_validate (HpConfig  *config,
+                           GError   **error)
 {
-  return g_param_spec_int (name, NULL, blurb,
-                           minimum, G_MAXINT, default_value,
-                           (G_PARAM_READWRITE |
-                            G_PARAM_EXPLICIT_NOTIFY |
-                            G_PARAM_STATIC_STRINGS));
+  gint degrees[N_DIMS];
+
+  if (!HP_CONFIG_CLASS (hp_parallel_dims_parent_class)->validate (config, error))
+    return FALSE;
+
+  degrees_of (HP_PARALLEL_DIMS (config), degrees);
+  return check_degrees (degrees, error);
 }
 
 static void
 hp_parallel_dims_class_init (HpParallelDimsClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = hp_parallel_dims_get_property;
-  object_class->set_property = hp_parallel_dims_set_property;
-
-  /**
-   * HpParallelDims:dp-replicate:
-   *
-   * The degree of replicated data parallelism (DDP, or the replicate
-   * dim of HSDP).
-   */
-  properties[PROP_DP_REPLICATE] = degree_param ("dp-replicate", "Replicated data-parallel degree (DDP)", 1, 1);
-
-  /**
-   * HpParallelDims:dp-shard:
-   *
-   * The degree of sharded data parallelism (FSDP), or -1 to use every
-   * rank the other dims leave (see hp_parallel_dims_resolve()). 0 is
-   * not a degree: hp_parallel_dims_resolve() rejects it.
-   */
-  properties[PROP_DP_SHARD] = degree_param ("dp-shard", "Sharded data-parallel degree (FSDP; -1: the ranks left)", -1, -1);
-
-  /**
-   * HpParallelDims:cp:
-   *
-   * The degree of context parallelism.
-   */
-  properties[PROP_CP] = degree_param ("cp", "Context-parallel degree", 1, 1);
-
-  /**
-   * HpParallelDims:tp:
-   *
-   * The degree of tensor parallelism.
-   */
-  properties[PROP_TP] = degree_param ("tp", "Tensor-parallel degree", 1, 1);
-
-  /**
-   * HpParallelDims:pp:
-   *
-   * The degree of pipeline parallelism.
-   */
-  properties[PROP_PP] = degree_param ("pp", "Pipeline-parallel degree", 1, 1);
-
-  /**
-   * HpParallelDims:ep:
-   *
-   * The degree of expert parallelism. It borrows the ranks of cp and
-   * part of dp_shard instead of adding ranks: a multiple of
-   * #HpParallelDims:cp that divides `dp_shard * cp`.
-   */
-  properties[PROP_EP] = degree_param ("ep", "Expert-parallel degree", 1, 1);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  HP_CONFIG_CLASS (klass)->validate = hp_parallel_dims_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), parallel_dims_fields,
+                                  G_N_ELEMENTS (parallel_dims_fields));
 }
 
 static void
 hp_parallel_dims_init (HpParallelDims *self)
 {
-  for (guint i = 0; i < N_DIMS; i++)
-    self->degrees[i] = 1;
-  self->degrees[DIM_DP_SHARD] = -1;
 }
 
 /**
@@ -277,23 +292,29 @@ product (const gint  *degrees,
  * @error: return location for a #GError
  *
  * Checks the degrees against a world of @world_size ranks and fills in
- * #HpParallelDims:dp-shard when it is -1: @world_size divided by
- * `dp_replicate * cp * tp * pp`. The rules, those of torchtitan:
+ * [property@Hp.ParallelDims:dp-shard] when it is -1: @world_size
+ * divided by `dp_replicate * cp * tp * pp`. The rules, those of
+ * torchtitan:
  *
  * - `dp_replicate * dp_shard * cp * tp * pp` equals @world_size;
- * - #HpParallelDims:ep is a multiple of #HpParallelDims:cp and divides
- *   `dp_shard * cp` (expert parallelism borrows all of cp and a part of
- *   dp_shard).
+ * - [property@Hp.ParallelDims:ep] is a multiple of
+ *   [property@Hp.ParallelDims:cp] and divides `dp_shard * cp` (expert
+ *   parallelism borrows all of cp and a part of dp_shard).
+ *
+ * The rules that need no world size come first: they are those of
+ * [method@Hp.Config.validate], which checks them for a @self that
+ * gives dp_shard.
  *
  * @self is left as it was.
  *
  * Returns: (transfer full): new parallel dims with
- *   #HpParallelDims:dp-shard at least 1 and the other degrees of @self,
- *   or %NULL with %HP_ERROR_CONFIG and the numbers involved, for
- *   example `HpParallelDims: dp_replicate (1) * dp_shard (3) * cp (1) *
- *   tp (2) * pp (1) = 6 != world size 4`, if #HpParallelDims:dp-shard
- *   is 0, the other dims do not divide @world_size, the product is not
- *   @world_size or #HpParallelDims:ep does not fit
+ *   [property@Hp.ParallelDims:dp-shard] at least 1 and the other
+ *   degrees of @self, or %NULL with %HP_ERROR_CONFIG and the numbers
+ *   involved, for example `HpParallelDims: dp_replicate (1) * dp_shard
+ *   (3) * cp (1) * tp (2) * pp (1) = 6 != world size 4`, if
+ *   [property@Hp.ParallelDims:dp-shard] is 0, the other dims do not
+ *   divide @world_size, the product is not @world_size or
+ *   [property@Hp.ParallelDims:ep] does not fit
  */
 HpParallelDims *
 hp_parallel_dims_resolve (HpParallelDims  *self,
@@ -302,21 +323,14 @@ hp_parallel_dims_resolve (HpParallelDims  *self,
 {
   HpParallelDims *resolved;
   gint degrees[N_DIMS];
-  gint dp_shard_cp;
 
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), NULL);
   g_return_val_if_fail (world_size >= 1, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  memcpy (degrees, self->degrees, sizeof degrees);
-
-  if (degrees[DIM_DP_SHARD] == 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpParallelDims: dp_shard is 0; give a degree of at least 1, "
-                   "or -1 for the ranks the other dims leave");
-      return NULL;
-    }
+  degrees_of (self, degrees);
+  if (!check_degrees (degrees, error))
+    return NULL;
 
   if (degrees[DIM_DP_SHARD] == -1)
     {
@@ -331,6 +345,9 @@ hp_parallel_dims_resolve (HpParallelDims  *self,
           return NULL;
         }
       degrees[DIM_DP_SHARD] = world_size / others;
+      /* ep against the dp_shard it now has */
+      if (!check_degrees (degrees, error))
+        return NULL;
     }
   else
     {
@@ -344,27 +361,8 @@ hp_parallel_dims_resolve (HpParallelDims  *self,
         }
     }
 
-  /* as torchtitan, with etp == tp: ep takes all of cp and part of dp_shard */
-  dp_shard_cp = degrees[DIM_DP_SHARD] * degrees[DIM_CP];
-  if (degrees[DIM_EP] > 1 && degrees[DIM_EP] % degrees[DIM_CP] != 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpParallelDims: ep (%d) is not a multiple of cp (%d): expert "
-                   "parallelism borrows all of cp and part of dp_shard",
-                   degrees[DIM_EP], degrees[DIM_CP]);
-      return NULL;
-    }
-  if (dp_shard_cp % degrees[DIM_EP] != 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpParallelDims: ep (%d) does not divide dp_shard (%d) * cp (%d) = %d: "
-                   "expert parallelism borrows all of cp and part of dp_shard",
-                   degrees[DIM_EP], degrees[DIM_DP_SHARD], degrees[DIM_CP], dp_shard_cp);
-      return NULL;
-    }
-
-  resolved = hp_parallel_dims_new ();
-  memcpy (resolved->degrees, degrees, sizeof degrees);
+  resolved = HP_PARALLEL_DIMS (hp_config_copy (HP_CONFIG (self)));
+  g_object_set (resolved, "dp-shard", degrees[DIM_DP_SHARD], NULL);
   return resolved;
 }
 
@@ -438,11 +436,11 @@ hp_parallel_dims_build_mesh (HpParallelDims  *self,
   if (resolved == NULL)
     return NULL;
 
-  sizes[0] = resolved->degrees[DIM_DP_REPLICATE];
-  sizes[1] = resolved->degrees[DIM_DP_SHARD];
-  sizes[2] = resolved->degrees[DIM_CP];
-  sizes[3] = resolved->degrees[DIM_TP];
-  sizes[4] = resolved->degrees[DIM_PP];
+  sizes[0] = resolved->dp_replicate;
+  sizes[1] = resolved->dp_shard;
+  sizes[2] = resolved->cp;
+  sizes[3] = resolved->tp;
+  sizes[4] = resolved->pp;
   return mesh_from_dims (sizes, names, G_N_ELEMENTS (names), "dp_shard", world_size, error);
 }
 
@@ -487,111 +485,86 @@ hp_parallel_dims_build_expert_mesh (HpParallelDims  *self,
   if (resolved == NULL)
     return NULL;
 
-  sizes[0] = resolved->degrees[DIM_DP_REPLICATE];
-  sizes[1] = resolved->degrees[DIM_DP_SHARD] * resolved->degrees[DIM_CP] /
-             resolved->degrees[DIM_EP];
-  sizes[2] = resolved->degrees[DIM_EP];
-  sizes[3] = resolved->degrees[DIM_TP];
-  sizes[4] = resolved->degrees[DIM_PP];
+  sizes[0] = resolved->dp_replicate;
+  sizes[1] = resolved->dp_shard * resolved->cp / resolved->ep;
+  sizes[2] = resolved->ep;
+  sizes[3] = resolved->tp;
+  sizes[4] = resolved->pp;
   return mesh_from_dims (sizes, names, G_N_ELEMENTS (names), "efsdp", world_size, error);
 }
 
 /**
  * hp_parallel_dims_get_dp_replicate:
- * @self: a #HpParallelDims
+ * @self: parallel dims
  *
- * Gets the dp_replicate degree.
+ * Gets [property@Hp.ParallelDims:dp-replicate].
  *
- * Returns: the #HpParallelDims:dp-replicate degree
+ * Returns: the degree
+ *
+ * Since: 1.0
  */
-gint
-hp_parallel_dims_get_dp_replicate (HpParallelDims *self)
-{
-  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
-
-  return self->degrees[DIM_DP_REPLICATE];
-}
+HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, dp_replicate, 0)
 
 /**
  * hp_parallel_dims_get_dp_shard:
- * @self: a #HpParallelDims
+ * @self: parallel dims
  *
- * Gets the dp_shard degree.
+ * Gets [property@Hp.ParallelDims:dp-shard].
  *
- * Returns: the #HpParallelDims:dp-shard degree; -1 (fill) until
- *   resolved with hp_parallel_dims_resolve()
+ * Returns: the degree; -1 (fill) until resolved with
+ *   [method@Hp.ParallelDims.resolve]
+ *
+ * Since: 1.0
  */
-gint
-hp_parallel_dims_get_dp_shard (HpParallelDims *self)
-{
-  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
-
-  return self->degrees[DIM_DP_SHARD];
-}
+HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, dp_shard, 0)
 
 /**
  * hp_parallel_dims_get_cp:
- * @self: a #HpParallelDims
+ * @self: parallel dims
  *
- * Gets the cp degree.
+ * Gets [property@Hp.ParallelDims:cp].
  *
- * Returns: the #HpParallelDims:cp degree
+ * Returns: the degree
+ *
+ * Since: 1.0
  */
-gint
-hp_parallel_dims_get_cp (HpParallelDims *self)
-{
-  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
-
-  return self->degrees[DIM_CP];
-}
+HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, cp, 0)
 
 /**
  * hp_parallel_dims_get_tp:
- * @self: a #HpParallelDims
+ * @self: parallel dims
  *
- * Gets the tp degree.
+ * Gets [property@Hp.ParallelDims:tp].
  *
- * Returns: the #HpParallelDims:tp degree
+ * Returns: the degree
+ *
+ * Since: 1.0
  */
-gint
-hp_parallel_dims_get_tp (HpParallelDims *self)
-{
-  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
-
-  return self->degrees[DIM_TP];
-}
+HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, tp, 0)
 
 /**
  * hp_parallel_dims_get_pp:
- * @self: a #HpParallelDims
+ * @self: parallel dims
  *
- * Gets the pp degree.
+ * Gets [property@Hp.ParallelDims:pp].
  *
- * Returns: the #HpParallelDims:pp degree
+ * Returns: the degree
+ *
+ * Since: 1.0
  */
-gint
-hp_parallel_dims_get_pp (HpParallelDims *self)
-{
-  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
-
-  return self->degrees[DIM_PP];
-}
+HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, pp, 0)
 
 /**
  * hp_parallel_dims_get_ep:
- * @self: a #HpParallelDims
+ * @self: parallel dims
  *
- * Gets the ep degree.
+ * Gets [property@Hp.ParallelDims:ep].
  *
- * Returns: the #HpParallelDims:ep degree
+ * Returns: the degree
+ *
+ * Since: 1.0
  */
-gint
-hp_parallel_dims_get_ep (HpParallelDims *self)
-{
-  g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), 0);
-
-  return self->degrees[DIM_EP];
-}
+HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, ep, 0)
 
 /**
  * hp_parallel_dims_get_world_size:
@@ -607,11 +580,14 @@ hp_parallel_dims_get_ep (HpParallelDims *self)
 gint
 hp_parallel_dims_get_world_size (HpParallelDims *self)
 {
+  gint degrees[N_DIMS];
+
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), -1);
 
-  if (self->degrees[DIM_DP_SHARD] < 1)
+  if (self->dp_shard < 1)
     return -1;
-  return product (self->degrees, DENSE_DIMS, NULL);
+  degrees_of (self, degrees);
+  return product (degrees, DENSE_DIMS, NULL);
 }
 
 /**
@@ -626,9 +602,12 @@ hp_parallel_dims_get_world_size (HpParallelDims *self)
 gint
 hp_parallel_dims_get_non_data_parallel_size (HpParallelDims *self)
 {
+  gint degrees[N_DIMS];
+
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), -1);
 
-  return product (self->degrees, BIT (DIM_CP) | BIT (DIM_TP) | BIT (DIM_PP), NULL);
+  degrees_of (self, degrees);
+  return product (degrees, BIT (DIM_CP) | BIT (DIM_TP) | BIT (DIM_PP), NULL);
 }
 
 /**
@@ -647,7 +626,7 @@ hp_parallel_dims_get_dp_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_DP_REPLICATE] > 1 || self->degrees[DIM_DP_SHARD] > 1;
+  return self->dp_replicate > 1 || self->dp_shard > 1;
 }
 
 /**
@@ -663,7 +642,7 @@ hp_parallel_dims_get_dp_replicate_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_DP_REPLICATE] > 1;
+  return self->dp_replicate > 1;
 }
 
 /**
@@ -680,7 +659,7 @@ hp_parallel_dims_get_dp_shard_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_DP_SHARD] > 1;
+  return self->dp_shard > 1;
 }
 
 /**
@@ -699,7 +678,7 @@ hp_parallel_dims_get_fsdp_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_DP_SHARD] > 1 || self->degrees[DIM_CP] > 1;
+  return self->dp_shard > 1 || self->cp > 1;
 }
 
 /**
@@ -715,7 +694,7 @@ hp_parallel_dims_get_cp_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_CP] > 1;
+  return self->cp > 1;
 }
 
 /**
@@ -733,7 +712,7 @@ hp_parallel_dims_get_dp_cp_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return hp_parallel_dims_get_dp_enabled (self) || self->degrees[DIM_CP] > 1;
+  return hp_parallel_dims_get_dp_enabled (self) || self->cp > 1;
 }
 
 /**
@@ -749,7 +728,7 @@ hp_parallel_dims_get_tp_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_TP] > 1;
+  return self->tp > 1;
 }
 
 /**
@@ -765,7 +744,7 @@ hp_parallel_dims_get_pp_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_PP] > 1;
+  return self->pp > 1;
 }
 
 /**
@@ -781,5 +760,5 @@ hp_parallel_dims_get_ep_enabled (HpParallelDims *self)
 {
   g_return_val_if_fail (HP_IS_PARALLEL_DIMS (self), FALSE);
 
-  return self->degrees[DIM_EP] > 1;
+  return self->ep > 1;
 }

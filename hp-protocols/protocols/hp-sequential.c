@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include "hp-sequential.h"
 #include "hp-tensor-private.h"
 
@@ -69,5 +71,6 @@ hp_sequential_init (HpSequential *self)
 HpSequential *
 hp_sequential_new (void)
 {
-  return g_object_new (HP_TYPE_SEQUENTIAL, NULL);
+  /* cannot fail: a container has nothing of its own to set up */
+  return g_initable_new (HP_TYPE_SEQUENTIAL, NULL, NULL, NULL);
 }

@@ -725,6 +725,8 @@ test_gqa_config (void)
 
   g_assert_cmpint (hp_gq_attention_config_get_n_kv_heads (grouped), ==, 2);
   g_assert_cmpint (hp_gq_attention_config_get_head_dim (grouped), ==, 4);
+  g_assert_true (hp_config_validate (HP_CONFIG (config), NULL));
+  g_assert_true (hp_config_validate (HP_CONFIG (grouped), NULL));
   assert_json_round_trip (HP_CONFIG (config));
   assert_json_round_trip (HP_CONFIG (grouped));
 }
@@ -759,6 +761,8 @@ test_gqa_fill_children (void)
   g_assert_cmpfloat (hp_rotary_embedding_config_get_theta (rope), ==, 500.0);
   g_assert_cmpint (hp_rotary_embedding_config_get_dtype (rope), ==, HP_DTYPE_FLOAT64);
   g_assert_true (hp_sdpa_config_get_causal (hp_gq_attention_config_get_inner_attention (config)));
+  g_assert_true (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_no_error (error);
 
   /* nested configs carry their type through JSON */
   json = hp_config_to_json (HP_CONFIG (config), TRUE);
@@ -878,6 +882,8 @@ test_gqa_forward_by_hand (void)
   assert_bitwise_equal (y, expected);
 }
 
+/* Building @config fails with @message, and so does validating it,
+ * alone and in a block (with the path of the field) */
 static void
 assert_build_error (HpGQAttentionConfig *config,
                     const gchar         *message)
@@ -885,8 +891,19 @@ assert_build_error (HpGQAttentionConfig *config,
   g_autoptr(GError) error = NULL;
   g_autofree gchar *before = hp_config_to_json (HP_CONFIG (config), FALSE);
   g_autofree gchar *after = NULL;
+  g_autofree gchar *nested = g_strconcat ("attention: ", message, NULL);
+  g_autoptr(HpFeedForwardConfig) feed_forward = hp_feed_forward_config_new (16, 32);
+  g_autoptr(HpRMSNormConfig) norm = hp_rms_norm_config_new (16);
+  g_autoptr(HpTransformerBlockConfig) block =
+    hp_transformer_block_config_new (config, feed_forward, norm, norm);
 
   hp_test_assert_error (hp_gq_attention_new (config, &error), &error, HP_ERROR_CONFIG, message);
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (config), &error)), &error,
+                        HP_ERROR_CONFIG, message);
+  g_assert_false (hp_config_validate (HP_CONFIG (block), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_true (g_str_has_prefix (error->message, nested));
+  g_clear_error (&error);
   /* the configuration is as it was */
   after = hp_config_to_json (HP_CONFIG (config), FALSE);
   g_assert_cmpstr (after, ==, before);

@@ -404,6 +404,70 @@ test_config_errors (void)
   g_object_unref (nested);
 }
 
+/* hp_config_validate() and hp_config_build() of @config fail with
+ * exactly @message */
+static void
+assert_invalid (gpointer     config,
+                const gchar *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) built = NULL;
+
+  g_assert_false (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, message);
+  g_clear_error (&error);
+  built = hp_config_build (HP_CONFIG (config), &error);
+  g_assert_null (built);
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, message);
+}
+
+/* validate checks what building checks, down the tree */
+static void
+test_validate (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) expanded = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) ints = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpTransformerBlockConfig) block = g_object_new (HP_TYPE_TRANSFORMER_BLOCK_CONFIG, NULL);
+  g_autoptr(HpConfigList) layers = NULL;
+  HpTransformerBlockConfig *layer;
+
+  g_assert_true (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_true (hp_decoder_config_expand (expanded, &error));
+  g_assert_true (hp_config_validate (HP_CONFIG (expanded), &error));
+  g_assert_no_error (error);
+
+  g_object_set (config, "n-heads", 3, NULL);
+  assert_invalid (config, "n-heads: 3 heads do not split dim 8 into even head sizes");
+  g_object_set (config, "n-heads", 4, "n-kv-heads", 3, NULL);
+  assert_invalid (config, "n-kv-heads: 3 key/value heads do not divide 4 heads");
+  g_object_set (ints, "dtype", HP_DTYPE_INT64, NULL);
+  assert_invalid (ints, "HpDecoderConfig.dtype: int64 is not a floating-point type (float32 or float64)");
+
+  /* a layer's own checks, with its path */
+  g_object_get (expanded, "layers", &layers, NULL);
+  layer = HP_TRANSFORMER_BLOCK_CONFIG (hp_config_list_peek (layers, 1));
+  g_object_set (hp_transformer_block_config_get_attention (layer), "n-heads", 3, NULL);
+  g_assert_false (hp_config_validate (HP_CONFIG (expanded), &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "layers.1.attention: HpGQAttention: dim 8 is not a multiple of n-heads 3");
+  g_clear_error (&error);
+  g_object_set (hp_transformer_block_config_get_attention (layer), "n-heads", 2, NULL);
+  g_object_set (layer, "ffn-norm", NULL, NULL);
+  assert_invalid (expanded, "layers.1.ffn-norm: a block of a decoder needs one");
+
+  /* a block alone needs its four parts */
+  assert_invalid (block, "HpTransformerBlockConfig.attention-norm is not set");
+  g_object_set (block, "attention-norm", hp_transformer_block_config_get_attention_norm (layer),
+                "attention", hp_transformer_block_config_get_attention (layer),
+                "feed-forward", hp_transformer_block_config_get_feed_forward (layer), NULL);
+  assert_invalid (block, "HpTransformerBlockConfig.ffn-norm is not set");
+}
+
 /* Data parallelism over a mesh that is not 1-D: every rank fails before
  * communicating, and no gradient or value changes */
 static void
@@ -474,6 +538,9 @@ test_layers_not_blocks (void)
   model = hp_config_build (config, &error);
   hp_test_assert_error (model, &error, HP_ERROR_CONFIG,
                         "layers.0: expected a HpTransformerBlockConfig, got a HpLinearConfig");
+  ok = hp_config_validate (config, &error);
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "layers.0: expected a HpTransformerBlockConfig, got a HpLinearConfig");
 
   after = hp_config_to_json (config, FALSE);
   g_assert_cmpstr (after, ==, before);
@@ -488,6 +555,9 @@ test_layers_not_blocks (void)
   g_assert_no_error (error);
   before = hp_config_to_json (config, FALSE);
   ok = hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config), HP_CONFIG (dims), &error);
+  hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
+                        "layers.0.attention: a block of a decoder needs one");
+  ok = hp_config_validate (config, &error);
   hp_test_assert_error (GINT_TO_POINTER (ok), &error, HP_ERROR_CONFIG,
                         "layers.0.attention: a block of a decoder needs one");
   after = hp_config_to_json (config, FALSE);
@@ -523,6 +593,7 @@ main (int   argc,
   g_test_add_func ("/decoder/dp-tp", test_data_and_tensor_parallel);
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
+  g_test_add_func ("/decoder/validate", test_validate);
   g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
   g_test_add_func ("/decoder/layers-not-blocks", test_layers_not_blocks);
 

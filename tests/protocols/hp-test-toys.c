@@ -13,26 +13,25 @@
 struct _HpToyLinearConfig
 {
   HpModuleConfig parent_instance;
+
+  gint in_features;
+  gint out_features;
+  gboolean bias;
 };
 
 G_DEFINE_FINAL_TYPE (HpToyLinearConfig, hp_toy_linear_config, HP_TYPE_MODULE_CONFIG)
 
+static const HpConfigField toy_linear_fields[] = {
+  HP_CONFIG_FIELD_INT (HpToyLinearConfig, in_features, "in-features", "Input features", 1, 4096, 4),
+  HP_CONFIG_FIELD_INT (HpToyLinearConfig, out_features, "out-features", "Output features", 1, 4096, 4),
+  HP_CONFIG_FIELD_BOOLEAN (HpToyLinearConfig, bias, "bias", "Whether there is a bias", FALSE),
+};
+
 static void
 hp_toy_linear_config_class_init (HpToyLinearConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  hp_test_class_store_properties (klass);
-  g_object_class_install_property (object_class, 1,
-    g_param_spec_int ("in-features", NULL, "Input features", 1, 4096, 4,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, 2,
-    g_param_spec_int ("out-features", NULL, "Output features", 1, 4096, 4,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, 3,
-    g_param_spec_boolean ("bias", NULL, "Whether there is a bias", FALSE,
-                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), toy_linear_fields,
+                                  G_N_ELEMENTS (toy_linear_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_TOY_LINEAR);
 }
 
@@ -51,30 +50,27 @@ struct _HpToyLinear
 
 G_DEFINE_FINAL_TYPE (HpToyLinear, hp_toy_linear, HP_TYPE_MODULE)
 
-static void
-hp_toy_linear_constructed (GObject *object)
+static gboolean
+hp_toy_linear_setup (HpConfigurable  *configurable,
+                     GError         **error)
 {
-  HpModule *module = HP_MODULE (object);
-  HpConfig *config;
-  gint64 shape[2];
+  HpToyLinearConfig *config = HP_TOY_LINEAR_CONFIG (hp_configurable_get_config (configurable));
+  gint64 shape[2] = { config->out_features, config->in_features };
   g_autoptr(HpTensor) weight = NULL;
-  g_autoptr(GError) error = NULL;
 
-  G_OBJECT_CLASS (hp_toy_linear_parent_class)->constructed (object);
+  if (!HP_CONFIGURABLE_CLASS (hp_toy_linear_parent_class)->setup (configurable, error))
+    return FALSE;
 
-  config = hp_configurable_get_config (HP_CONFIGURABLE (object));
-  shape[0] = hp_test_get_int (config, "out-features");
-  shape[1] = hp_test_get_int (config, "in-features");
   weight = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, shape, 2);
-  hp_module_register_parameter (module, "weight", weight, &error);
-  g_assert_no_error (error);
-  if (hp_test_get_boolean (config, "bias"))
+  if (!hp_module_register_parameter (HP_MODULE (configurable), "weight", weight, error))
+    return FALSE;
+  if (config->bias)
     {
       g_autoptr(HpTensor) bias = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, shape, 1);
 
-      hp_module_register_parameter (module, "bias", bias, &error);
-      g_assert_no_error (error);
+      return hp_module_register_parameter (HP_MODULE (configurable), "bias", bias, error);
     }
+  return TRUE;
 }
 
 static GPtrArray *
@@ -95,7 +91,7 @@ hp_toy_linear_reset_parameters (HpModule  *module,
 {
   HpToyLinear *self = HP_TOY_LINEAR (module);
   HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (module));
-  gdouble bound = 1.0 / sqrt (hp_test_get_int (config, "in-features"));
+  gdouble bound = 1.0 / sqrt (HP_TOY_LINEAR_CONFIG (config)->in_features);
   g_autoptr(HpInitializer) uniform = hp_initializer_new_uniform (-bound, bound);
   g_autoptr(HpInitializer) zeros = hp_initializer_new_zeros ();
   HpTensor *bias = hp_module_get_parameter (module, "bias");
@@ -110,10 +106,9 @@ hp_toy_linear_reset_parameters (HpModule  *module,
 static void
 hp_toy_linear_class_init (HpToyLinearClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
-  object_class->constructed = hp_toy_linear_constructed;
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_toy_linear_setup;
   module_class->forward = hp_toy_linear_forward;
   module_class->reset_parameters = hp_toy_linear_reset_parameters;
   hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
@@ -318,6 +313,11 @@ hp_toy_inner_get_inner_calls (HpToyInner *self)
 struct _HpToyModelConfig
 {
   HpBaseModelConfig parent_instance;
+
+  gint vocab;
+  gint dim;
+  gint n_layers;
+  gint n_heads;
 };
 
 G_DEFINE_FINAL_TYPE (HpToyModelConfig, hp_toy_model_config, HP_TYPE_BASE_MODEL_CONFIG)
@@ -329,7 +329,7 @@ hp_toy_model_config_update_from_config (HpBaseModelConfig  *config,
                                         HpConfig           *job_config,
                                         GError            **error)
 {
-  gint n_heads = hp_test_get_int (config, "n-heads");
+  gint n_heads = HP_TOY_MODEL_CONFIG (config)->n_heads;
   gint tp;
 
   if (job_config == NULL)
@@ -351,27 +351,19 @@ hp_toy_model_config_update_from_config (HpBaseModelConfig  *config,
   return TRUE;
 }
 
+static const HpConfigField toy_model_fields[] = {
+  HP_CONFIG_FIELD_INT (HpToyModelConfig, vocab, "vocab", NULL, 1, 1 << 20, 10),
+  HP_CONFIG_FIELD_INT (HpToyModelConfig, dim, "dim", NULL, 1, 1 << 20, 4),
+  HP_CONFIG_FIELD_INT (HpToyModelConfig, n_layers, "n-layers", NULL, 0, 64, 2),
+  HP_CONFIG_FIELD_INT (HpToyModelConfig, n_heads, "n-heads", NULL, 1, 64, 2),
+};
+
 static void
 hp_toy_model_config_class_init (HpToyModelConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
   HP_BASE_MODEL_CONFIG_CLASS (klass)->update_from_config = hp_toy_model_config_update_from_config;
-
-  hp_test_class_store_properties (klass);
-  g_object_class_install_property (object_class, 1,
-    g_param_spec_int ("vocab", NULL, NULL, 1, 1 << 20, 10,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, 2,
-    g_param_spec_int ("dim", NULL, NULL, 1, 1 << 20, 4,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, 3,
-    g_param_spec_int ("n-layers", NULL, NULL, 0, 64, 2,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (object_class, 4,
-    g_param_spec_int ("n-heads", NULL, NULL, 1, 64, 2,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), toy_model_fields,
+                                  G_N_ELEMENTS (toy_model_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_TOY_MODEL);
 }
 
@@ -389,36 +381,36 @@ struct _HpToyModel
 
 G_DEFINE_FINAL_TYPE (HpToyModel, hp_toy_model, HP_TYPE_BASE_MODEL)
 
-static void
-hp_toy_model_constructed (GObject *object)
+static gboolean
+hp_toy_model_setup (HpConfigurable  *configurable,
+                    GError         **error)
 {
-  HpModule *module = HP_MODULE (object);
-  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (object));
-  gint dim = hp_test_get_int (config, "dim");
+  HpModule *module = HP_MODULE (configurable);
+  HpToyModelConfig *config = HP_TOY_MODEL_CONFIG (hp_configurable_get_config (configurable));
   g_autoptr(HpToyEmbedding) embed = NULL;
-  g_autoptr(HpModuleList) layers = hp_module_list_new ();
-  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModuleList) layers = NULL;
 
-  G_OBJECT_CLASS (hp_toy_model_parent_class)->constructed (object);
+  if (!HP_CONFIGURABLE_CLASS (hp_toy_model_parent_class)->setup (configurable, error))
+    return FALSE;
 
-  embed = hp_toy_embedding_new (hp_test_get_int (config, "vocab"), dim);
-  hp_module_add_child (module, "embed", HP_MODULE (embed), &error);
-  g_assert_no_error (error);
-  for (gint i = 0; i < hp_test_get_int (config, "n-layers"); i++)
+  embed = hp_toy_embedding_new (config->vocab, config->dim);
+  if (!hp_module_add_child (module, "embed", HP_MODULE (embed), error))
+    return FALSE;
+  layers = hp_module_list_new ();
+  for (gint i = 0; i < config->n_layers; i++)
     {
       g_autoptr(HpConfig) layer_config =
         g_object_new (HP_TYPE_TOY_LINEAR_CONFIG,
-                      "in-features", dim,
-                      "out-features", dim,
+                      "in-features", config->dim,
+                      "out-features", config->dim,
                       "bias", TRUE,
                       NULL);
-      g_autoptr(GObject) layer = hp_config_build (layer_config, &error);
+      g_autoptr(GObject) layer = hp_config_build (layer_config, error);
 
-      g_assert_no_error (error);
-      g_assert_true (hp_module_list_append (layers, HP_MODULE (layer), &error));
+      if (layer == NULL || !hp_module_list_append (layers, HP_MODULE (layer), error))
+        return FALSE;
     }
-  hp_module_add_child (module, "layers", HP_MODULE (layers), &error);
-  g_assert_no_error (error);
+  return hp_module_add_child (module, "layers", HP_MODULE (layers), error);
 }
 
 static GPtrArray *
@@ -443,7 +435,7 @@ hp_toy_model_forward (HpModule   *module,
 static void
 hp_toy_model_class_init (HpToyModelClass *klass)
 {
-  G_OBJECT_CLASS (klass)->constructed = hp_toy_model_constructed;
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_toy_model_setup;
   HP_MODULE_CLASS (klass)->forward = hp_toy_model_forward;
   hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),
                                         (const gchar * const[]) { "ids", NULL });

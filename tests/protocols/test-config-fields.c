@@ -5,6 +5,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
+#include <math.h>
+
 #include <hp-protocols/hp-protocols.h>
 
 #include "hp-test-utils.h"
@@ -162,6 +164,98 @@ void test_more_fields_config_set_every (TestMoreFieldsConfig *self, TestEveryFie
 HP_CONFIG_DEFINE_SETTER (test_more_fields_config, TestMoreFieldsConfig, TestEveryFieldConfig *,
                          every, "every")
 
+/* A derivable class keeps its fields in its private struct; these are
+ * also the table types of the hand-written property kinds glong,
+ * gulong and gfloat */
+#define TEST_TYPE_PRIVATE_FIELDS_CONFIG (test_private_fields_config_get_type ())
+G_DECLARE_DERIVABLE_TYPE (TestPrivateFieldsConfig, test_private_fields_config,
+                          TEST, PRIVATE_FIELDS_CONFIG, HpConfig)
+
+struct _TestPrivateFieldsConfigClass
+{
+  HpConfigClass parent_class;
+};
+
+typedef struct
+{
+  glong offset;
+  gulong size;
+  gfloat ratio;
+  gchar *note;
+  HpModuleConfig *child;         /* a new one by default */
+} TestPrivateFieldsConfigPrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE (TestPrivateFieldsConfig, test_private_fields_config, HP_TYPE_CONFIG)
+
+static const HpConfigField private_fields[] = {
+  HP_CONFIG_FIELD_LONG (TestPrivateFieldsConfigPrivate, offset, "offset", "a long", -10, G_MAXLONG, -1),
+  HP_CONFIG_FIELD_ULONG (TestPrivateFieldsConfigPrivate, size, "size", "a ulong", 100, 9),
+  HP_CONFIG_FIELD_FLOAT (TestPrivateFieldsConfigPrivate, ratio, "ratio", "a float", -1.0, 1.0, 0.5),
+  HP_CONFIG_FIELD_STRING (TestPrivateFieldsConfigPrivate, note, "note", "a string", "hello"),
+  HP_CONFIG_FIELD_OBJECT (TestPrivateFieldsConfigPrivate, child, "child", "a nested config",
+                          hp_module_config_get_type, hp_module_config_get_type),
+};
+
+static void
+test_private_fields_config_class_init (TestPrivateFieldsConfigClass *klass)
+{
+  hp_config_class_install_private_fields (HP_CONFIG_CLASS (klass),
+                                          TestPrivateFieldsConfig_private_offset,
+                                          private_fields, G_N_ELEMENTS (private_fields));
+}
+
+static void
+test_private_fields_config_init (TestPrivateFieldsConfig *self)
+{
+}
+
+/**
+ * test_private_fields_config_get_ratio:
+ * @self: a configuration
+ *
+ * The typed getter of a private field.
+ *
+ * Returns: the ratio
+ */
+gfloat test_private_fields_config_get_ratio (TestPrivateFieldsConfig *self);
+HP_CONFIG_DEFINE_PRIVATE_GETTER (test_private_fields_config, TestPrivateFieldsConfig, gfloat,
+                                 ratio, 0.0f)
+
+glong test_private_fields_config_get_offset (TestPrivateFieldsConfig *self);
+HP_CONFIG_DEFINE_PRIVATE_GETTER (test_private_fields_config, TestPrivateFieldsConfig, glong,
+                                 offset, 0)
+
+/* Its subclass adds fields of its instance struct after them */
+#define TEST_TYPE_AFTER_PRIVATE_CONFIG (test_after_private_config_get_type ())
+G_DECLARE_FINAL_TYPE (TestAfterPrivateConfig, test_after_private_config, TEST, AFTER_PRIVATE_CONFIG,
+                      TestPrivateFieldsConfig)
+
+struct _TestAfterPrivateConfig
+{
+  TestPrivateFieldsConfig parent_instance;
+
+  gint depth;
+};
+
+G_DEFINE_FINAL_TYPE (TestAfterPrivateConfig, test_after_private_config,
+                     TEST_TYPE_PRIVATE_FIELDS_CONFIG)
+
+static const HpConfigField after_private_fields[] = {
+  HP_CONFIG_FIELD_INT (TestAfterPrivateConfig, depth, "depth", NULL, 0, 10, 4),
+};
+
+static void
+test_after_private_config_class_init (TestAfterPrivateConfigClass *klass)
+{
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), after_private_fields,
+                                  G_N_ELEMENTS (after_private_fields));
+}
+
+static void
+test_after_private_config_init (TestAfterPrivateConfig *self)
+{
+}
+
 static gchar **
 field_names (gpointer config)
 {
@@ -273,6 +367,84 @@ test_table_set_and_notify (void)
 
   test_more_fields_config_set_every (more, nested);
   g_assert_true (more->every == nested);
+
+  /* -0.0 is another value than 0.0 */
+  g_object_set (config, "scale", 0.0, NULL);
+  g_object_set (config, "scale", -0.0, NULL);
+  g_assert_cmpuint (notified, ==, 16);
+  g_assert_true (signbit (config->scale));
+}
+
+static void
+test_table_private_fields (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestAfterPrivateConfig) a = g_object_new (TEST_TYPE_AFTER_PRIVATE_CONFIG, NULL);
+  g_autoptr(TestAfterPrivateConfig) b = g_object_new (TEST_TYPE_AFTER_PRIVATE_CONFIG,
+                                                      "size", 100ul, NULL);
+  g_autoptr(HpConfig) read = NULL;
+  g_autoptr(HpModuleConfig) child_a = NULL;
+  g_autoptr(HpModuleConfig) child_b = NULL;
+  g_auto(GStrv) names = field_names (a);
+  g_autofree gchar *note = NULL;
+  g_autofree gchar *json = NULL;
+  g_autofree gchar *range_error = g_strdup_printf ("offset: value -11 out of range [-10, %ld]",
+                                                   G_MAXLONG);
+  gulong size = 0;
+  guint notified = 0;
+
+  /* the parent's private fields first */
+  g_assert_cmpstrv (names, ((const gchar *[]) { "offset", "size", "ratio", "note", "child", "depth",
+                                                NULL }));
+  g_assert_cmpint (test_private_fields_config_get_offset (TEST_PRIVATE_FIELDS_CONFIG (a)), ==, -1);
+  g_assert_cmpfloat (test_private_fields_config_get_ratio (TEST_PRIVATE_FIELDS_CONFIG (a)), ==, 0.5f);
+  g_object_get (a, "size", &size, "note", &note, "child", &child_a, NULL);
+  g_object_get (b, "child", &child_b, NULL);
+  g_assert_cmpuint (size, ==, 9);
+  g_assert_cmpstr (note, ==, "hello");
+  g_assert_true (HP_IS_MODULE_CONFIG (child_a));
+  g_assert_true (child_a != child_b);
+  g_assert_cmpint (a->depth, ==, 4);
+
+  g_signal_connect (a, "notify", G_CALLBACK (count_notify), &notified);
+  g_object_set (a, "offset", G_MAXLONG, "ratio", 0.25f, "depth", 2, NULL);
+  g_assert_cmpuint (notified, ==, 3);
+  g_object_set (a, "offset", G_MAXLONG, "ratio", 0.25f, NULL);
+  g_assert_cmpuint (notified, ==, 3);
+  /* a change smaller than a float param spec's epsilon is a change */
+  g_object_set (a, "ratio", 0.0f, NULL);
+  g_object_set (a, "ratio", 1e-35f, NULL);
+  g_assert_cmpuint (notified, ==, 5);
+  g_assert_cmpfloat (test_private_fields_config_get_ratio (TEST_PRIVATE_FIELDS_CONFIG (a)), ==, 1e-35f);
+  g_assert_cmpint (test_private_fields_config_get_offset (TEST_PRIVATE_FIELDS_CONFIG (a)), ==, G_MAXLONG);
+  g_object_set (a, "ratio", -0.75f, NULL);
+
+  /* the ranges of the table */
+  g_assert_false (hp_config_set_path_from_string (HP_CONFIG (a), "offset", "-11", &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, range_error);
+  g_clear_error (&error);
+  g_assert_false (hp_config_set_path_from_string (HP_CONFIG (a), "ratio", "2", &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, "ratio: value 2.0 out of range [-1.0, 1.0]");
+  g_clear_error (&error);
+  g_assert_false (hp_config_set_path_from_string (HP_CONFIG (a), "size", "101", &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, "size: value 101 out of range [0, 100]");
+  g_clear_error (&error);
+
+  json = hp_config_to_json (HP_CONFIG (b), FALSE);
+  g_assert_cmpstr (json, ==,
+                   "{\"@type\": \"TestAfterPrivateConfig\", \"offset\": -1, \"size\": 100, "
+                   "\"ratio\": 0.5, \"note\": \"hello\", \"child\": {\"@type\": \"HpModuleConfig\", "
+                   "\"param-init\": null, \"sharding-config\": null}, \"depth\": 4}");
+  g_clear_pointer (&json, g_free);
+  json = hp_config_to_json (HP_CONFIG (a), FALSE);
+  read = hp_config_new_from_json (TEST_TYPE_PRIVATE_FIELDS_CONFIG, json, &error);
+  g_assert_no_error (error);
+  g_assert_true (TEST_IS_AFTER_PRIVATE_CONFIG (read));
+  g_assert_true (hp_config_equal (read, HP_CONFIG (a)));
+  g_assert_cmpfloat (test_private_fields_config_get_ratio (TEST_PRIVATE_FIELDS_CONFIG (read)), ==, -0.75f);
 }
 
 static void
@@ -532,6 +704,9 @@ test_runtime_fields (void)
   g_object_set (a, "alpha-rate", 0.0, NULL);
   g_object_set (a, "alpha-rate", 1e-100, NULL);
   g_assert_cmpfloat (hp_test_get_double (a, "alpha-rate"), ==, 1e-100);
+  g_object_set (a, "alpha-rate", 0.0, NULL);
+  g_object_set (a, "alpha-rate", -0.0, NULL);
+  g_assert_true (signbit (hp_test_get_double (a, "alpha-rate")));
 
   json = hp_config_to_json (a, FALSE);
   read = hp_config_new_from_json (type, json, &error);
@@ -547,6 +722,44 @@ test_runtime_fields (void)
                                                     "proj", "alpha-rate", "extra", NULL }));
   g_assert_cmpint (hp_test_get_int (sub_config, "zeta"), ==, 2);
   g_assert_cmpint (hp_test_get_int (sub_config, "extra"), ==, 1);
+}
+
+/* The kinds of the hand-written glong, gulong and gfloat properties are
+ * field types of bindings too */
+static void
+test_runtime_narrow_numbers (void)
+{
+  GType type = register_plain_subclass ("TestRuntimeNumbersConfig", HP_TYPE_CONFIG);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) config = NULL;
+  g_auto(GValue) v_def = G_VALUE_INIT;
+  g_auto(GValue) v_max = G_VALUE_INIT;
+  g_auto(GStrv) names = NULL;
+  g_autofree gchar *ratio = NULL;
+  glong offset = 0;
+
+  g_value_set_double (g_value_init (&v_def, G_TYPE_DOUBLE), 0.5);
+  g_value_set_double (g_value_init (&v_max, G_TYPE_DOUBLE), 1.0);
+  g_assert_true (hp_config_type_add_field (type, "ratio", G_TYPE_FLOAT, &v_def, NULL, &v_max,
+                                           NULL, &error));
+  g_assert_true (hp_config_type_add_field (type, "offset", G_TYPE_LONG, NULL, NULL, NULL,
+                                           NULL, &error));
+  g_assert_true (hp_config_type_add_field (type, "size", G_TYPE_ULONG, NULL, NULL, NULL,
+                                           NULL, &error));
+  g_assert_no_error (error);
+
+  config = g_object_new (type, "offset", -3l, NULL);
+  names = field_names (config);
+  g_assert_cmpstrv (names, ((const gchar *[]) { "ratio", "offset", "size", NULL }));
+  g_object_get (config, "offset", &offset, NULL);
+  g_assert_cmpint (offset, ==, -3);
+  g_assert_false (hp_config_set_path_from_string (config, "ratio", "1.5", &error));
+  g_assert_cmpstr (error->message, ==, "ratio: value 1.5 out of range [-3.4028235e+38, 1.0]");
+  g_clear_error (&error);
+  g_assert_true (hp_config_set_path_from_string (config, "ratio", "0.1", &error));
+  ratio = hp_config_get_path_as_string (config, "ratio", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ratio, ==, "0.1");
 }
 
 static void
@@ -693,12 +906,14 @@ main (int   argc,
   g_test_add_func ("/config-fields/table/defaults-and-order", test_table_defaults_and_order);
   g_test_add_func ("/config-fields/table/set-and-notify", test_table_set_and_notify);
   g_test_add_func ("/config-fields/table/values", test_table_values);
+  g_test_add_func ("/config-fields/table/private-fields", test_table_private_fields);
   g_test_add_func ("/config-fields/validate", test_validate);
   g_test_add_func ("/config-fields/build-runs-validate-and-setup-once",
                    test_build_runs_validate_and_setup_once);
   g_test_add_func ("/config-fields/get-and-set-value", test_get_and_set_value);
   g_test_add_func ("/config-fields/runtime", test_runtime_fields);
   g_test_add_func ("/config-fields/runtime-errors", test_runtime_field_errors);
+  g_test_add_func ("/config-fields/runtime-narrow-numbers", test_runtime_narrow_numbers);
 
   return g_test_run ();
 }

@@ -43,8 +43,9 @@ G_DECLARE_FINAL_TYPE (TestMiddleConfig, test_middle_config, TEST, MIDDLE_CONFIG,
 #define TEST_TYPE_LAYER_CONFIG (test_layer_config_get_type ())
 G_DECLARE_FINAL_TYPE (TestLayerConfig, test_layer_config, TEST, LAYER_CONFIG, HpConfig)
 
-/* One field of every supported type, a construct-only "mode" and a
- * read-only "label" (not fields); builds TestToy */
+/* One field of every supported type, in its private struct (it is
+ * derivable), a construct-only "mode" and a read-only "label" (not
+ * fields); builds TestToy */
 #define TEST_TYPE_TOY_CONFIG (test_toy_config_get_type ())
 G_DECLARE_DERIVABLE_TYPE (TestToyConfig, test_toy_config, TEST, TOY_CONFIG, HpConfig)
 struct _TestToyConfigClass

@@ -14,17 +14,20 @@ G_DECLARE_FINAL_TYPE (TestModelConfig, test_model_config, TEST, MODEL_CONFIG, Hp
 struct _TestModelConfig
 {
   HpBaseModelConfig parent_instance;
+
+  gint dim;
 };
 
 G_DEFINE_FINAL_TYPE (TestModelConfig, test_model_config, HP_TYPE_BASE_MODEL_CONFIG)
 
+static const HpConfigField model_fields[] = {
+  HP_CONFIG_FIELD_INT (TestModelConfig, dim, "dim", NULL, 1, 4096, 8),
+};
+
 static void
 test_model_config_class_init (TestModelConfigClass *klass)
 {
-  hp_test_class_store_properties (klass);
-  g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
-                                   g_param_spec_int ("dim", NULL, NULL, 1, 4096, 8,
-                                                     G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), model_fields, G_N_ELEMENTS (model_fields));
 }
 
 static void
@@ -95,17 +98,21 @@ G_DECLARE_FINAL_TYPE (TestBrokenConverter, test_broken_converter, TEST, BROKEN_C
 struct _TestConverterConfig
 {
   HpConfig parent_instance;
+
+  gint scale;
 };
 
 G_DEFINE_FINAL_TYPE (TestConverterConfig, test_converter_config, HP_TYPE_CONFIG)
 
+static const HpConfigField converter_fields[] = {
+  HP_CONFIG_FIELD_INT (TestConverterConfig, scale, "scale", NULL, 0, 16, 2),
+};
+
 static void
 test_converter_config_class_init (TestConverterConfigClass *klass)
 {
-  hp_test_class_store_properties (klass);
-  g_object_class_install_property (G_OBJECT_CLASS (klass), 1,
-                                   g_param_spec_int ("scale", NULL, NULL, 0, 16, 2,
-                                                     G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), converter_fields,
+                                  G_N_ELEMENTS (converter_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), TEST_TYPE_CONVERTER);
 }
 
@@ -124,7 +131,7 @@ G_DEFINE_FINAL_TYPE (TestConverter, test_converter, HP_TYPE_MODEL_CONFIG_CONVERT
 static gint
 converter_scale (HpModelConfigConverter *self)
 {
-  return hp_test_get_int (hp_configurable_get_config (HP_CONFIGURABLE (self)), "scale");
+  return TEST_CONVERTER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)))->scale;
 }
 
 static HpBaseModelConfig *
@@ -140,7 +147,7 @@ test_converter_convert (HpModelConfigConverter  *self,
       return NULL;
     }
   return HP_BASE_MODEL_CONFIG (hp_config_replace (HP_CONFIG (model_config),
-                                                  "dim", hp_test_get_int (model_config, "dim") * scale,
+                                                  "dim", TEST_MODEL_CONFIG (model_config)->dim * scale,
                                                   NULL));
 }
 

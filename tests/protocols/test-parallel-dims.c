@@ -234,6 +234,59 @@ test_config (void)
                         HP_ERROR_NOT_SUPPORTED, "HpParallelDims has no owner class");
 }
 
+/* validate checks the rules that need no world size, the messages of
+ * resolve */
+static void
+test_validate (void)
+{
+  static const struct
+  {
+    gint dp_replicate, dp_shard, cp, tp, pp, ep;
+    const gchar *error;
+  } cases[] = {
+    { 1, -1, 1, 1, 1, 1, NULL },
+    /* dp_shard not known yet: ep against it waits for resolve */
+    { 1, -1, 1, 1, 1, 8, NULL },
+    { 2, 4, 2, 2, 1, 8, NULL },
+    /* the product against a world size waits for resolve */
+    { 65536, 1, 65536, 1, 1, 1, NULL },
+    { 1, 0, 1, 1, 1, 1,
+      "HpParallelDims: dp_shard is 0; give a degree of at least 1, or -1 for the ranks the "
+      "other dims leave" },
+    { 1, -1, 2, 1, 1, 3,
+      "HpParallelDims: ep (3) is not a multiple of cp (2): expert parallelism borrows all of "
+      "cp and part of dp_shard" },
+    { 1, 4, 1, 2, 1, 8,
+      "HpParallelDims: ep (8) does not divide dp_shard (4) * cp (1) = 4: expert parallelism "
+      "borrows all of cp and part of dp_shard" },
+    /* no overflow in dp_shard * cp */
+    { 1, 65536, 65536, 1, 1, 3,
+      "HpParallelDims: ep (3) is not a multiple of cp (65536)" },
+    { 1, 65536, 65536, 1, 1, 131072 * 3,
+      "HpParallelDims: ep (393216) does not divide dp_shard (65536) * cp (65536) = 4294967296" },
+    { 1, 65535, 65536, 1, 1, 131072,
+      "HpParallelDims: ep (131072) does not divide dp_shard (65535) * cp (65536) = 4294901760" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(HpParallelDims) dims = dims_new (cases[i].dp_replicate, cases[i].dp_shard,
+                                                 cases[i].cp, cases[i].tp, cases[i].pp,
+                                                 cases[i].ep);
+      gboolean valid = hp_config_validate (HP_CONFIG (dims), &error);
+
+      g_test_message ("case %u", i);
+      if (cases[i].error == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_true (valid);
+        }
+      else
+        hp_test_assert_error (GINT_TO_POINTER (valid), &error, HP_ERROR_CONFIG, cases[i].error);
+    }
+}
+
 /* Asserts that @mesh has the dims of @expected ("dp_shard:4,tp:2"), that
  * this rank sits at the row-major coordinate of its world rank, and
  * that the mesh spans the world. */
@@ -500,6 +553,7 @@ main (int   argc,
   g_test_add_func ("/parallel-dims/resolve", test_resolve);
   g_test_add_func ("/parallel-dims/predicates", test_predicates);
   g_test_add_func ("/parallel-dims/config", test_config);
+  g_test_add_func ("/parallel-dims/validate", test_validate);
   g_test_add_func ("/parallel-dims/build-mesh", test_build_mesh);
   g_test_add_func ("/parallel-dims/build-expert-mesh", test_build_expert_mesh);
 

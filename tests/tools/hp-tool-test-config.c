@@ -25,84 +25,35 @@ struct _HpToolTestConfig
 
 G_DEFINE_FINAL_TYPE (HpToolTestConfig, hp_tool_test_config, HP_TYPE_CONFIG)
 
-enum {
-  PROP_0,
-  PROP_SIZE,
-  PROP_SCALE,
-  PROP_LABEL,
-  PROP_LINEAR,
-  N_PROPS
+/**
+ * HpToolTestConfig:size:
+ *
+ * A number with a range.
+ */
+/**
+ * HpToolTestConfig:scale:
+ *
+ * A real number with a range.
+ */
+/**
+ * HpToolTestConfig:label:
+ *
+ * A string.
+ */
+/**
+ * HpToolTestConfig:linear:
+ *
+ * A nested configuration whose type comes from the Hp library; %NULL
+ * by default, so that hp-config shows the fields of a type it has no
+ * value of.
+ */
+static const HpConfigField fields[] = {
+  HP_CONFIG_FIELD_INT (HpToolTestConfig, size, "size", "Number of widgets", 1, 100, 3),
+  HP_CONFIG_FIELD_DOUBLE (HpToolTestConfig, scale, "scale", "Widget scale", 0, 1, 0.5),
+  HP_CONFIG_FIELD_STRING (HpToolTestConfig, label, "label", "Widget label", "toy"),
+  HP_CONFIG_FIELD_OBJECT (HpToolTestConfig, linear, "linear", "Widget projection",
+                          hp_linear_config_get_type, NULL),
 };
-
-static GParamSpec *properties[N_PROPS];
-
-static void
-hp_tool_test_config_finalize (GObject *object)
-{
-  HpToolTestConfig *self = HP_TOOL_TEST_CONFIG (object);
-
-  g_free (self->label);
-  g_clear_object (&self->linear);
-
-  G_OBJECT_CLASS (hp_tool_test_config_parent_class)->finalize (object);
-}
-
-static void
-hp_tool_test_config_get_property (GObject    *object,
-                                  guint       prop_id,
-                                  GValue     *value,
-                                  GParamSpec *pspec)
-{
-  HpToolTestConfig *self = HP_TOOL_TEST_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_SIZE:
-      g_value_set_int (value, self->size);
-      break;
-    case PROP_SCALE:
-      g_value_set_double (value, self->scale);
-      break;
-    case PROP_LABEL:
-      g_value_set_string (value, self->label);
-      break;
-    case PROP_LINEAR:
-      g_value_set_object (value, self->linear);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_tool_test_config_set_property (GObject      *object,
-                                  guint         prop_id,
-                                  const GValue *value,
-                                  GParamSpec   *pspec)
-{
-  HpToolTestConfig *self = HP_TOOL_TEST_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_SIZE:
-      self->size = g_value_get_int (value);
-      break;
-    case PROP_SCALE:
-      self->scale = g_value_get_double (value);
-      break;
-    case PROP_LABEL:
-      g_free (self->label);
-      self->label = g_value_dup_string (value);
-      break;
-    case PROP_LINEAR:
-      g_set_object (&self->linear, g_value_get_object (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-    }
-  g_object_notify_by_pspec (object, pspec);
-}
 
 /* A check across fields, for hp-config validate */
 static gboolean
@@ -125,55 +76,13 @@ hp_tool_test_config_validate (HpConfig  *config,
 static void
 hp_tool_test_config_class_init (HpToolTestConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
-
-  object_class->finalize = hp_tool_test_config_finalize;
-  object_class->get_property = hp_tool_test_config_get_property;
-  object_class->set_property = hp_tool_test_config_set_property;
   HP_CONFIG_CLASS (klass)->validate = hp_tool_test_config_validate;
-
-  /**
-   * HpToolTestConfig:size:
-   *
-   * A number with a range.
-   */
-  properties[PROP_SIZE] =
-    g_param_spec_int ("size", NULL, "Number of widgets", 1, 100, 3, flags);
-
-  /**
-   * HpToolTestConfig:scale:
-   *
-   * A real number with a range.
-   */
-  properties[PROP_SCALE] =
-    g_param_spec_double ("scale", NULL, "Widget scale", 0, 1, 0.5, flags);
-
-  /**
-   * HpToolTestConfig:label:
-   *
-   * A string.
-   */
-  properties[PROP_LABEL] =
-    g_param_spec_string ("label", NULL, "Widget label", "toy", flags);
-
-  /**
-   * HpToolTestConfig:linear:
-   *
-   * A nested configuration whose type comes from the Hp library.
-   */
-  properties[PROP_LINEAR] =
-    g_param_spec_object ("linear", NULL, "Widget projection", HP_TYPE_LINEAR_CONFIG, flags);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), fields, G_N_ELEMENTS (fields));
 }
 
 static void
 hp_tool_test_config_init (HpToolTestConfig *self)
 {
-  self->size = 3;
-  self->scale = 0.5;
-  self->label = g_strdup ("toy");
 }
 
 /**

@@ -291,6 +291,13 @@ def test_show():
     parity.check("show")
 
 
+# The types whose defaults do not build, and the check of validate that
+# says why
+INVALID_DEFAULTS = {
+    "HpTransformerBlockConfig": "HpTransformerBlockConfig.attention-norm is not set",
+}
+
+
 def test_every_type(names):
     """new, validate and show work for every configuration type"""
     failures = []
@@ -299,7 +306,12 @@ def test_every_type(names):
         made = run("new", name, "-o", path)
         valid = run("validate", path)
         shown = run("show", name)
-        if (made.returncode != 0 or valid.stdout != "%s: valid %s\n" % (path, name)
+        if name in INVALID_DEFAULTS:
+            verdict = valid.returncode == 1 and valid.stderr == "hp-config validate: %s: %s\n" % (
+                path, INVALID_DEFAULTS[name])
+        else:
+            verdict = valid.stdout == "%s: valid %s\n" % (path, name)
+        if (made.returncode != 0 or not verdict
                 or shown.returncode != 0 or shown.stderr != ""):
             failures.append("%s\n%s\n%s" % (describe(made), describe(valid), describe(shown)))
     tap.check(not failures, "new, validate and show for each of the %d types" % len(names),
@@ -388,7 +400,10 @@ def test_get_set():
               "get reads back what set wrote", describe(result))
     tap.check(read(path).endswith("}\n") and json.loads(read(path))["dim"] == 128,
               "set writes the file back as JSON", read(path))
-    tap.check(run("validate", path).returncode == 0, "the file set writes is valid")
+    tap.check(run("get", path, "dim").stdout == "128\n", "the file set writes reads back")
+    # with one block given, n-layers must be 1
+    expect_error("validate checks the fields set wrote against each other", run("validate", path),
+                 "hp-config validate: %s: layers: 1 blocks configured but n-layers is 2" % path)
     result = run("set", path, "layers.0.feed-forward.dim=7")
     expect_error("set through a null nested configuration", result, "layers.0.feed-forward")
 
@@ -553,6 +568,32 @@ def test_checks():
     result = run("validate", decoder)
     tap.check(result.returncode == 0 and result.stdout == decoder + ": valid HpDecoderConfig\n",
               "validate a decoder whose nested configurations check", describe(result))
+
+    cases = [
+        ("validate checks that the heads divide the model width", ["n-heads=7"],
+         "n-heads: 7 heads do not split dim 64 into even head sizes"),
+        ("validate checks that the key/value heads divide the heads", ["n-kv-heads=16"],
+         "n-kv-heads: 16 key/value heads do not divide 4 heads"),
+        ("validate checks the blocks against n-layers",
+         ["n-layers=3", 'layers=[{"@type": "HpTransformerBlockConfig"}]'],
+         "layers: 1 blocks configured but n-layers is 3"),
+        ("validate checks the nested blocks", ["n-layers=1", 'layers=[{"@type": "HpTransformerBlockConfig"}]'],
+         "layers.0.attention: a block of a decoder needs one"),
+    ]
+    for index, (name, assignments, message) in enumerate(cases):
+        path = "decoder-%d.json" % index
+        expect_ok("set for " + name, run("new", "HpDecoderConfig", "-o", path, *[
+            arg for assignment in assignments for arg in ("--set", assignment)]))
+        expect_error(name, run("validate", path), "hp-config validate: %s: %s" % (path, message))
+    path = "decoder-ok.json"
+    expect_ok("new of a decoder with its blocks", run(
+        "new", "HpDecoderConfig", "-o", path, "--set", "n-layers=1", "--set",
+        'layers=[{"@type": "HpTransformerBlockConfig", "attention": {"@type": "HpGQAttentionConfig"}, '
+        '"attention-norm": {"@type": "HpRMSNormConfig"}, "feed-forward": {"@type": "HpFeedForwardConfig"}, '
+        '"ffn-norm": {"@type": "HpRMSNormConfig"}}]'))
+    result = run("validate", path)
+    tap.check(result.returncode == 0 and result.stdout == path + ": valid HpDecoderConfig\n",
+              "validate a decoder whose fields agree", describe(result))
 
     tool = "big-tool.json"
     expect_ok("new of a required type whose check fails",
