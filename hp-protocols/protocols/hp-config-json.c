@@ -1212,6 +1212,10 @@ _hp_config_unknown_type_hint (const gchar *name)
   g_auto(GStrv) parts = NULL;
   g_autoptr(GString) module = NULL;
 
+  /* gjs names the classes it registers Gjs_ClassName */
+  if (g_str_has_prefix (name, "Gjs_"))
+    return g_strdup (", defined in JavaScript: import its module "
+                     "(gjs -m hp-config.js --import FILE)");
   if (strchr (name, '+') == NULL)
     return g_strdup (": load the library or introspection namespace that defines it "
                      "(hp-config --require NAMESPACE-VERSION)");

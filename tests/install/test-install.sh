@@ -185,6 +185,14 @@ check "python3 -m hp_config --import writes a file" \
 check "python3 -m hp_config --import validates it" \
   python_env "$python" -m hp_config --import models validate linear.json
 
+# gjs -m hp-config.js, on the installed tree only
+check "installed: hp-config.js" test -f "$datadir/hp-protocols-1.0/hp-config.js"
+if command -v gjs > /dev/null; then
+  check "gjs -m hp-config.js runs on the installed library" \
+    env -i PATH="$PATH" HOME="${HOME:-/}" GI_TYPELIB_PATH="$libdir/girepository-1.0" \
+      LD_LIBRARY_PATH="$libdir" gjs -m "$datadir/hp-protocols-1.0/hp-config.js" show HpLinearConfig
+fi
+
 # The installed programs run on the installed library
 check "installed: hp-train" test -x "$bindir/hp-train"
 check "the installed hp-train trains 2 steps" \

@@ -365,6 +365,9 @@ test_read_errors (void)
     { "{\"middle\": {\"@type\": \"pkg+models+Linear+Config-v2\"}}", HP_ERROR_CONFIG,
       "middle.@type: unknown type 'pkg+models+Linear+Config-v2', defined in the Python module "
       "'pkg.models': import it (python3 -m hp_config --import pkg.models)" },
+    { "{\"middle\": {\"@type\": \"Gjs_LinearConfig\"}}", HP_ERROR_CONFIG,
+      "middle.@type: unknown type 'Gjs_LinearConfig', defined in JavaScript: import its module "
+      "(gjs -m hp-config.js --import FILE)" },
     { "{\"middle\": {\"@type\": \"__main__+Linear+Config\"}}", HP_ERROR_CONFIG,
       "middle.@type: unknown type '__main__+Linear+Config', defined in a Python script run as the "
       "main program: define it in a module and import that (python3 -m hp_config --import MODULE)" },

@@ -6,18 +6,20 @@
 #
 # Run by meson (suite "tools") with HP_CONFIG naming the program,
 # GI_TYPELIB_PATH / LD_LIBRARY_PATH pointing at the build's Hp typelib
-# and at the HpToolTest test library, and, for the Python route,
+# and at the HpToolTest test library; for the Python route,
 # HP_CONFIG_PYTHON naming a Python with PyGObject and PYTHONPATH holding
 # the build's hp_config.py and override and the Python test types
-# (toolmodels.py). Output is TAP.
+# (toolmodels.py); for the gjs route, HP_CONFIG_GJS naming gjs and
+# HP_CONFIG_JS the script (tools/hp-config.js). Output is TAP.
 #
-# Every command runs twice, in two directories that hold the same files:
-# once through hp-config, once through python3 -m hp_config, which must
-# give the same standard output, standard error and exit status and
-# leave the same files (checked once per section). Files are named
-# relative to those directories. Then the Python configuration class
-# toolmodels+Tool+Config, the twin of the C class HpToolTestConfig, goes
-# through the same commands as it, with the same results.
+# Every command runs through each route, in a directory of its own that
+# holds the same files: hp-config, python3 -m hp_config and gjs -m
+# hp-config.js must give the same standard output, standard error and
+# exit status and leave the same files (checked once per section).
+# Files are named relative to those directories. Then the Python class
+# toolmodels+Tool+Config and the JavaScript class Gjs_ToolConfig, twins
+# of the C class HpToolTestConfig, go through the same commands as it,
+# with the same results.
 
 import json
 import os
@@ -29,10 +31,15 @@ import tempfile
 
 HP_CONFIG = os.environ["HP_CONFIG"]
 PYTHON = os.environ.get("HP_CONFIG_PYTHON")
+GJS = os.environ.get("HP_CONFIG_GJS")
+HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL_TEST = "HpToolTest-1.0"
 ROUTES = {"c": [HP_CONFIG]}
 if PYTHON:
     ROUTES["python"] = [PYTHON, "-m", "hp_config"]
+if GJS:
+    ROUTES["gjs"] = [GJS, "-m", os.environ["HP_CONFIG_JS"]]
+OTHER_ROUTES = [route for route in ROUTES if route != "c"]
 # the directory of each route, set by main()
 DIRS = {}
 
@@ -65,23 +72,24 @@ tap = Tap()
 
 
 class Parity:
-    """What the Python route did differently from hp-config, per section"""
+    """What the other routes did differently from hp-config, per section"""
 
     def __init__(self):
         self.count = 0
-        self.differences = []
+        self.differences = {route: [] for route in OTHER_ROUTES}
 
     def check(self, section):
-        if "python" not in ROUTES:
-            tap.skip("the Python route agrees with hp-config on " + section,
-                     "no Python with PyGObject")
-            return
-        tap.check(not self.differences,
-                  "the Python route gives the output, exit status and files of hp-config "
-                  "for the %d commands of %s" % (self.count, section),
-                  "\n".join(self.differences))
+        for route in ["python", "gjs"]:
+            name = "the %s route agrees with hp-config on %s" % (route, section)
+            if route not in ROUTES:
+                tap.skip(name, "no %s" % route)
+                continue
+            tap.check(not self.differences[route],
+                      "the %s route gives the output, exit status and files of hp-config "
+                      "for the %d commands of %s" % (route, self.count, section),
+                      "\n".join(self.differences[route]))
         self.count = 0
-        self.differences = []
+        self.differences = {route: [] for route in OTHER_ROUTES}
 
 
 parity = Parity()
@@ -120,17 +128,19 @@ def run(*args, env=None, compare=True):
     compare, for what the routes tell apart: the help, which names their
     load options); gives the result of hp-config"""
     result = route_run("c", args, DIRS["c"], env)
-    if compare and "python" in ROUTES:
-        other = route_run("python", args, DIRS["python"], env)
-        parity.count += 1
-        same_files = snapshot(DIRS["c"]) == snapshot(DIRS["python"])
+    if not compare:
+        return result
+    parity.count += 1
+    for route in OTHER_ROUTES:
+        other = route_run(route, args, DIRS[route], env)
+        same_files = snapshot(DIRS["c"]) == snapshot(DIRS[route])
         if (other.returncode, other.stdout, logged(other.stderr)) != \
                 (result.returncode, result.stdout, logged(result.stderr)) or not same_files:
-            parity.differences.append("%s\n%s%s" % (describe(result), describe(other),
-                                                   "" if same_files else "the files differ\n"))
+            parity.differences[route].append("%s\n%s%s" % (
+                describe(result), describe(other), "" if same_files else "the files differ\n"))
             # go on from the same files
-            shutil.rmtree(DIRS["python"])
-            shutil.copytree(DIRS["c"], DIRS["python"])
+            shutil.rmtree(DIRS[route])
+            shutil.copytree(DIRS["c"], DIRS[route])
     return result
 
 
@@ -634,9 +644,8 @@ def test_sharding_paths():
         "get reads sharding entries", describe(result))
 
     other = "sharded-other.json"
-    shutil.copy(os.path.join(DIRS["c"], path), os.path.join(DIRS["c"], other))
-    if "python" in DIRS:
-        shutil.copy(os.path.join(DIRS["python"], path), os.path.join(DIRS["python"], other))
+    for directory in DIRS.values():
+        shutil.copy(os.path.join(directory, path), os.path.join(directory, other))
     expect_ok("set sharding entries", run(
         "set", other, "sharding-config.state-shardings.weight=tp:S(0)",
         "sharding-config.state-shardings.attention.wq.weight=tp:S(0), dp:R",
@@ -860,11 +869,56 @@ def test_python_route(tmp):
               "\n".join(help_failures))
 
 
-# The twins: HpToolTestConfig through hp-config and toolmodels+Tool+Config
-# through the Python route
+def test_gjs_route(tmp):
+    """What only the gjs route does: --import of ES modules"""
+    here = os.path.join(tmp, "gjs-only")
+    os.mkdir(here)
+    models = os.path.join(HERE, "toolmodels.js")
+
+    def gjs(*args):
+        return route_run("gjs", args, here)
+
+    result = gjs("--import", models, "types")
+    expect_ok("--import of an ES module", result)
+    tap.check(sorted(set(result.stdout.split()) - set(route_run("c", ["types"], here).stdout.split()))
+              == ["Gjs_ToolConfig"], "types lists the configuration classes of the module",
+              result.stdout)
+    after = gjs("types", "-i", models)
+    tap.check(after.returncode == 0 and after.stdout == result.stdout, "--import after the command",
+              describe(after))
+    shutil.copy(models, os.path.join(here, "models.js"))
+    relative = gjs("--import", "./models.js", "types")
+    tap.check(relative.stdout == result.stdout, "--import of a file relative to the current directory",
+              describe(relative))
+    expect_error("--import of a missing file", gjs("--import", "nosuch.js", "types"),
+                 "hp-config types: --import nosuch.js: ImportError:")
+    with open(os.path.join(here, "broken.js"), "w", encoding="utf-8") as f:
+        f.write('throw new Error("no widgets here");\n')
+    expect_error("--import of a module that throws", gjs("types", "--import", "broken.js"),
+                 "hp-config types: --import broken.js: Error: no widgets here")
+    with open(os.path.join(here, "noisy.js"), "w", encoding="utf-8") as f:
+        f.write('print("noisy: imported");\n')
+    expect_error("the value of another option is no module to import",
+                 gjs("new", "Gjs_ToolConfig", "--set", "--import=noisy.js", "-i", models),
+                 "hp-config new: --import: no field '--import' in Gjs_ToolConfig")
+    expect_ok("new of a JavaScript class", gjs("-i", models, "new", "Gjs_ToolConfig", "-o", "tool.json"))
+    expect_error("hp-config says to import the module of a JavaScript class",
+                 route_run("c", ["validate", "tool.json"], here),
+                 "hp-config validate: tool.json: @type: unknown type 'Gjs_ToolConfig', defined in "
+                 "JavaScript: import its module (gjs -m hp-config.js --import FILE)")
+    result = gjs("--help")
+    tap.check(result.returncode == 0 and "-i, --import=FILE" in result.stdout
+              and "-r, --require=NAMESPACE-VERSION" in result.stdout
+              and "JavaScript modules imported with --import" in result.stdout,
+              "--help of the gjs route gives --import", describe(result))
+
+
+# The twins: HpToolTestConfig through hp-config, toolmodels+Tool+Config
+# through the Python route and Gjs_ToolConfig through the gjs route
 TWINS = {
     "c": ("HpToolTestConfig", ["-r", TOOL_TEST]),
     "python": ("toolmodels+Tool+Config", ["--import", "toolmodels"]),
+    "gjs": ("Gjs_ToolConfig", ["--import", os.path.join(HERE, "toolmodels.js")]),
 }
 TWIN_STEPS = [
     ["show", "{T}"],
@@ -896,9 +950,11 @@ TWIN_STEPS = [
 
 
 def test_twins(tmp):
-    """A Python configuration class goes through the commands as its C
-    twin does: the same output, exit status and files, but for the name"""
-    dirs = {route: os.path.join(tmp, "twin-" + route) for route in TWINS}
+    """The Python and the JavaScript configuration classes go through the
+    commands as their C twin does: the same output, exit status and
+    files, but for the name"""
+    twins = {route: twin for route, twin in TWINS.items() if route in ROUTES}
+    dirs = {route: os.path.join(tmp, "twin-" + route) for route in twins}
     for directory in dirs.values():
         os.mkdir(directory)
 
@@ -908,7 +964,7 @@ def test_twins(tmp):
     results = {}
     for step in TWIN_STEPS:
         outcome = {}
-        for route, (name, load) in TWINS.items():
+        for route, (name, load) in twins.items():
             before = snapshot(dirs[route])
             result = route_run(route, load + [arg.replace("{T}", name) for arg in step],
                                dirs[route])
@@ -917,25 +973,29 @@ def test_twins(tmp):
                               normal(result.stderr, route),
                               {f: normal(t.decode(), route) for f, t in snapshot(dirs[route]).items()},
                               result.returncode == 0 or snapshot(dirs[route]) == before)
-        tap.check(outcome["c"] == outcome["python"],
-                  "the Python class as its C twin: " + " ".join(step),
-                  "\n".join(describe(results[" ".join(step)][route]) for route in TWINS))
+        for route in OTHER_ROUTES:
+            tap.check(outcome["c"] == outcome[route],
+                      "the %s class as its C twin: %s" % (route, " ".join(step)),
+                      "\n".join(describe(results[" ".join(step)][twin]) for twin in ("c", route)))
         if outcome["c"][0] != 0:
             tap.check(all(unchanged for *_, unchanged in outcome.values()),
                       "the error leaves the files byte for byte as they were: " + " ".join(step))
 
-    result = results["validate tool.json big.json"]["python"]
-    tap.check(result.returncode == 1 and result.stdout == "tool.json: valid toolmodels+Tool+Config\n"
-              and result.stderr == "hp-config validate: big.json: size * scale is 100, more than 50\n",
-              "validate runs the check of the Python class", describe(result))
-    result = results["diff tool.json big.json"]["python"]
-    tap.check(result.returncode == 1 and result.stdout.splitlines() == [
-        "size: 7 -> 100", "scale: 0.5 -> 1.0", 'label: big -> toy', "linear: HpLinearConfig -> null"],
-        "diff of the Python class", describe(result))
-    result = results["set tool.json size=8 linear.sharding-config.state-shardings.weight=tp:Q"]["python"]
-    tap.check(result.returncode == 1 and "tool.json: linear.sharding-config.state-shardings.weight: "
-              "cannot parse named placement 'tp:Q'" in result.stderr,
-              "set of a bad sharding entry under a Python class", describe(result))
+    for route in OTHER_ROUTES:
+        name = twins[route][0]
+        result = results["validate tool.json big.json"][route]
+        tap.check(result.returncode == 1 and result.stdout == "tool.json: valid %s\n" % name
+                  and result.stderr == "hp-config validate: big.json: size * scale is 100, "
+                  "more than 50\n", "validate runs the check of the %s class" % route,
+                  describe(result))
+        result = results["diff tool.json big.json"][route]
+        tap.check(result.returncode == 1 and result.stdout.splitlines() == [
+            "size: 7 -> 100", "scale: 0.5 -> 1.0", 'label: big -> toy',
+            "linear: HpLinearConfig -> null"], "diff of the %s class" % route, describe(result))
+        result = results["set tool.json size=8 linear.sharding-config.state-shardings.weight=tp:Q"][route]
+        tap.check(result.returncode == 1 and "tool.json: linear.sharding-config.state-shardings.weight: "
+                  "cannot parse named placement 'tp:Q'" in result.stderr,
+                  "set of a bad sharding entry under a %s class" % route, describe(result))
 
 
 def main():
@@ -955,9 +1015,13 @@ def main():
         test_usage()
         if "python" in ROUTES:
             test_python_route(tmp)
-            test_twins(tmp)
         else:
             tap.skip("the Python route", "no Python with PyGObject (HP_CONFIG_PYTHON)")
+        if "gjs" in ROUTES:
+            test_gjs_route(tmp)
+        else:
+            tap.skip("the gjs route", "no gjs (HP_CONFIG_GJS)")
+        test_twins(tmp)
     return tap.done()
 
 
