@@ -923,47 +923,49 @@ diff_lists (Diff          *diff,
   return TRUE;
 }
 
-/* The entries of a sharding config by name or index, in @names (a
- * name of @names_b that is not in @names goes after them) */
-static void
-append_entry_names (GPtrArray    *names,
-                    gchar       **names_b)
+/* The parts of a sharding config, by the names paths give them: the
+ * entries of the maps by name, of the output lists by index, and the
+ * local map as one entry, the member itself */
+typedef struct
 {
-  for (guint i = 0; names_b != NULL && names_b[i] != NULL; i++)
-    if (!g_ptr_array_find_with_equal_func (names, names_b[i], g_str_equal, NULL))
-      g_ptr_array_add (names, g_strdup (names_b[i]));
-}
+  const gchar *name;
+  GStrv (*list)   (HpShardingConfig *self);
+  guint (*length) (HpShardingConfig *self);
+} ShardingPart;
 
+static const ShardingPart sharding_parts[] = {
+  { "state-shardings", hp_sharding_config_list_state_shardings, NULL },
+  { "in-src-shardings", hp_sharding_config_list_in_src_shardings, NULL },
+  { "in-dst-shardings", hp_sharding_config_list_in_dst_shardings, NULL },
+  { "out-src-shardings", NULL, hp_sharding_config_get_n_out_src_shardings },
+  { "out-dst-shardings", NULL, hp_sharding_config_get_n_out_dst_shardings },
+  { "local-map", NULL, NULL },
+};
+
+/* Adds the entries of @part of @sharding (may be NULL) that @entries
+ * has not, in their order */
 static void
-append_sharding_entries (GPtrArray        *entries,
-                         HpShardingConfig *sharding,
-                         gint              member)
+add_sharding_entries (GPtrArray          *entries,
+                      HpShardingConfig   *sharding,
+                      const ShardingPart *part)
 {
   g_auto(GStrv) names = NULL;
-  guint length;
 
   if (sharding == NULL)
     return;
-  switch (member)
+  if (part->list != NULL)
+    names = part->list (sharding);
+  else
     {
-    case 0:
-      names = hp_sharding_config_list_state_shardings (sharding);
-      break;
-    case 1:
-      names = hp_sharding_config_list_in_src_shardings (sharding);
-      break;
-    case 2:
-      names = hp_sharding_config_list_in_dst_shardings (sharding);
-      break;
-    default:
-      length = member == 3 ? hp_sharding_config_get_n_out_src_shardings (sharding)
-                           : hp_sharding_config_get_n_out_dst_shardings (sharding);
+      guint length = part->length (sharding);
+
       names = g_new0 (gchar *, length + 1);
       for (guint i = 0; i < length; i++)
         names[i] = g_strdup_printf ("%u", i);
-      break;
     }
-  append_entry_names (entries, names);
+  for (guint i = 0; names[i] != NULL; i++)
+    if (!g_ptr_array_find_with_equal_func (entries, names[i], g_str_equal, NULL))
+      g_ptr_array_add (entries, g_strdup (names[i]));
 }
 
 /* A sharding config field, entry by entry, at the paths that get and
@@ -976,34 +978,30 @@ diff_sharding (Diff         *diff,
                GParamSpec   *pspec,
                GError      **error)
 {
-  static const gchar * const members[] = {
-    "state-shardings", "in-src-shardings", "in-dst-shardings",
-    "out-src-shardings", "out-dst-shardings", "local-map",
-  };
   g_autoptr(HpShardingConfig) sharding_a = NULL;
   g_autoptr(HpShardingConfig) sharding_b = NULL;
   guint n_differences = diff->n_differences;
 
   g_object_get (a, pspec->name, &sharding_a, NULL);
   g_object_get (b, pspec->name, &sharding_b, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (members); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (sharding_parts); i++)
     {
+      const ShardingPart *part = &sharding_parts[i];
       g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func (g_free);
 
-      /* the local map is one entry, the member itself (g_strjoin()
-       * stops at the NULL entry) */
-      if (i + 1 < G_N_ELEMENTS (members))
-        {
-          append_sharding_entries (entries, sharding_a, i);
-          append_sharding_entries (entries, sharding_b, i);
-        }
+      if (part->list == NULL && part->length == NULL)
+        g_ptr_array_add (entries, g_strdup (""));
       else
-        g_ptr_array_add (entries, NULL);
+        {
+          add_sharding_entries (entries, sharding_a, part);
+          add_sharding_entries (entries, sharding_b, part);
+        }
       for (guint j = 0; j < entries->len; j++)
         {
           const gchar *entry = g_ptr_array_index (entries, j);
-          g_autofree gchar *field_path = g_strjoin (".", pspec->name, members[i], entry, NULL);
-          g_autofree gchar *shown_path = g_strjoin (".", path, members[i], entry, NULL);
+          const gchar *dot = *entry != '\0' ? "." : "";
+          g_autofree gchar *field_path = g_strconcat (pspec->name, ".", part->name, dot, entry, NULL);
+          g_autofree gchar *shown_path = g_strconcat (path, ".", part->name, dot, entry, NULL);
           g_autoptr(GError) local_error = NULL;
           g_autofree gchar *a_text = hp_config_get_path_as_string (a, field_path, &local_error);
           g_autofree gchar *b_text = NULL;

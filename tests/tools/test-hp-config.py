@@ -665,6 +665,14 @@ def test_sharding_paths():
         '"out-placements": [], "in-grad-placements": null}'],
         "diff lists the sharding entries that differ", describe(result))
     tap.check(run("validate", other).returncode == 0, "the sharded file set writes is valid")
+    expect_ok("new without a sharding config", run("new", "HpLinearConfig", "-o", "plain.json"))
+    expect_ok("new with an empty one", run("new", "HpLinearConfig", "--set", "sharding-config={}",
+                                          "-o", "empty-sharding.json"))
+    result = run("diff", "plain.json", "empty-sharding.json")
+    tap.check(result.returncode == 1 and result.stdout ==
+              'sharding-config: null -> {"state-shardings": {}, "in-src-shardings": {}, '
+              '"in-dst-shardings": {}, "out-src-shardings": [], "out-dst-shardings": [], '
+              '"local-map": null}\n', "diff of a null and an empty sharding config", describe(result))
 
     decoder = "sharded-decoder.json"
     expect_ok("new for sharding a nested configuration", run(
