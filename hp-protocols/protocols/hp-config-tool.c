@@ -32,8 +32,8 @@
  * ([method@Hp.ConfigTool.add_load_option]): the `hp-config` program
  * loads introspected libraries (`--require NAMESPACE-VERSION`),
  * `python3 -m hp_config` imports Python modules too (`--import MODULE`),
- * and both run the same commands, with the same output and exit
- * statuses:
+ * `gjs -m hp-config.js` ES modules (`--import FILE`), and all run the
+ * same commands, with the same output and exit statuses:
  *
  * ```sh
  * hp-config show HpDecoderConfig
