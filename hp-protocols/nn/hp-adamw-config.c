@@ -9,19 +9,24 @@
 
 #include "hp-adamw.h"
 #include "hp-adamw-config.h"
+#include "hp-config-field.h"
+#include "hp-error.h"
 
 /**
  * HpAdamWConfig:
  *
- * The configuration of #HpAdamW, Adam with decoupled weight decay, as
- * `torch.optim.AdamW`: the learning rate (#HpOptimizerConfig:lr,
- * default 0.001), the weight decay (#HpOptimizerConfig:weight-decay,
- * which starts at 0.01 in this class), the decay rates of the moment
- * estimates #HpAdamWConfig:beta1 (0.9) and #HpAdamWConfig:beta2
- * (0.999), and #HpAdamWConfig:eps (1e-8).
+ * The configuration of [class@Hp.AdamW], Adam with decoupled weight
+ * decay, as `torch.optim.AdamW`: the learning rate
+ * ([property@Hp.OptimizerConfig:lr], default 0.001), the weight decay
+ * ([property@Hp.OptimizerConfig:weight-decay], which starts at 0.01 in
+ * this class), the decay rates of the moment estimates
+ * [property@Hp.AdamWConfig:beta1] (0.9) and
+ * [property@Hp.AdamWConfig:beta2] (0.999), and
+ * [property@Hp.AdamWConfig:eps] (1e-8).
  *
- * Both betas must be below 1; building an #HpAdamW from a
- * configuration where one is 1 fails with %HP_ERROR_CONFIG.
+ * Both betas must be below 1: a configuration where one is 1 does not
+ * validate ([vfunc@Hp.Config.validate]), so building an
+ * [class@Hp.AdamW] from it fails with %HP_ERROR_CONFIG.
  */
 
 struct _HpAdamWConfig
@@ -35,121 +40,79 @@ struct _HpAdamWConfig
 
 G_DEFINE_FINAL_TYPE (HpAdamWConfig, hp_adamw_config, HP_TYPE_OPTIMIZER_CONFIG)
 
-enum {
-  PROP_0,
-  PROP_BETA1,
-  PROP_BETA2,
-  PROP_EPS,
-  N_PROPS
+/**
+ * HpAdamWConfig:beta1:
+ *
+ * The decay rate of the running average of the gradient (the first
+ * moment), below 1.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpAdamWConfig:beta2:
+ *
+ * The decay rate of the running average of the squared gradient (the
+ * second moment), below 1.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpAdamWConfig:eps:
+ *
+ * The term added to the denominator of the update, for numerical
+ * stability.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField adamw_config_fields[] = {
+  HP_CONFIG_FIELD_DOUBLE (HpAdamWConfig, beta1, "beta1", "Decay of the first moment", 0.0, 1.0, 0.9),
+  HP_CONFIG_FIELD_DOUBLE (HpAdamWConfig, beta2, "beta2", "Decay of the second moment",
+                          0.0, 1.0, 0.999),
+  HP_CONFIG_FIELD_DOUBLE (HpAdamWConfig, eps, "eps", "Added to the denominator", 0.0, DBL_MAX, 1e-8),
 };
 
-static GParamSpec *properties[N_PROPS];
-
 static void
-hp_adamw_config_get_property (GObject    *object,
-                              guint       prop_id,
-                              GValue     *value,
-                              GParamSpec *pspec)
+hp_adamw_config_constructed (GObject *object)
 {
-  HpAdamWConfig *self = HP_ADAMW_CONFIG (object);
+  G_OBJECT_CLASS (hp_adamw_config_parent_class)->constructed (object);
 
-  switch (prop_id)
-    {
-    case PROP_BETA1:
-      g_value_set_double (value, self->beta1);
-      break;
-    case PROP_BETA2:
-      g_value_set_double (value, self->beta2);
-      break;
-    case PROP_EPS:
-      g_value_set_double (value, self->eps);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  /* torch.optim.AdamW's default, over the one of the parent's table
+   * just applied and before the fields given to g_object_new() */
+  hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (object), 1e-2);
 }
 
-static void
-hp_adamw_config_set_property (GObject      *object,
-                              guint         prop_id,
-                              const GValue *value,
-                              GParamSpec   *pspec)
+static gboolean
+hp_adamw_config_validate (HpConfig  *config,
+                          GError   **error)
 {
-  HpAdamWConfig *self = HP_ADAMW_CONFIG (object);
+  HpAdamWConfig *self = HP_ADAMW_CONFIG (config);
 
-  switch (prop_id)
+  if (!HP_CONFIG_CLASS (hp_adamw_config_parent_class)->validate (config, error))
+    return FALSE;
+
+  if (self->beta1 >= 1.0 || self->beta2 >= 1.0)
     {
-    case PROP_BETA1:
-      hp_adamw_config_set_beta1 (self, g_value_get_double (value));
-      break;
-    case PROP_BETA2:
-      hp_adamw_config_set_beta2 (self, g_value_get_double (value));
-      break;
-    case PROP_EPS:
-      hp_adamw_config_set_eps (self, g_value_get_double (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpAdamW: beta1 and beta2 must be below 1, not %g and %g",
+                   self->beta1, self->beta2);
+      return FALSE;
     }
-}
-
-static GParamSpec *
-double_param (const gchar *name,
-              const gchar *blurb,
-              gdouble      maximum,
-              gdouble      default_value)
-{
-  return g_param_spec_double (name, NULL, blurb,
-                              0.0, maximum, default_value,
-                              (G_PARAM_READWRITE |
-                               G_PARAM_EXPLICIT_NOTIFY |
-                               G_PARAM_STATIC_STRINGS));
+  return TRUE;
 }
 
 static void
 hp_adamw_config_class_init (HpAdamWConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = hp_adamw_config_get_property;
-  object_class->set_property = hp_adamw_config_set_property;
-
-  /**
-   * HpAdamWConfig:beta1:
-   *
-   * The decay rate of the running average of the gradient (the first
-   * moment), below 1.
-   */
-  properties[PROP_BETA1] = double_param ("beta1", "Decay of the first moment", 1.0, 0.9);
-
-  /**
-   * HpAdamWConfig:beta2:
-   *
-   * The decay rate of the running average of the squared gradient (the
-   * second moment), below 1.
-   */
-  properties[PROP_BETA2] = double_param ("beta2", "Decay of the second moment", 1.0, 0.999);
-
-  /**
-   * HpAdamWConfig:eps:
-   *
-   * The term added to the denominator of the update, for numerical
-   * stability.
-   */
-  properties[PROP_EPS] = double_param ("eps", "Added to the denominator", DBL_MAX, 1e-8);
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-
+  G_OBJECT_CLASS (klass)->constructed = hp_adamw_config_constructed;
+  HP_CONFIG_CLASS (klass)->validate = hp_adamw_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), adamw_config_fields,
+                                  G_N_ELEMENTS (adamw_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_ADAMW);
 }
 
 static void
 hp_adamw_config_init (HpAdamWConfig *self)
 {
-  self->beta1 = 0.9;
-  self->beta2 = 0.999;
-  self->eps = 1e-8;
-  hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (self), 1e-2);
 }
 
 /**
@@ -159,7 +122,9 @@ hp_adamw_config_init (HpAdamWConfig *self)
  * `torch.optim.AdamW`: learning rate 0.001, betas 0.9 and 0.999, eps
  * 1e-8, weight decay 0.01.
  *
- * Returns: (transfer full): a new #HpAdamWConfig
+ * Returns: (transfer full): a new [class@Hp.AdamWConfig]
+ *
+ * Since: 1.0
  */
 HpAdamWConfig *
 hp_adamw_config_new (void)
@@ -169,111 +134,69 @@ hp_adamw_config_new (void)
 
 /**
  * hp_adamw_config_get_beta1:
- * @self: a #HpAdamWConfig
+ * @self: an AdamW configuration
  *
- * Gets the decay rate of the first moment.
+ * Gets [property@Hp.AdamWConfig:beta1].
  *
- * Returns: the #HpAdamWConfig:beta1
+ * Returns: the decay rate of the first moment
+ *
+ * Since: 1.0
  */
-gdouble
-hp_adamw_config_get_beta1 (HpAdamWConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ADAMW_CONFIG (self), 0.0);
-
-  return self->beta1;
-}
+HP_CONFIG_DEFINE_GETTER (hp_adamw_config, HpAdamWConfig, gdouble, beta1, 0.0)
 
 /**
  * hp_adamw_config_set_beta1:
- * @self: a #HpAdamWConfig
+ * @self: an AdamW configuration
  * @beta1: the decay rate, from 0 to below 1
  *
- * Sets #HpAdamWConfig:beta1.
+ * Sets [property@Hp.AdamWConfig:beta1].
+ *
+ * Since: 1.0
  */
-void
-hp_adamw_config_set_beta1 (HpAdamWConfig *self,
-                           gdouble        beta1)
-{
-  g_return_if_fail (HP_IS_ADAMW_CONFIG (self));
-  g_return_if_fail (beta1 >= 0.0 && beta1 <= 1.0);
-
-  if (self->beta1 != beta1)
-    {
-      self->beta1 = beta1;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BETA1]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_adamw_config, HpAdamWConfig, gdouble, beta1, "beta1")
 
 /**
  * hp_adamw_config_get_beta2:
- * @self: a #HpAdamWConfig
+ * @self: an AdamW configuration
  *
- * Gets the decay rate of the second moment.
+ * Gets [property@Hp.AdamWConfig:beta2].
  *
- * Returns: the #HpAdamWConfig:beta2
+ * Returns: the decay rate of the second moment
+ *
+ * Since: 1.0
  */
-gdouble
-hp_adamw_config_get_beta2 (HpAdamWConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ADAMW_CONFIG (self), 0.0);
-
-  return self->beta2;
-}
+HP_CONFIG_DEFINE_GETTER (hp_adamw_config, HpAdamWConfig, gdouble, beta2, 0.0)
 
 /**
  * hp_adamw_config_set_beta2:
- * @self: a #HpAdamWConfig
+ * @self: an AdamW configuration
  * @beta2: the decay rate, from 0 to below 1
  *
- * Sets #HpAdamWConfig:beta2.
+ * Sets [property@Hp.AdamWConfig:beta2].
+ *
+ * Since: 1.0
  */
-void
-hp_adamw_config_set_beta2 (HpAdamWConfig *self,
-                           gdouble        beta2)
-{
-  g_return_if_fail (HP_IS_ADAMW_CONFIG (self));
-  g_return_if_fail (beta2 >= 0.0 && beta2 <= 1.0);
-
-  if (self->beta2 != beta2)
-    {
-      self->beta2 = beta2;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BETA2]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_adamw_config, HpAdamWConfig, gdouble, beta2, "beta2")
 
 /**
  * hp_adamw_config_get_eps:
- * @self: a #HpAdamWConfig
+ * @self: an AdamW configuration
  *
- * Gets the term added to the denominator of the update.
+ * Gets [property@Hp.AdamWConfig:eps].
  *
- * Returns: the #HpAdamWConfig:eps
+ * Returns: the term added to the denominator of the update
+ *
+ * Since: 1.0
  */
-gdouble
-hp_adamw_config_get_eps (HpAdamWConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ADAMW_CONFIG (self), 0.0);
-
-  return self->eps;
-}
+HP_CONFIG_DEFINE_GETTER (hp_adamw_config, HpAdamWConfig, gdouble, eps, 0.0)
 
 /**
  * hp_adamw_config_set_eps:
- * @self: a #HpAdamWConfig
+ * @self: an AdamW configuration
  * @eps: the term, 0 or more
  *
- * Sets #HpAdamWConfig:eps.
+ * Sets [property@Hp.AdamWConfig:eps].
+ *
+ * Since: 1.0
  */
-void
-hp_adamw_config_set_eps (HpAdamWConfig *self,
-                         gdouble        eps)
-{
-  g_return_if_fail (HP_IS_ADAMW_CONFIG (self));
-  g_return_if_fail (eps >= 0.0);
-
-  if (self->eps != eps)
-    {
-      self->eps = eps;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EPS]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_adamw_config, HpAdamWConfig, gdouble, eps, "eps")

@@ -5,7 +5,6 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
 #include <math.h>
 
 #include "hp-adamw-config.h"
@@ -52,21 +51,23 @@ struct _HpAdamW
 
 G_DEFINE_FINAL_TYPE (HpAdamW, hp_adamw, HP_TYPE_OPTIMIZER)
 
-static void
-hp_adamw_constructed (GObject *object)
+static gboolean
+hp_adamw_setup (HpConfigurable  *configurable,
+                GError         **error)
 {
-  HpAdamW *self = HP_ADAMW (object);
-  HpConfig *config;
+  HpAdamW *self = HP_ADAMW (configurable);
+  HpConfig *config = hp_configurable_get_config (configurable);
   HpAdamWConfig *adamw;
 
-  G_OBJECT_CLASS (hp_adamw_parent_class)->constructed (object);
+  if (!HP_CONFIGURABLE_CLASS (hp_adamw_parent_class)->setup (configurable, error))
+    return FALSE;
 
-  config = hp_configurable_get_config (HP_CONFIGURABLE (self));
   if (!HP_IS_ADAMW_CONFIG (config))
     {
-      g_critical ("HpAdamW: the configuration must be an HpAdamWConfig, not %s",
-                  config != NULL ? G_OBJECT_TYPE_NAME (config) : "NULL");
-      return;
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpAdamW: the configuration must be an HpAdamWConfig, not %s",
+                   config != NULL ? G_OBJECT_TYPE_NAME (config) : "NULL");
+      return FALSE;
     }
 
   adamw = HP_ADAMW_CONFIG (config);
@@ -74,24 +75,6 @@ hp_adamw_constructed (GObject *object)
   self->beta1 = hp_adamw_config_get_beta1 (adamw);
   self->beta2 = hp_adamw_config_get_beta2 (adamw);
   self->eps = hp_adamw_config_get_eps (adamw);
-}
-
-static gboolean
-hp_adamw_setup (HpConfigurable  *configurable,
-                GError         **error)
-{
-  HpAdamW *self = HP_ADAMW (configurable);
-
-  if (!HP_CONFIGURABLE_CLASS (hp_adamw_parent_class)->setup (configurable, error))
-    return FALSE;
-
-  if (self->beta1 >= 1.0 || self->beta2 >= 1.0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpAdamW: beta1 and beta2 must be below 1, not %g and %g",
-                   self->beta1, self->beta2);
-      return FALSE;
-    }
   return TRUE;
 }
 
@@ -185,11 +168,9 @@ static const HpOptimizerStateSpec adamw_states[] = {
 static void
 hp_adamw_class_init (HpAdamWClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpOptimizerClass *optimizer_class = HP_OPTIMIZER_CLASS (klass);
 
   HP_CONFIGURABLE_CLASS (klass)->setup = hp_adamw_setup;
-  object_class->constructed = hp_adamw_constructed;
   optimizer_class->step = hp_adamw_step;
   _hp_optimizer_class_set_states (optimizer_class, adamw_states, G_N_ELEMENTS (adamw_states));
 

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-config-field.h"
 #include "hp-embedding.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
@@ -49,16 +50,6 @@ struct _HpEmbeddingConfig
 
 G_DEFINE_FINAL_TYPE (HpEmbeddingConfig, hp_embedding_config, HP_TYPE_MODULE_CONFIG)
 
-enum {
-  CONFIG_PROP_0,
-  CONFIG_PROP_NUM_EMBEDDINGS,
-  CONFIG_PROP_EMBEDDING_DIM,
-  CONFIG_PROP_DTYPE,
-  CONFIG_N_PROPS
-};
-
-static GParamSpec *config_properties[CONFIG_N_PROPS];
-
 struct _HpEmbedding
 {
   HpModule parent_instance;
@@ -68,110 +59,56 @@ G_DEFINE_FINAL_TYPE (HpEmbedding, hp_embedding, HP_TYPE_MODULE)
 
 /* HpEmbeddingConfig */
 
-static void
-hp_embedding_config_get_property (GObject    *object,
-                                  guint       prop_id,
-                                  GValue     *value,
-                                  GParamSpec *pspec)
+/**
+ * HpEmbeddingConfig:num-embeddings:
+ *
+ * The number of rows of the table: ids lie in [0, num-embeddings).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpEmbeddingConfig:embedding-dim:
+ *
+ * The size of each row: the last dim of the output.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpEmbeddingConfig:dtype:
+ *
+ * The element type of the table: float32 or float64.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField embedding_config_fields[] = {
+  HP_CONFIG_FIELD_INT (HpEmbeddingConfig, num_embeddings, "num-embeddings",
+                       "Number of rows (the vocabulary size)", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_INT (HpEmbeddingConfig, embedding_dim, "embedding-dim",
+                       "Size of each embedding vector", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_ENUM (HpEmbeddingConfig, dtype, "dtype", "Parameter dtype", hp_dtype_get_type,
+                        HP_DTYPE_FLOAT32),
+};
+
+static gboolean
+hp_embedding_config_validate (HpConfig  *config,
+                              GError   **error)
 {
-  HpEmbeddingConfig *self = HP_EMBEDDING_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_NUM_EMBEDDINGS:
-      g_value_set_int (value, self->num_embeddings);
-      break;
-    case CONFIG_PROP_EMBEDDING_DIM:
-      g_value_set_int (value, self->embedding_dim);
-      break;
-    case CONFIG_PROP_DTYPE:
-      g_value_set_enum (value, self->dtype);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_embedding_config_set_property (GObject      *object,
-                                  guint         prop_id,
-                                  const GValue *value,
-                                  GParamSpec   *pspec)
-{
-  HpEmbeddingConfig *self = HP_EMBEDDING_CONFIG (object);
-  gint *field = NULL;
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_NUM_EMBEDDINGS:
-      field = &self->num_embeddings;
-      break;
-    case CONFIG_PROP_EMBEDDING_DIM:
-      field = &self->embedding_dim;
-      break;
-    case CONFIG_PROP_DTYPE:
-      if (self->dtype != (HpDType) g_value_get_enum (value))
-        {
-          self->dtype = g_value_get_enum (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      return;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-    }
-
-  if (*field != g_value_get_int (value))
-    {
-      *field = g_value_get_int (value);
-      g_object_notify_by_pspec (object, pspec);
-    }
+  return HP_CONFIG_CLASS (hp_embedding_config_parent_class)->validate (config, error) &&
+         _hp_nn_check_dtype (config, HP_EMBEDDING_CONFIG (config)->dtype, error);
 }
 
 static void
 hp_embedding_config_class_init (HpEmbeddingConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
-
-  object_class->get_property = hp_embedding_config_get_property;
-  object_class->set_property = hp_embedding_config_set_property;
-
-  /**
-   * HpEmbeddingConfig:num-embeddings:
-   *
-   * The number of rows of the table: ids lie in [0, num-embeddings).
-   */
-  config_properties[CONFIG_PROP_NUM_EMBEDDINGS] =
-    g_param_spec_int ("num-embeddings", NULL, "Number of rows (the vocabulary size)", 1, G_MAXINT, 1, flags);
-
-  /**
-   * HpEmbeddingConfig:embedding-dim:
-   *
-   * The size of each row: the last dim of the output.
-   */
-  config_properties[CONFIG_PROP_EMBEDDING_DIM] =
-    g_param_spec_int ("embedding-dim", NULL, "Size of each embedding vector", 1, G_MAXINT, 1, flags);
-
-  /**
-   * HpEmbeddingConfig:dtype:
-   *
-   * The element type of the table: float32 or float64.
-   */
-  config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
-
-  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_embedding_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), embedding_config_fields,
+                                  G_N_ELEMENTS (embedding_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_EMBEDDING);
 }
 
 static void
 hp_embedding_config_init (HpEmbeddingConfig *self)
 {
-  self->num_embeddings = 1;
-  self->embedding_dim = 1;
-  self->dtype = HP_DTYPE_FLOAT32;
 }
 
 /**
@@ -181,7 +118,9 @@ hp_embedding_config_init (HpEmbeddingConfig *self)
  *
  * Creates the configuration of an embedding table with float32 values.
  *
- * Returns: (transfer full): a new #HpEmbeddingConfig
+ * Returns: (transfer full): a new [class@Hp.EmbeddingConfig]
+ *
+ * Since: 1.0
  */
 HpEmbeddingConfig *
 hp_embedding_config_new (gint num_embeddings,
@@ -198,88 +137,55 @@ hp_embedding_config_new (gint num_embeddings,
 
 /**
  * hp_embedding_config_get_num_embeddings:
- * @self: a #HpEmbeddingConfig
+ * @self: an embedding table configuration
  *
- * Gets #HpEmbeddingConfig:num-embeddings.
+ * Gets [property@Hp.EmbeddingConfig:num-embeddings].
  *
  * Returns: the number of rows
+ *
+ * Since: 1.0
  */
-gint
-hp_embedding_config_get_num_embeddings (HpEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_EMBEDDING_CONFIG (self), 0);
-
-  return self->num_embeddings;
-}
+HP_CONFIG_DEFINE_GETTER (hp_embedding_config, HpEmbeddingConfig, gint, num_embeddings, 0)
 
 /**
  * hp_embedding_config_get_embedding_dim:
- * @self: a #HpEmbeddingConfig
+ * @self: an embedding table configuration
  *
- * Gets #HpEmbeddingConfig:embedding-dim.
+ * Gets [property@Hp.EmbeddingConfig:embedding-dim].
  *
  * Returns: the size of a row
+ *
+ * Since: 1.0
  */
-gint
-hp_embedding_config_get_embedding_dim (HpEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_EMBEDDING_CONFIG (self), 0);
-
-  return self->embedding_dim;
-}
+HP_CONFIG_DEFINE_GETTER (hp_embedding_config, HpEmbeddingConfig, gint, embedding_dim, 0)
 
 /**
  * hp_embedding_config_get_dtype:
- * @self: a #HpEmbeddingConfig
+ * @self: an embedding table configuration
  *
- * Gets #HpEmbeddingConfig:dtype.
+ * Gets [property@Hp.EmbeddingConfig:dtype].
  *
  * Returns: the element type of the table
+ *
+ * Since: 1.0
  */
-HpDType
-hp_embedding_config_get_dtype (HpEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_EMBEDDING_CONFIG (self), HP_DTYPE_FLOAT32);
-
-  return self->dtype;
-}
+HP_CONFIG_DEFINE_GETTER (hp_embedding_config, HpEmbeddingConfig, HpDType, dtype, HP_DTYPE_FLOAT32)
 
 /* HpEmbedding */
-
-static HpEmbeddingConfig *
-get_config (HpEmbedding *self)
-{
-  return HP_EMBEDDING_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)));
-}
-
-static void
-hp_embedding_constructed (GObject *object)
-{
-  HpEmbeddingConfig *config;
-  g_autoptr(HpTensor) weight = NULL;
-
-  G_OBJECT_CLASS (hp_embedding_parent_class)->constructed (object);
-
-  /* a config that g_initable_init() rejects registers nothing */
-  config = get_config (HP_EMBEDDING (object));
-  if (!hp_dtype_is_floating (config->dtype))
-    return;
-
-  weight = hp_tensor_new_zeros (config->dtype,
-                                (gint64[]) { config->num_embeddings, config->embedding_dim }, 2);
-  hp_module_register_parameter (HP_MODULE (object), "weight", weight, NULL);
-}
 
 static gboolean
 hp_embedding_setup (HpConfigurable  *configurable,
                     GError         **error)
 {
-  HpEmbeddingConfig *config = get_config (HP_EMBEDDING (configurable));
+  HpEmbeddingConfig *config = HP_EMBEDDING_CONFIG (hp_configurable_get_config (configurable));
+  g_autoptr(HpTensor) weight = NULL;
 
   if (!HP_CONFIGURABLE_CLASS (hp_embedding_parent_class)->setup (configurable, error))
     return FALSE;
 
-  return _hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error);
+  weight = hp_tensor_new_zeros (config->dtype,
+                                (gint64[]) { config->num_embeddings, config->embedding_dim }, 2);
+  return hp_module_register_parameter (HP_MODULE (configurable), "weight", weight, error);
 }
 
 static GPtrArray *
@@ -309,11 +215,9 @@ hp_embedding_reset_parameters (HpModule  *module,
 static void
 hp_embedding_class_init (HpEmbeddingClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   HP_CONFIGURABLE_CLASS (klass)->setup = hp_embedding_setup;
-  object_class->constructed = hp_embedding_constructed;
   module_class->forward = hp_embedding_forward;
   module_class->reset_parameters = hp_embedding_reset_parameters;
   hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),

@@ -7,217 +7,118 @@
 
 #include <float.h>
 
+#include "hp-config-field.h"
 #include "hp-optimizer.h"
+#include "hp-adamw-config.h"
 #include "hp-optimizer-config.h"
+#include "hp-sgd-config.h"
 
 /**
  * HpOptimizerConfig:
  *
  * The fields every optimizer configuration has: the learning rate
- * (#HpOptimizerConfig:lr) and the weight decay
- * (#HpOptimizerConfig:weight-decay). The class is abstract; the
- * configurations of concrete optimizers, such as #HpSGDConfig and
- * #HpAdamWConfig, derive from it, add their own fields and build their
- * optimizer with hp_config_build() or
- * hp_optimizer_config_build_optimizer().
+ * ([property@Hp.OptimizerConfig:lr]) and the weight decay
+ * ([property@Hp.OptimizerConfig:weight-decay]). The class is abstract;
+ * the configurations of concrete optimizers, such as
+ * [class@Hp.SGDConfig] and [class@Hp.AdamWConfig], derive from it, add
+ * their own fields and build their optimizer with
+ * [method@Hp.Config.build] or
+ * [method@Hp.OptimizerConfig.build_optimizer].
  *
  * Like every configuration it copies, compares and reads from and
  * writes to JSON field by field, so a job configuration can hold the
  * optimizer's settings.
  */
 
-typedef struct
-{
-  gdouble lr;
-  gdouble weight_decay;
-} HpOptimizerConfigPrivate;
+G_DEFINE_ABSTRACT_TYPE (HpOptimizerConfig, hp_optimizer_config, HP_TYPE_CONFIG)
 
-G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (HpOptimizerConfig, hp_optimizer_config, HP_TYPE_CONFIG)
-
-enum {
-  PROP_0,
-  PROP_LR,
-  PROP_WEIGHT_DECAY,
-  N_PROPS
+/**
+ * HpOptimizerConfig:lr:
+ *
+ * The learning rate the optimizer starts with. The optimizer keeps its
+ * own copy ([property@Hp.Optimizer:lr]), which a schedule changes while
+ * training.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpOptimizerConfig:weight-decay:
+ *
+ * The weight decay factor. How it is applied depends on the
+ * optimizer: [class@Hp.SGD] adds it times the parameter to the
+ * gradient (L2 regularisation), [class@Hp.AdamW] shrinks the parameter
+ * by `lr * weight_decay` before its update (decoupled weight decay).
+ * Its default is 0, except in [class@Hp.AdamWConfig], which starts at
+ * 0.01 as torch.optim.AdamW does.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField optimizer_config_fields[] = {
+  HP_CONFIG_FIELD_DOUBLE (HpOptimizerConfig, lr, "lr", "Learning rate", 0.0, DBL_MAX, 1e-3),
+  HP_CONFIG_FIELD_DOUBLE (HpOptimizerConfig, weight_decay, "weight-decay", "Weight decay",
+                          0.0, DBL_MAX, 0.0),
 };
-
-static GParamSpec *properties[N_PROPS];
-
-static void
-hp_optimizer_config_get_property (GObject    *object,
-                                  guint       prop_id,
-                                  GValue     *value,
-                                  GParamSpec *pspec)
-{
-  HpOptimizerConfig *self = HP_OPTIMIZER_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_LR:
-      g_value_set_double (value, hp_optimizer_config_get_lr (self));
-      break;
-    case PROP_WEIGHT_DECAY:
-      g_value_set_double (value, hp_optimizer_config_get_weight_decay (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_optimizer_config_set_property (GObject      *object,
-                                  guint         prop_id,
-                                  const GValue *value,
-                                  GParamSpec   *pspec)
-{
-  HpOptimizerConfig *self = HP_OPTIMIZER_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_LR:
-      hp_optimizer_config_set_lr (self, g_value_get_double (value));
-      break;
-    case PROP_WEIGHT_DECAY:
-      hp_optimizer_config_set_weight_decay (self, g_value_get_double (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
 
 static void
 hp_optimizer_config_class_init (HpOptimizerConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = hp_optimizer_config_get_property;
-  object_class->set_property = hp_optimizer_config_set_property;
-
-  /**
-   * HpOptimizerConfig:lr:
-   *
-   * The learning rate the optimizer starts with. The optimizer keeps its
-   * own copy (#HpOptimizer:lr), which a schedule changes while training.
-   */
-  properties[PROP_LR] =
-    g_param_spec_double ("lr", NULL, "Learning rate",
-                         0.0, DBL_MAX, 1e-3,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpOptimizerConfig:weight-decay:
-   *
-   * The weight decay factor. How it is applied depends on the
-   * optimizer: #HpSGD adds it times the parameter to the gradient (L2
-   * regularisation), #HpAdamW shrinks the parameter by `lr *
-   * weight_decay` before its update (decoupled weight decay). Its
-   * default is 0, except in #HpAdamWConfig, which starts at 0.01 as
-   * torch.optim.AdamW does.
-   */
-  properties[PROP_WEIGHT_DECAY] =
-    g_param_spec_double ("weight-decay", NULL, "Weight decay",
-                         0.0, DBL_MAX, 0.0,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), optimizer_config_fields,
+                                  G_N_ELEMENTS (optimizer_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_OPTIMIZER);
+  /* JSON read as an optimizer config may name the library's optimizers
+   * before anything has made one */
+  g_type_ensure (HP_TYPE_ADAMW_CONFIG);
+  g_type_ensure (HP_TYPE_SGD_CONFIG);
 }
 
 static void
 hp_optimizer_config_init (HpOptimizerConfig *self)
 {
-  HpOptimizerConfigPrivate *priv = hp_optimizer_config_get_instance_private (self);
-
-  priv->lr = 1e-3;
 }
 
 /**
  * hp_optimizer_config_get_lr:
- * @self: a #HpOptimizerConfig
+ * @self: an optimizer configuration
  *
- * Gets the learning rate the optimizer starts with.
+ * Gets [property@Hp.OptimizerConfig:lr].
  *
- * Returns: the #HpOptimizerConfig:lr
+ * Returns: the learning rate the optimizer starts with
+ *
+ * Since: 1.0
  */
-gdouble
-hp_optimizer_config_get_lr (HpOptimizerConfig *self)
-{
-  HpOptimizerConfigPrivate *priv;
-
-  g_return_val_if_fail (HP_IS_OPTIMIZER_CONFIG (self), 0.0);
-
-  priv = hp_optimizer_config_get_instance_private (self);
-  return priv->lr;
-}
+HP_CONFIG_DEFINE_GETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, lr, 0.0)
 
 /**
  * hp_optimizer_config_set_lr:
- * @self: a #HpOptimizerConfig
+ * @self: an optimizer configuration
  * @lr: the learning rate, 0 or more
  *
- * Sets #HpOptimizerConfig:lr.
+ * Sets [property@Hp.OptimizerConfig:lr].
+ *
+ * Since: 1.0
  */
-void
-hp_optimizer_config_set_lr (HpOptimizerConfig *self,
-                            gdouble            lr)
-{
-  HpOptimizerConfigPrivate *priv;
-
-  g_return_if_fail (HP_IS_OPTIMIZER_CONFIG (self));
-  g_return_if_fail (lr >= 0.0);
-
-  priv = hp_optimizer_config_get_instance_private (self);
-  if (priv->lr != lr)
-    {
-      priv->lr = lr;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LR]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, lr, "lr")
 
 /**
  * hp_optimizer_config_get_weight_decay:
- * @self: a #HpOptimizerConfig
+ * @self: an optimizer configuration
  *
- * Gets the weight decay factor.
+ * Gets [property@Hp.OptimizerConfig:weight-decay].
  *
- * Returns: the #HpOptimizerConfig:weight-decay
+ * Returns: the weight decay factor
+ *
+ * Since: 1.0
  */
-gdouble
-hp_optimizer_config_get_weight_decay (HpOptimizerConfig *self)
-{
-  HpOptimizerConfigPrivate *priv;
-
-  g_return_val_if_fail (HP_IS_OPTIMIZER_CONFIG (self), 0.0);
-
-  priv = hp_optimizer_config_get_instance_private (self);
-  return priv->weight_decay;
-}
+HP_CONFIG_DEFINE_GETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, weight_decay, 0.0)
 
 /**
  * hp_optimizer_config_set_weight_decay:
- * @self: a #HpOptimizerConfig
+ * @self: an optimizer configuration
  * @weight_decay: the weight decay factor, 0 or more
  *
- * Sets #HpOptimizerConfig:weight-decay.
+ * Sets [property@Hp.OptimizerConfig:weight-decay].
+ *
+ * Since: 1.0
  */
-void
-hp_optimizer_config_set_weight_decay (HpOptimizerConfig *self,
-                                      gdouble            weight_decay)
-{
-  HpOptimizerConfigPrivate *priv;
-
-  g_return_if_fail (HP_IS_OPTIMIZER_CONFIG (self));
-  g_return_if_fail (weight_decay >= 0.0);
-
-  priv = hp_optimizer_config_get_instance_private (self);
-  if (priv->weight_decay != weight_decay)
-    {
-      priv->weight_decay = weight_decay;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WEIGHT_DECAY]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, weight_decay,
+                         "weight-decay")

@@ -107,25 +107,27 @@ param_free (gpointer data)
   g_free (param);
 }
 
-static void
-hp_optimizer_constructed (GObject *object)
+static gboolean
+hp_optimizer_setup (HpConfigurable  *configurable,
+                    GError         **error)
 {
-  HpOptimizer *self = HP_OPTIMIZER (object);
-  HpOptimizerPrivate *priv = hp_optimizer_get_instance_private (self);
-  HpConfig *config;
+  HpOptimizerPrivate *priv = hp_optimizer_get_instance_private (HP_OPTIMIZER (configurable));
+  HpConfig *config = hp_configurable_get_config (configurable);
 
-  G_OBJECT_CLASS (hp_optimizer_parent_class)->constructed (object);
+  if (!HP_CONFIGURABLE_CLASS (hp_optimizer_parent_class)->setup (configurable, error))
+    return FALSE;
 
-  config = hp_configurable_get_config (HP_CONFIGURABLE (self));
   if (config == NULL)
-    return;
+    return TRUE;
   if (!HP_IS_OPTIMIZER_CONFIG (config))
     {
-      g_critical ("%s: the configuration of an optimizer must be an HpOptimizerConfig, not %s",
-                  G_OBJECT_TYPE_NAME (self), G_OBJECT_TYPE_NAME (config));
-      return;
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "%s: the configuration of an optimizer must be an HpOptimizerConfig, not %s",
+                   G_OBJECT_TYPE_NAME (configurable), G_OBJECT_TYPE_NAME (config));
+      return FALSE;
     }
   priv->lr = hp_optimizer_config_get_lr (HP_OPTIMIZER_CONFIG (config));
+  return TRUE;
 }
 
 static void
@@ -182,7 +184,7 @@ hp_optimizer_class_init (HpOptimizerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
-  object_class->constructed = hp_optimizer_constructed;
+  HP_CONFIGURABLE_CLASS (klass)->setup = hp_optimizer_setup;
   object_class->finalize = hp_optimizer_finalize;
   object_class->get_property = hp_optimizer_get_property;
   object_class->set_property = hp_optimizer_set_property;

@@ -5,6 +5,7 @@
 
 #include "config.h"
 
+#include "hp-config-field.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
 #include "hp-nn-basic-private.h"
@@ -46,16 +47,6 @@ struct _HpRMSNormConfig
 
 G_DEFINE_FINAL_TYPE (HpRMSNormConfig, hp_rms_norm_config, HP_TYPE_MODULE_CONFIG)
 
-enum {
-  CONFIG_PROP_0,
-  CONFIG_PROP_DIM,
-  CONFIG_PROP_EPS,
-  CONFIG_PROP_DTYPE,
-  CONFIG_N_PROPS
-};
-
-static GParamSpec *config_properties[CONFIG_N_PROPS];
-
 struct _HpRMSNorm
 {
   HpModule parent_instance;
@@ -65,111 +56,56 @@ G_DEFINE_FINAL_TYPE (HpRMSNorm, hp_rms_norm, HP_TYPE_MODULE)
 
 /* HpRMSNormConfig */
 
-static void
-hp_rms_norm_config_get_property (GObject    *object,
-                                 guint       prop_id,
-                                 GValue     *value,
-                                 GParamSpec *pspec)
+/**
+ * HpRMSNormConfig:dim:
+ *
+ * The size of the normalised (last) dim of the input.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRMSNormConfig:eps:
+ *
+ * The number added to the mean square before the square root; not
+ * negative.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRMSNormConfig:dtype:
+ *
+ * The element type of the scale: float32 or float64.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField rms_norm_config_fields[] = {
+  HP_CONFIG_FIELD_INT (HpRMSNormConfig, dim, "dim", "Normalised width", 1, G_MAXINT, 1),
+  HP_CONFIG_FIELD_DOUBLE (HpRMSNormConfig, eps, "eps", "Epsilon added to the mean square",
+                          0.0, G_MAXDOUBLE, 1e-6),
+  HP_CONFIG_FIELD_ENUM (HpRMSNormConfig, dtype, "dtype", "Parameter dtype", hp_dtype_get_type,
+                        HP_DTYPE_FLOAT32),
+};
+
+static gboolean
+hp_rms_norm_config_validate (HpConfig  *config,
+                             GError   **error)
 {
-  HpRMSNormConfig *self = HP_RMS_NORM_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_DIM:
-      g_value_set_int (value, self->dim);
-      break;
-    case CONFIG_PROP_EPS:
-      g_value_set_double (value, self->eps);
-      break;
-    case CONFIG_PROP_DTYPE:
-      g_value_set_enum (value, self->dtype);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_rms_norm_config_set_property (GObject      *object,
-                                 guint         prop_id,
-                                 const GValue *value,
-                                 GParamSpec   *pspec)
-{
-  HpRMSNormConfig *self = HP_RMS_NORM_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_DIM:
-      if (self->dim != g_value_get_int (value))
-        {
-          self->dim = g_value_get_int (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      break;
-    case CONFIG_PROP_EPS:
-      if (self->eps != g_value_get_double (value))
-        {
-          self->eps = g_value_get_double (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      break;
-    case CONFIG_PROP_DTYPE:
-      if (self->dtype != (HpDType) g_value_get_enum (value))
-        {
-          self->dtype = g_value_get_enum (value);
-          g_object_notify_by_pspec (object, pspec);
-        }
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  return HP_CONFIG_CLASS (hp_rms_norm_config_parent_class)->validate (config, error) &&
+         _hp_nn_check_dtype (config, HP_RMS_NORM_CONFIG (config)->dtype, error);
 }
 
 static void
 hp_rms_norm_config_class_init (HpRMSNormConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
-
-  object_class->get_property = hp_rms_norm_config_get_property;
-  object_class->set_property = hp_rms_norm_config_set_property;
-
-  /**
-   * HpRMSNormConfig:dim:
-   *
-   * The size of the normalised (last) dim of the input.
-   */
-  config_properties[CONFIG_PROP_DIM] =
-    g_param_spec_int ("dim", NULL, "Normalised width", 1, G_MAXINT, 1, flags);
-
-  /**
-   * HpRMSNormConfig:eps:
-   *
-   * The number added to the mean square before the square root; not
-   * negative.
-   */
-  config_properties[CONFIG_PROP_EPS] =
-    g_param_spec_double ("eps", NULL, "Epsilon added to the mean square", 0.0, G_MAXDOUBLE, 1e-6, flags);
-
-  /**
-   * HpRMSNormConfig:dtype:
-   *
-   * The element type of the scale: float32 or float64.
-   */
-  config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Parameter dtype", HP_TYPE_DTYPE, HP_DTYPE_FLOAT32, flags);
-
-  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_rms_norm_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), rms_norm_config_fields,
+                                  G_N_ELEMENTS (rms_norm_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_RMS_NORM);
 }
 
 static void
 hp_rms_norm_config_init (HpRMSNormConfig *self)
 {
-  self->dim = 1;
-  self->eps = 1e-6;
-  self->dtype = HP_DTYPE_FLOAT32;
 }
 
 /**
@@ -179,7 +115,9 @@ hp_rms_norm_config_init (HpRMSNormConfig *self)
  * Creates the configuration of an RMS normalisation with eps 1e-6 and a
  * float32 scale.
  *
- * Returns: (transfer full): a new #HpRMSNormConfig
+ * Returns: (transfer full): a new [class@Hp.RMSNormConfig]
+ *
+ * Since: 1.0
  */
 HpRMSNormConfig *
 hp_rms_norm_config_new (gint dim)
@@ -191,51 +129,39 @@ hp_rms_norm_config_new (gint dim)
 
 /**
  * hp_rms_norm_config_get_dim:
- * @self: a #HpRMSNormConfig
+ * @self: an RMS normalisation configuration
  *
- * Gets #HpRMSNormConfig:dim.
+ * Gets [property@Hp.RMSNormConfig:dim].
  *
  * Returns: the size of the normalised dim
+ *
+ * Since: 1.0
  */
-gint
-hp_rms_norm_config_get_dim (HpRMSNormConfig *self)
-{
-  g_return_val_if_fail (HP_IS_RMS_NORM_CONFIG (self), 0);
-
-  return self->dim;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rms_norm_config, HpRMSNormConfig, gint, dim, 0)
 
 /**
  * hp_rms_norm_config_get_eps:
- * @self: a #HpRMSNormConfig
+ * @self: an RMS normalisation configuration
  *
- * Gets #HpRMSNormConfig:eps.
+ * Gets [property@Hp.RMSNormConfig:eps].
  *
  * Returns: the epsilon
+ *
+ * Since: 1.0
  */
-gdouble
-hp_rms_norm_config_get_eps (HpRMSNormConfig *self)
-{
-  g_return_val_if_fail (HP_IS_RMS_NORM_CONFIG (self), 0.0);
-
-  return self->eps;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rms_norm_config, HpRMSNormConfig, gdouble, eps, 0.0)
 
 /**
  * hp_rms_norm_config_get_dtype:
- * @self: a #HpRMSNormConfig
+ * @self: an RMS normalisation configuration
  *
- * Gets #HpRMSNormConfig:dtype.
+ * Gets [property@Hp.RMSNormConfig:dtype].
  *
  * Returns: the element type of the scale
+ *
+ * Since: 1.0
  */
-HpDType
-hp_rms_norm_config_get_dtype (HpRMSNormConfig *self)
-{
-  g_return_val_if_fail (HP_IS_RMS_NORM_CONFIG (self), HP_DTYPE_FLOAT32);
-
-  return self->dtype;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rms_norm_config, HpRMSNormConfig, HpDType, dtype, HP_DTYPE_FLOAT32)
 
 /* HpRMSNorm */
 
@@ -245,33 +171,18 @@ get_config (HpRMSNorm *self)
   return HP_RMS_NORM_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)));
 }
 
-static void
-hp_rms_norm_constructed (GObject *object)
-{
-  HpRMSNormConfig *config;
-  g_autoptr(HpTensor) weight = NULL;
-
-  G_OBJECT_CLASS (hp_rms_norm_parent_class)->constructed (object);
-
-  /* a config that g_initable_init() rejects registers nothing */
-  config = get_config (HP_RMS_NORM (object));
-  if (!hp_dtype_is_floating (config->dtype))
-    return;
-
-  weight = hp_tensor_new_ones (config->dtype, (gint64[]) { config->dim }, 1);
-  hp_module_register_parameter (HP_MODULE (object), "weight", weight, NULL);
-}
-
 static gboolean
 hp_rms_norm_setup (HpConfigurable  *configurable,
                    GError         **error)
 {
   HpRMSNormConfig *config = get_config (HP_RMS_NORM (configurable));
+  g_autoptr(HpTensor) weight = NULL;
 
   if (!HP_CONFIGURABLE_CLASS (hp_rms_norm_parent_class)->setup (configurable, error))
     return FALSE;
 
-  return _hp_nn_check_dtype (HP_CONFIG (config), config->dtype, error);
+  weight = hp_tensor_new_ones (config->dtype, (gint64[]) { config->dim }, 1);
+  return hp_module_register_parameter (HP_MODULE (configurable), "weight", weight, error);
 }
 
 static GPtrArray *
@@ -301,11 +212,9 @@ hp_rms_norm_reset_parameters (HpModule  *module,
 static void
 hp_rms_norm_class_init (HpRMSNormClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
   HP_CONFIGURABLE_CLASS (klass)->setup = hp_rms_norm_setup;
-  object_class->constructed = hp_rms_norm_constructed;
   module_class->forward = hp_rms_norm_forward;
   module_class->reset_parameters = hp_rms_norm_reset_parameters;
   hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),

@@ -7,8 +7,7 @@
 
 #include <math.h>
 
-#include <gio/gio.h>
-
+#include "hp-config-field.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-attention-private.h"
@@ -36,152 +35,87 @@ struct _HpRotaryEmbeddingConfig
 
 G_DEFINE_FINAL_TYPE (HpRotaryEmbeddingConfig, hp_rotary_embedding_config, HP_TYPE_MODULE_CONFIG)
 
-enum {
-  CONFIG_PROP_0,
-  CONFIG_PROP_HEAD_DIM,
-  CONFIG_PROP_MAX_SEQ_LEN,
-  CONFIG_PROP_THETA,
-  CONFIG_PROP_DTYPE,
-  CONFIG_N_PROPS
+/**
+ * HpRotaryEmbeddingConfig:head-dim:
+ *
+ * The size D of the last dim of the tensors rotated, an even number:
+ * the tables hold D/2 frequencies.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:max-seq-len:
+ *
+ * The number of positions the tables cover; a forward argument may
+ * be at most this long.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:theta:
+ *
+ * The base of the frequencies: pair i of the head dim turns by
+ * `position * theta^(-2i/D)` radians.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:dtype:
+ *
+ * The dtype of the tables, which must be that of the tensors rotated:
+ * float32 or float64.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField rotary_embedding_config_fields[] = {
+  HP_CONFIG_FIELD_INT (HpRotaryEmbeddingConfig, head_dim, "head-dim", "Head size (even)",
+                       2, G_MAXINT, 64),
+  HP_CONFIG_FIELD_INT (HpRotaryEmbeddingConfig, max_seq_len, "max-seq-len", "Rows of the tables",
+                       1, G_MAXINT, 2048),
+  HP_CONFIG_FIELD_DOUBLE (HpRotaryEmbeddingConfig, theta, "theta", "Rotary embedding base",
+                          G_MINDOUBLE, G_MAXDOUBLE, 10000.0),
+  HP_CONFIG_FIELD_ENUM (HpRotaryEmbeddingConfig, dtype, "dtype", "Table dtype", hp_dtype_get_type,
+                        HP_DTYPE_FLOAT32),
 };
 
-static GParamSpec *config_properties[CONFIG_N_PROPS];
-
-static void
-hp_rotary_embedding_config_get_property (GObject    *object,
-                                         guint       prop_id,
-                                         GValue     *value,
-                                         GParamSpec *pspec)
+static gboolean
+hp_rotary_embedding_config_validate (HpConfig  *config,
+                                     GError   **error)
 {
-  HpRotaryEmbeddingConfig *self = HP_ROTARY_EMBEDDING_CONFIG (object);
+  HpRotaryEmbeddingConfig *self = HP_ROTARY_EMBEDDING_CONFIG (config);
 
-  switch (prop_id)
+  if (!HP_CONFIG_CLASS (hp_rotary_embedding_config_parent_class)->validate (config, error))
+    return FALSE;
+
+  if (self->head_dim % 2 != 0)
     {
-    case CONFIG_PROP_HEAD_DIM:
-      g_value_set_int (value, self->head_dim);
-      break;
-    case CONFIG_PROP_MAX_SEQ_LEN:
-      g_value_set_int (value, self->max_seq_len);
-      break;
-    case CONFIG_PROP_THETA:
-      g_value_set_double (value, self->theta);
-      break;
-    case CONFIG_PROP_DTYPE:
-      g_value_set_enum (value, self->dtype);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpRotaryEmbedding: head-dim %d must be even (the rotation turns pairs)",
+                   self->head_dim);
+      return FALSE;
     }
-}
-
-static void
-hp_rotary_embedding_config_set_property (GObject      *object,
-                                         guint         prop_id,
-                                         const GValue *value,
-                                         GParamSpec   *pspec)
-{
-  HpRotaryEmbeddingConfig *self = HP_ROTARY_EMBEDDING_CONFIG (object);
-
-  switch (prop_id)
+  if (!hp_dtype_is_floating (self->dtype))
     {
-    case CONFIG_PROP_HEAD_DIM:
-      if (self->head_dim == g_value_get_int (value))
-        return;
-      self->head_dim = g_value_get_int (value);
-      break;
-    case CONFIG_PROP_MAX_SEQ_LEN:
-      if (self->max_seq_len == g_value_get_int (value))
-        return;
-      self->max_seq_len = g_value_get_int (value);
-      break;
-    case CONFIG_PROP_THETA:
-      if (self->theta == g_value_get_double (value))
-        return;
-      self->theta = g_value_get_double (value);
-      break;
-    case CONFIG_PROP_DTYPE:
-      if (self->dtype == (HpDType) g_value_get_enum (value))
-        return;
-      self->dtype = g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpRotaryEmbedding: dtype %s is not a floating-point type",
+                   hp_dtype_to_string (self->dtype));
+      return FALSE;
     }
-  g_object_notify_by_pspec (object, pspec);
+  return TRUE;
 }
 
 static void
 hp_rotary_embedding_config_class_init (HpRotaryEmbeddingConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = hp_rotary_embedding_config_get_property;
-  object_class->set_property = hp_rotary_embedding_config_set_property;
-
-  /**
-   * HpRotaryEmbeddingConfig:head-dim:
-   *
-   * The size D of the last dim of the tensors rotated, an even number:
-   * the tables hold D/2 frequencies.
-   */
-  config_properties[CONFIG_PROP_HEAD_DIM] =
-    g_param_spec_int ("head-dim", NULL, "Head size (even)",
-                      2, G_MAXINT, 64,
-                      (G_PARAM_READWRITE |
-                       G_PARAM_EXPLICIT_NOTIFY |
-                       G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpRotaryEmbeddingConfig:max-seq-len:
-   *
-   * The number of positions the tables cover; a forward argument may
-   * be at most this long.
-   */
-  config_properties[CONFIG_PROP_MAX_SEQ_LEN] =
-    g_param_spec_int ("max-seq-len", NULL, "Rows of the tables",
-                      1, G_MAXINT, 2048,
-                      (G_PARAM_READWRITE |
-                       G_PARAM_EXPLICIT_NOTIFY |
-                       G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpRotaryEmbeddingConfig:theta:
-   *
-   * The base of the frequencies: pair i of the head dim turns by
-   * `position * theta^(-2i/D)` radians.
-   */
-  config_properties[CONFIG_PROP_THETA] =
-    g_param_spec_double ("theta", NULL, "Rotary embedding base",
-                         G_MINDOUBLE, G_MAXDOUBLE, 10000.0,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpRotaryEmbeddingConfig:dtype:
-   *
-   * The dtype of the tables, which must be that of the tensors rotated.
-   */
-  config_properties[CONFIG_PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Table dtype",
-                       HP_TYPE_DTYPE, HP_DTYPE_FLOAT32,
-                       (G_PARAM_READWRITE |
-                        G_PARAM_EXPLICIT_NOTIFY |
-                        G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_rotary_embedding_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), rotary_embedding_config_fields,
+                                  G_N_ELEMENTS (rotary_embedding_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_ROTARY_EMBEDDING);
 }
 
 static void
 hp_rotary_embedding_config_init (HpRotaryEmbeddingConfig *self)
 {
-  self->head_dim = 64;
-  self->max_seq_len = 2048;
-  self->theta = 10000.0;
-  self->dtype = HP_DTYPE_FLOAT32;
 }
 
 /**
@@ -190,7 +124,9 @@ hp_rotary_embedding_config_init (HpRotaryEmbeddingConfig *self)
  * Creates a rotary embedding configuration with the default fields:
  * head dim 64, 2048 positions, theta 10000, float32 tables.
  *
- * Returns: (transfer full): a new #HpRotaryEmbeddingConfig
+ * Returns: (transfer full): a new [class@Hp.RotaryEmbeddingConfig]
+ *
+ * Since: 1.0
  */
 HpRotaryEmbeddingConfig *
 hp_rotary_embedding_config_new (void)
@@ -200,67 +136,52 @@ hp_rotary_embedding_config_new (void)
 
 /**
  * hp_rotary_embedding_config_get_head_dim:
- * @self: a #HpRotaryEmbeddingConfig
+ * @self: a rotary embedding configuration
  *
- * Gets the head dim the tables are made for.
+ * Gets [property@Hp.RotaryEmbeddingConfig:head-dim].
  *
- * Returns: the #HpRotaryEmbeddingConfig:head-dim
+ * Returns: the head dim the tables are made for
+ *
+ * Since: 1.0
  */
-gint
-hp_rotary_embedding_config_get_head_dim (HpRotaryEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), 0);
-
-  return self->head_dim;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, gint, head_dim, 0)
 
 /**
  * hp_rotary_embedding_config_get_max_seq_len:
- * @self: a #HpRotaryEmbeddingConfig
+ * @self: a rotary embedding configuration
  *
- * Gets the number of positions the tables cover.
+ * Gets [property@Hp.RotaryEmbeddingConfig:max-seq-len].
  *
- * Returns: the #HpRotaryEmbeddingConfig:max-seq-len
+ * Returns: the number of positions the tables cover
+ *
+ * Since: 1.0
  */
-gint
-hp_rotary_embedding_config_get_max_seq_len (HpRotaryEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), 0);
-
-  return self->max_seq_len;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, gint, max_seq_len, 0)
 
 /**
  * hp_rotary_embedding_config_get_theta:
- * @self: a #HpRotaryEmbeddingConfig
+ * @self: a rotary embedding configuration
  *
- * Gets the base of the rotation frequencies.
+ * Gets [property@Hp.RotaryEmbeddingConfig:theta].
  *
- * Returns: the #HpRotaryEmbeddingConfig:theta
+ * Returns: the base of the rotation frequencies
+ *
+ * Since: 1.0
  */
-gdouble
-hp_rotary_embedding_config_get_theta (HpRotaryEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), 0.0);
-
-  return self->theta;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, gdouble, theta, 0.0)
 
 /**
  * hp_rotary_embedding_config_get_dtype:
- * @self: a #HpRotaryEmbeddingConfig
+ * @self: a rotary embedding configuration
  *
- * Gets the dtype of the tables.
+ * Gets [property@Hp.RotaryEmbeddingConfig:dtype].
  *
- * Returns: the #HpRotaryEmbeddingConfig:dtype
+ * Returns: the dtype of the tables
+ *
+ * Since: 1.0
  */
-HpDType
-hp_rotary_embedding_config_get_dtype (HpRotaryEmbeddingConfig *self)
-{
-  g_return_val_if_fail (HP_IS_ROTARY_EMBEDDING_CONFIG (self), HP_DTYPE_FLOAT32);
-
-  return self->dtype;
-}
+HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, HpDType, dtype,
+                         HP_DTYPE_FLOAT32)
 
 /**
  * HpRotaryEmbedding:
@@ -284,9 +205,9 @@ hp_rotary_embedding_config_get_dtype (HpRotaryEmbeddingConfig *self)
  * table is wrapped without communication; laying the buffers out as
  * `tp:R` in the module's sharding configuration does the same once).
  *
- * Build it with hp_config_build(): the module implements #GInitable
- * and checks its configuration there (%HP_ERROR_CONFIG for an odd
- * head-dim or an integer dtype).
+ * Build it with [method@Hp.Config.build], which refuses a configuration
+ * with an odd head-dim or an integer dtype ([vfunc@Hp.Config.validate],
+ * %HP_ERROR_CONFIG).
  */
 
 struct _HpRotaryEmbedding
@@ -345,34 +266,13 @@ hp_rotary_embedding_setup (HpConfigurable  *configurable,
                            GError         **error)
 {
   HpRotaryEmbedding *self = HP_ROTARY_EMBEDDING (configurable);
-  HpConfig *config = hp_configurable_get_config (HP_CONFIGURABLE (self));
-  HpRotaryEmbeddingConfig *rotary;
 
   if (!HP_CONFIGURABLE_CLASS (hp_rotary_embedding_parent_class)->setup (configurable, error))
     return FALSE;
 
-  if (self->initialized)
-    return TRUE;
-  if (!_hp_attention_check_config (self, config, HP_TYPE_ROTARY_EMBEDDING_CONFIG, error))
-    return FALSE;
-
-  rotary = HP_ROTARY_EMBEDDING_CONFIG (config);
-  if (rotary->head_dim % 2 != 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpRotaryEmbedding: head-dim %d must be even (the rotation turns pairs)",
-                   rotary->head_dim);
-      return FALSE;
-    }
-  if (!hp_dtype_is_floating (rotary->dtype))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpRotaryEmbedding: dtype %s is not a floating-point type",
-                   hp_dtype_to_string (rotary->dtype));
-      return FALSE;
-    }
-
-  if (!compute_tables (self, error))
+  if (!_hp_attention_check_config (self, hp_configurable_get_config (configurable),
+                                   HP_TYPE_ROTARY_EMBEDDING_CONFIG, error) ||
+      !compute_tables (self, error))
     return FALSE;
   self->initialized = TRUE;
   return TRUE;

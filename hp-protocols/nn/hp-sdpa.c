@@ -15,9 +15,8 @@
 
 #include <math.h>
 
-#include <gio/gio.h>
-
 #include "hp-attention-private.h"
+#include "hp-config-field.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-module-private.h"
@@ -43,129 +42,51 @@ struct _HpSDPAConfig
 
 G_DEFINE_FINAL_TYPE (HpSDPAConfig, hp_sdpa_config, HP_TYPE_MODULE_CONFIG)
 
-enum {
-  CONFIG_PROP_0,
-  CONFIG_PROP_CAUSAL,
-  CONFIG_PROP_RETURN_LSE,
-  CONFIG_PROP_SCALE,
-  CONFIG_N_PROPS
+/**
+ * HpSDPAConfig:causal:
+ *
+ * Whether query i sees only keys j <= i (the mask is aligned to the
+ * top left, as in [method@Hp.Tensor.scaled_dot_product_attention]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpSDPAConfig:return-lse:
+ *
+ * Whether the module returns, after the attention output, the
+ * log-sum-exp of each query's scaled and masked scores, of shape
+ * [B, S, H].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpSDPAConfig:scale:
+ *
+ * The factor applied to the scores q k^T; a value <= 0 means
+ * `1 / sqrt(D)`, D being the head dim.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField sdpa_config_fields[] = {
+  HP_CONFIG_FIELD_BOOLEAN (HpSDPAConfig, causal, "causal", "Whether query i sees only keys j <= i",
+                           TRUE),
+  HP_CONFIG_FIELD_BOOLEAN (HpSDPAConfig, return_lse, "return-lse",
+                           "Whether the log-sum-exp is a second output", FALSE),
+  HP_CONFIG_FIELD_DOUBLE (HpSDPAConfig, scale, "scale", "Score scale (<= 0: 1/sqrt(head size))",
+                          -G_MAXDOUBLE, G_MAXDOUBLE, 0.0),
 };
-
-static GParamSpec *config_properties[CONFIG_N_PROPS];
-
-static void
-hp_sdpa_config_get_property (GObject    *object,
-                             guint       prop_id,
-                             GValue     *value,
-                             GParamSpec *pspec)
-{
-  HpSDPAConfig *self = HP_SDPA_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_CAUSAL:
-      g_value_set_boolean (value, self->causal);
-      break;
-    case CONFIG_PROP_RETURN_LSE:
-      g_value_set_boolean (value, self->return_lse);
-      break;
-    case CONFIG_PROP_SCALE:
-      g_value_set_double (value, self->scale);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-hp_sdpa_config_set_property (GObject      *object,
-                             guint         prop_id,
-                             const GValue *value,
-                             GParamSpec   *pspec)
-{
-  HpSDPAConfig *self = HP_SDPA_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case CONFIG_PROP_CAUSAL:
-      if (self->causal == g_value_get_boolean (value))
-        return;
-      self->causal = g_value_get_boolean (value);
-      break;
-    case CONFIG_PROP_RETURN_LSE:
-      if (self->return_lse == g_value_get_boolean (value))
-        return;
-      self->return_lse = g_value_get_boolean (value);
-      break;
-    case CONFIG_PROP_SCALE:
-      if (self->scale == g_value_get_double (value))
-        return;
-      self->scale = g_value_get_double (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      return;
-    }
-  g_object_notify_by_pspec (object, pspec);
-}
 
 static void
 hp_sdpa_config_class_init (HpSDPAConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = hp_sdpa_config_get_property;
-  object_class->set_property = hp_sdpa_config_set_property;
-
-  /**
-   * HpSDPAConfig:causal:
-   *
-   * Whether query i sees only keys j <= i (the mask is aligned to the
-   * top left, as in hp_tensor_scaled_dot_product_attention()).
-   */
-  config_properties[CONFIG_PROP_CAUSAL] =
-    g_param_spec_boolean ("causal", NULL, "Whether query i sees only keys j <= i",
-                          TRUE,
-                          (G_PARAM_READWRITE |
-                           G_PARAM_EXPLICIT_NOTIFY |
-                           G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpSDPAConfig:return-lse:
-   *
-   * Whether the module returns, after the attention output, the
-   * log-sum-exp of each query's scaled and masked scores, of shape
-   * [B, S, H].
-   */
-  config_properties[CONFIG_PROP_RETURN_LSE] =
-    g_param_spec_boolean ("return-lse", NULL, "Whether the log-sum-exp is a second output",
-                          FALSE,
-                          (G_PARAM_READWRITE |
-                           G_PARAM_EXPLICIT_NOTIFY |
-                           G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpSDPAConfig:scale:
-   *
-   * The factor applied to the scores q k^T; a value <= 0 means
-   * `1 / sqrt(D)`, D being the head dim.
-   */
-  config_properties[CONFIG_PROP_SCALE] =
-    g_param_spec_double ("scale", NULL, "Score scale (<= 0: 1/sqrt(head size))",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, CONFIG_N_PROPS, config_properties);
-
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), sdpa_config_fields,
+                                  G_N_ELEMENTS (sdpa_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_SDPA);
 }
 
 static void
 hp_sdpa_config_init (HpSDPAConfig *self)
 {
-  self->causal = TRUE;
 }
 
 /**
@@ -174,7 +95,9 @@ hp_sdpa_config_init (HpSDPAConfig *self)
  * Creates an inner attention configuration with the default fields:
  * causal, no log-sum-exp, scale `1 / sqrt(D)`.
  *
- * Returns: (transfer full): a new #HpSDPAConfig
+ * Returns: (transfer full): a new [class@Hp.SDPAConfig]
+ *
+ * Since: 1.0
  */
 HpSDPAConfig *
 hp_sdpa_config_new (void)
@@ -184,51 +107,39 @@ hp_sdpa_config_new (void)
 
 /**
  * hp_sdpa_config_get_causal:
- * @self: a #HpSDPAConfig
+ * @self: an inner attention configuration
  *
- * Gets whether attention is causal.
+ * Gets [property@Hp.SDPAConfig:causal].
  *
- * Returns: the #HpSDPAConfig:causal
+ * Returns: whether attention is causal
+ *
+ * Since: 1.0
  */
-gboolean
-hp_sdpa_config_get_causal (HpSDPAConfig *self)
-{
-  g_return_val_if_fail (HP_IS_SDPA_CONFIG (self), FALSE);
-
-  return self->causal;
-}
+HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gboolean, causal, FALSE)
 
 /**
  * hp_sdpa_config_get_return_lse:
- * @self: a #HpSDPAConfig
+ * @self: an inner attention configuration
  *
- * Gets whether the module also returns the log-sum-exp of the scores.
+ * Gets [property@Hp.SDPAConfig:return-lse].
  *
- * Returns: the #HpSDPAConfig:return-lse
+ * Returns: whether the module also returns the log-sum-exp of the scores
+ *
+ * Since: 1.0
  */
-gboolean
-hp_sdpa_config_get_return_lse (HpSDPAConfig *self)
-{
-  g_return_val_if_fail (HP_IS_SDPA_CONFIG (self), FALSE);
-
-  return self->return_lse;
-}
+HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gboolean, return_lse, FALSE)
 
 /**
  * hp_sdpa_config_get_scale:
- * @self: a #HpSDPAConfig
+ * @self: an inner attention configuration
  *
- * Gets the scale of the scores (<= 0: `1 / sqrt(D)`).
+ * Gets [property@Hp.SDPAConfig:scale].
  *
- * Returns: the #HpSDPAConfig:scale
+ * Returns: the scale of the scores (<= 0: `1 / sqrt(D)`)
+ *
+ * Since: 1.0
  */
-gdouble
-hp_sdpa_config_get_scale (HpSDPAConfig *self)
-{
-  g_return_val_if_fail (HP_IS_SDPA_CONFIG (self), 0.0);
-
-  return self->scale;
-}
+HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gdouble, scale, 0.0)
 
 /**
  * HpSDPA:
@@ -569,9 +480,7 @@ hp_sdpa_setup (HpConfigurable  *configurable,
   if (!HP_CONFIGURABLE_CLASS (hp_sdpa_parent_class)->setup (configurable, error))
     return FALSE;
 
-  if (self->initialized)
-    return TRUE;
-  if (!_hp_attention_check_config (self, hp_configurable_get_config (HP_CONFIGURABLE (self)),
+  if (!_hp_attention_check_config (self, hp_configurable_get_config (configurable),
                                    HP_TYPE_SDPA_CONFIG, error))
     return FALSE;
   self->initialized = TRUE;

@@ -7,21 +7,25 @@
 
 #include <float.h>
 
+#include "hp-config-field.h"
+#include "hp-error.h"
 #include "hp-sgd.h"
 #include "hp-sgd-config.h"
 
 /**
  * HpSGDConfig:
  *
- * The configuration of #HpSGD, stochastic gradient descent with
+ * The configuration of [class@Hp.SGD], stochastic gradient descent with
  * optional momentum, as `torch.optim.SGD`: besides the learning rate
- * and the weight decay of #HpOptimizerConfig (defaults 0.001 and 0),
- * #HpSGDConfig:momentum, #HpSGDConfig:dampening and
- * #HpSGDConfig:nesterov, all off by default.
+ * and the weight decay of [class@Hp.OptimizerConfig] (defaults 0.001
+ * and 0), [property@Hp.SGDConfig:momentum],
+ * [property@Hp.SGDConfig:dampening] and
+ * [property@Hp.SGDConfig:nesterov], all off by default.
  *
- * Nesterov momentum needs a momentum above 0 and no dampening; building
- * an #HpSGD from a configuration that has #HpSGDConfig:nesterov set
- * otherwise fails with %HP_ERROR_CONFIG.
+ * Nesterov momentum needs a momentum above 0 and no dampening; a
+ * configuration that has [property@Hp.SGDConfig:nesterov] set
+ * otherwise does not validate ([vfunc@Hp.Config.validate]), so
+ * building an [class@Hp.SGD] from it fails with %HP_ERROR_CONFIG.
  */
 
 struct _HpSGDConfig
@@ -35,113 +39,63 @@ struct _HpSGDConfig
 
 G_DEFINE_FINAL_TYPE (HpSGDConfig, hp_sgd_config, HP_TYPE_OPTIMIZER_CONFIG)
 
-enum {
-  PROP_0,
-  PROP_MOMENTUM,
-  PROP_DAMPENING,
-  PROP_NESTEROV,
-  N_PROPS
+/**
+ * HpSGDConfig:momentum:
+ *
+ * The momentum factor; 0 turns momentum off.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpSGDConfig:dampening:
+ *
+ * The dampening of momentum: each step adds `1 - dampening` times the
+ * gradient to the momentum buffer (the first step copies the gradient
+ * whole).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpSGDConfig:nesterov:
+ *
+ * Whether to use Nesterov momentum; needs
+ * [property@Hp.SGDConfig:momentum] above 0 and
+ * [property@Hp.SGDConfig:dampening] 0.
+ *
+ * Since: 1.0
+ */
+static const HpConfigField sgd_config_fields[] = {
+  HP_CONFIG_FIELD_DOUBLE (HpSGDConfig, momentum, "momentum", "Momentum factor", 0.0, DBL_MAX, 0.0),
+  HP_CONFIG_FIELD_DOUBLE (HpSGDConfig, dampening, "dampening", "Dampening of the momentum",
+                          0.0, 1.0, 0.0),
+  HP_CONFIG_FIELD_BOOLEAN (HpSGDConfig, nesterov, "nesterov", "Nesterov momentum", FALSE),
 };
 
-static GParamSpec *properties[N_PROPS];
-
-static void
-hp_sgd_config_get_property (GObject    *object,
-                            guint       prop_id,
-                            GValue     *value,
-                            GParamSpec *pspec)
+static gboolean
+hp_sgd_config_validate (HpConfig  *config,
+                        GError   **error)
 {
-  HpSGDConfig *self = HP_SGD_CONFIG (object);
+  HpSGDConfig *self = HP_SGD_CONFIG (config);
 
-  switch (prop_id)
+  if (!HP_CONFIG_CLASS (hp_sgd_config_parent_class)->validate (config, error))
+    return FALSE;
+
+  if (self->nesterov && (self->momentum <= 0.0 || self->dampening != 0.0))
     {
-    case PROP_MOMENTUM:
-      g_value_set_double (value, self->momentum);
-      break;
-    case PROP_DAMPENING:
-      g_value_set_double (value, self->dampening);
-      break;
-    case PROP_NESTEROV:
-      g_value_set_boolean (value, self->nesterov);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpSGD: Nesterov momentum needs momentum > 0 and dampening 0, "
+                   "not momentum %g and dampening %g", self->momentum, self->dampening);
+      return FALSE;
     }
-}
-
-static void
-hp_sgd_config_set_property (GObject      *object,
-                            guint         prop_id,
-                            const GValue *value,
-                            GParamSpec   *pspec)
-{
-  HpSGDConfig *self = HP_SGD_CONFIG (object);
-
-  switch (prop_id)
-    {
-    case PROP_MOMENTUM:
-      hp_sgd_config_set_momentum (self, g_value_get_double (value));
-      break;
-    case PROP_DAMPENING:
-      hp_sgd_config_set_dampening (self, g_value_get_double (value));
-      break;
-    case PROP_NESTEROV:
-      hp_sgd_config_set_nesterov (self, g_value_get_boolean (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  return TRUE;
 }
 
 static void
 hp_sgd_config_class_init (HpSGDConfigClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = hp_sgd_config_get_property;
-  object_class->set_property = hp_sgd_config_set_property;
-
-  /**
-   * HpSGDConfig:momentum:
-   *
-   * The momentum factor; 0 turns momentum off.
-   */
-  properties[PROP_MOMENTUM] =
-    g_param_spec_double ("momentum", NULL, "Momentum factor",
-                         0.0, DBL_MAX, 0.0,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpSGDConfig:dampening:
-   *
-   * The dampening of momentum: each step adds `1 - dampening` times the
-   * gradient to the momentum buffer (the first step copies the gradient
-   * whole).
-   */
-  properties[PROP_DAMPENING] =
-    g_param_spec_double ("dampening", NULL, "Dampening of the momentum",
-                         0.0, 1.0, 0.0,
-                         (G_PARAM_READWRITE |
-                          G_PARAM_EXPLICIT_NOTIFY |
-                          G_PARAM_STATIC_STRINGS));
-
-  /**
-   * HpSGDConfig:nesterov:
-   *
-   * Whether to use Nesterov momentum; needs #HpSGDConfig:momentum above
-   * 0 and #HpSGDConfig:dampening 0.
-   */
-  properties[PROP_NESTEROV] =
-    g_param_spec_boolean ("nesterov", NULL, "Nesterov momentum",
-                          FALSE,
-                          (G_PARAM_READWRITE |
-                           G_PARAM_EXPLICIT_NOTIFY |
-                           G_PARAM_STATIC_STRINGS));
-
-  g_object_class_install_properties (object_class, N_PROPS, properties);
-
+  HP_CONFIG_CLASS (klass)->validate = hp_sgd_config_validate;
+  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), sgd_config_fields,
+                                  G_N_ELEMENTS (sgd_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_SGD);
 }
 
@@ -156,7 +110,9 @@ hp_sgd_config_init (HpSGDConfig *self)
  * Creates an SGD configuration with the defaults: learning rate 0.001,
  * no momentum, no dampening, no Nesterov momentum, no weight decay.
  *
- * Returns: (transfer full): a new #HpSGDConfig
+ * Returns: (transfer full): a new [class@Hp.SGDConfig]
+ *
+ * Since: 1.0
  */
 HpSGDConfig *
 hp_sgd_config_new (void)
@@ -166,111 +122,69 @@ hp_sgd_config_new (void)
 
 /**
  * hp_sgd_config_get_momentum:
- * @self: a #HpSGDConfig
+ * @self: an SGD configuration
  *
- * Gets the momentum factor.
+ * Gets [property@Hp.SGDConfig:momentum].
  *
- * Returns: the #HpSGDConfig:momentum
+ * Returns: the momentum factor
+ *
+ * Since: 1.0
  */
-gdouble
-hp_sgd_config_get_momentum (HpSGDConfig *self)
-{
-  g_return_val_if_fail (HP_IS_SGD_CONFIG (self), 0.0);
-
-  return self->momentum;
-}
+HP_CONFIG_DEFINE_GETTER (hp_sgd_config, HpSGDConfig, gdouble, momentum, 0.0)
 
 /**
  * hp_sgd_config_set_momentum:
- * @self: a #HpSGDConfig
+ * @self: an SGD configuration
  * @momentum: the momentum factor, 0 or more
  *
- * Sets #HpSGDConfig:momentum.
+ * Sets [property@Hp.SGDConfig:momentum].
+ *
+ * Since: 1.0
  */
-void
-hp_sgd_config_set_momentum (HpSGDConfig *self,
-                            gdouble      momentum)
-{
-  g_return_if_fail (HP_IS_SGD_CONFIG (self));
-  g_return_if_fail (momentum >= 0.0);
-
-  if (self->momentum != momentum)
-    {
-      self->momentum = momentum;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MOMENTUM]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_sgd_config, HpSGDConfig, gdouble, momentum, "momentum")
 
 /**
  * hp_sgd_config_get_dampening:
- * @self: a #HpSGDConfig
+ * @self: an SGD configuration
  *
- * Gets the dampening of momentum.
+ * Gets [property@Hp.SGDConfig:dampening].
  *
- * Returns: the #HpSGDConfig:dampening
+ * Returns: the dampening of momentum
+ *
+ * Since: 1.0
  */
-gdouble
-hp_sgd_config_get_dampening (HpSGDConfig *self)
-{
-  g_return_val_if_fail (HP_IS_SGD_CONFIG (self), 0.0);
-
-  return self->dampening;
-}
+HP_CONFIG_DEFINE_GETTER (hp_sgd_config, HpSGDConfig, gdouble, dampening, 0.0)
 
 /**
  * hp_sgd_config_set_dampening:
- * @self: a #HpSGDConfig
+ * @self: an SGD configuration
  * @dampening: the dampening, from 0 to 1
  *
- * Sets #HpSGDConfig:dampening.
+ * Sets [property@Hp.SGDConfig:dampening].
+ *
+ * Since: 1.0
  */
-void
-hp_sgd_config_set_dampening (HpSGDConfig *self,
-                             gdouble      dampening)
-{
-  g_return_if_fail (HP_IS_SGD_CONFIG (self));
-  g_return_if_fail (dampening >= 0.0 && dampening <= 1.0);
-
-  if (self->dampening != dampening)
-    {
-      self->dampening = dampening;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DAMPENING]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_sgd_config, HpSGDConfig, gdouble, dampening, "dampening")
 
 /**
  * hp_sgd_config_get_nesterov:
- * @self: a #HpSGDConfig
+ * @self: an SGD configuration
  *
- * Gets whether Nesterov momentum is used.
+ * Gets [property@Hp.SGDConfig:nesterov].
  *
- * Returns: the #HpSGDConfig:nesterov
+ * Returns: whether Nesterov momentum is used
+ *
+ * Since: 1.0
  */
-gboolean
-hp_sgd_config_get_nesterov (HpSGDConfig *self)
-{
-  g_return_val_if_fail (HP_IS_SGD_CONFIG (self), FALSE);
-
-  return self->nesterov;
-}
+HP_CONFIG_DEFINE_GETTER (hp_sgd_config, HpSGDConfig, gboolean, nesterov, FALSE)
 
 /**
  * hp_sgd_config_set_nesterov:
- * @self: a #HpSGDConfig
+ * @self: an SGD configuration
  * @nesterov: whether to use Nesterov momentum
  *
- * Sets #HpSGDConfig:nesterov.
+ * Sets [property@Hp.SGDConfig:nesterov].
+ *
+ * Since: 1.0
  */
-void
-hp_sgd_config_set_nesterov (HpSGDConfig *self,
-                            gboolean     nesterov)
-{
-  g_return_if_fail (HP_IS_SGD_CONFIG (self));
-
-  nesterov = !!nesterov;
-  if (self->nesterov != nesterov)
-    {
-      self->nesterov = nesterov;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NESTEROV]);
-    }
-}
+HP_CONFIG_DEFINE_SETTER (hp_sgd_config, HpSGDConfig, gboolean, nesterov, "nesterov")

@@ -5,8 +5,6 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
-
 #include "hp-error.h"
 #include "hp-optimizer-private.h"
 #include "hp-sgd-config.h"
@@ -47,21 +45,23 @@ struct _HpSGD
 
 G_DEFINE_FINAL_TYPE (HpSGD, hp_sgd, HP_TYPE_OPTIMIZER)
 
-static void
-hp_sgd_constructed (GObject *object)
+static gboolean
+hp_sgd_setup (HpConfigurable  *configurable,
+              GError         **error)
 {
-  HpSGD *self = HP_SGD (object);
-  HpConfig *config;
+  HpSGD *self = HP_SGD (configurable);
+  HpConfig *config = hp_configurable_get_config (configurable);
   HpSGDConfig *sgd;
 
-  G_OBJECT_CLASS (hp_sgd_parent_class)->constructed (object);
+  if (!HP_CONFIGURABLE_CLASS (hp_sgd_parent_class)->setup (configurable, error))
+    return FALSE;
 
-  config = hp_configurable_get_config (HP_CONFIGURABLE (self));
   if (!HP_IS_SGD_CONFIG (config))
     {
-      g_critical ("HpSGD: the configuration must be an HpSGDConfig, not %s",
-                  config != NULL ? G_OBJECT_TYPE_NAME (config) : "NULL");
-      return;
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpSGD: the configuration must be an HpSGDConfig, not %s",
+                   config != NULL ? G_OBJECT_TYPE_NAME (config) : "NULL");
+      return FALSE;
     }
 
   sgd = HP_SGD_CONFIG (config);
@@ -69,24 +69,6 @@ hp_sgd_constructed (GObject *object)
   self->momentum = hp_sgd_config_get_momentum (sgd);
   self->dampening = hp_sgd_config_get_dampening (sgd);
   self->nesterov = hp_sgd_config_get_nesterov (sgd);
-}
-
-static gboolean
-hp_sgd_setup (HpConfigurable  *configurable,
-              GError         **error)
-{
-  HpSGD *self = HP_SGD (configurable);
-
-  if (!HP_CONFIGURABLE_CLASS (hp_sgd_parent_class)->setup (configurable, error))
-    return FALSE;
-
-  if (self->nesterov && (self->momentum <= 0.0 || self->dampening != 0.0))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpSGD: Nesterov momentum needs momentum > 0 and dampening 0, "
-                   "not momentum %g and dampening %g", self->momentum, self->dampening);
-      return FALSE;
-    }
   return TRUE;
 }
 
@@ -169,11 +151,9 @@ static const HpOptimizerStateSpec sgd_states[] = {
 static void
 hp_sgd_class_init (HpSGDClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   HpOptimizerClass *optimizer_class = HP_OPTIMIZER_CLASS (klass);
 
   HP_CONFIGURABLE_CLASS (klass)->setup = hp_sgd_setup;
-  object_class->constructed = hp_sgd_constructed;
   optimizer_class->step = hp_sgd_step;
   _hp_optimizer_class_set_states (optimizer_class, sgd_states, G_N_ELEMENTS (sgd_states));
 

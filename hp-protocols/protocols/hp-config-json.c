@@ -1256,6 +1256,9 @@ read_type (JsonObject   *object,
           return G_TYPE_INVALID;
         }
       name = json_node_get_string (node);
+      /* a base class makes sure, in its class_init, that the subclasses
+       * its library defines are registered */
+      g_type_class_unref (g_type_class_ref (expected_type));
       type = g_type_from_name (name);
       if (type == G_TYPE_INVALID)
         {

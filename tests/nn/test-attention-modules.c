@@ -315,6 +315,8 @@ test_rotary_errors (void)
                         "HpRotaryEmbedding: head-dim 5 must be even");
   hp_test_assert_error (hp_rotary_embedding_new (ints, &error), &error, HP_ERROR_CONFIG,
                         "HpRotaryEmbedding: dtype int64 is not a floating-point type");
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (odd), &error)), &error,
+                        HP_ERROR_CONFIG, "HpRotaryEmbedding: head-dim 5 must be even");
 
   hp_test_assert_error (hp_module_call1 (HP_MODULE (rope), wide, &error), &error,
                         HP_ERROR_SHAPE,

@@ -551,6 +551,13 @@ test_ffn_config (void)
   assert_linear_config (hp_feed_forward_config_get_w2 (config), 6, 4, HP_DTYPE_FLOAT32);
   assert_linear_config (hp_feed_forward_config_get_w3 (config), 4, 6, HP_DTYPE_FLOAT32);
 
+  /* no field given: the layers of the default dims */
+  {
+    g_autoptr(HpConfig) plain = g_object_new (HP_TYPE_FEED_FORWARD_CONFIG, NULL);
+
+    assert_linear_config (hp_feed_forward_config_get_w2 (HP_FEED_FORWARD_CONFIG (plain)), 1, 1, HP_DTYPE_FLOAT32);
+  }
+
   f64 = g_object_new (HP_TYPE_FEED_FORWARD_CONFIG, "dim", 2, "hidden-dim", 5, "dtype", HP_DTYPE_FLOAT64, NULL);
   assert_linear_config (hp_feed_forward_config_get_w2 (HP_FEED_FORWARD_CONFIG (f64)), 5, 2, HP_DTYPE_FLOAT64);
 
@@ -743,6 +750,8 @@ test_ffn_errors (void)
 
   hp_test_assert_error (hp_config_build (resized, &error), &error, HP_ERROR_CONFIG,
                         "HpFeedForwardConfig.w1: in-features 4 does not match dim 5");
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (resized, &error)), &error, HP_ERROR_CONFIG,
+                        "HpFeedForwardConfig.w1: in-features 4 does not match dim 5");
   ok = hp_feed_forward_new (HP_FEED_FORWARD_CONFIG (rederived), &error);
   g_assert_no_error (error);
   hp_test_assert_shape (hp_module_get_parameter (HP_MODULE (ok), "w2.weight"), HP_TEST_SHAPE (5, 6));
@@ -757,6 +766,8 @@ test_ffn_errors (void)
 
     hp_test_assert_error (hp_feed_forward_new (HP_FEED_FORWARD_CONFIG (bad_layer), &error), &error,
                           HP_ERROR_CONFIG,
+                          "HpFeedForwardConfig.w3: HpLinearConfig.dtype: int64 is not a floating-point type");
+    hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (bad_layer, &error)), &error, HP_ERROR_CONFIG,
                           "HpFeedForwardConfig.w3: HpLinearConfig.dtype: int64 is not a floating-point type");
     /* the configuration is as it was */
     after = hp_config_to_json (bad_layer, FALSE);

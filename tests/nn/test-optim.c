@@ -13,6 +13,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <gio/gio.h>
+
 #include "hp-test-utils.h"
 
 /* An optimizer that does not implement step */
@@ -674,6 +676,25 @@ test_errors (void)
   hp_adamw_config_set_beta2 (bad_beta, 1.0);
   hp_test_assert_error (hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (bad_beta), good, &error), &error,
                         HP_ERROR_CONFIG, "HpAdamW: beta1 and beta2 must be below 1, not 0.9 and 1");
+  /* the configurations refuse them on their own, before anything is built */
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (bad_nesterov), &error)), &error,
+                        HP_ERROR_CONFIG, "HpSGD: Nesterov momentum needs momentum > 0");
+  hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (bad_beta), &error)), &error,
+                        HP_ERROR_CONFIG, "HpAdamW: beta1 and beta2 must be below 1");
+
+  /* an optimizer set up with a configuration of another class */
+  {
+    g_autoptr(HpModuleConfig) module_config = hp_module_config_new ();
+    g_autoptr(GObject) foreign = g_object_new (HP_TYPE_SGD, "config", bad_beta, NULL);
+    g_autoptr(GObject) not_optimizer = g_object_new (HP_TYPE_ADAMW, "config", module_config, NULL);
+
+    hp_test_assert_error (GINT_TO_POINTER (g_initable_init (G_INITABLE (foreign), NULL, &error)), &error,
+                          HP_ERROR_CONFIG, "HpSGD: the configuration must be an HpSGDConfig, not HpAdamWConfig");
+    hp_test_assert_error (GINT_TO_POINTER (g_initable_init (G_INITABLE (not_optimizer), NULL, &error)), &error,
+                          HP_ERROR_CONFIG,
+                          "HpAdamW: the configuration of an optimizer must be an HpOptimizerConfig, "
+                          "not HpModuleConfig");
+  }
 
   opt = optimizer_new (config, good);
 
@@ -1155,6 +1176,30 @@ test_clip_errors (void)
   assert_tensor (plain_grad, HP_TEST_DATA (30, 40), 0, 0);
 }
 
+/* In a process that has made no optimizer yet, JSON read as an optimizer
+ * configuration finds the library's optimizer types by name */
+static void
+test_config_json_names_subclasses (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(HpConfig) adamw = NULL;
+      g_autoptr(HpConfig) sgd = NULL;
+
+      g_assert_true (g_type_from_name ("HpAdamWConfig") == G_TYPE_INVALID);
+      adamw = hp_config_new_from_json (HP_TYPE_OPTIMIZER_CONFIG, "{\"@type\": \"HpAdamWConfig\"}", &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (G_OBJECT_TYPE_NAME (adamw), ==, "HpAdamWConfig");
+      sgd = hp_config_new_from_json (HP_TYPE_OPTIMIZER_CONFIG, "{\"@type\": \"HpSGDConfig\"}", &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (G_OBJECT_TYPE_NAME (sgd), ==, "HpSGDConfig");
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1176,6 +1221,7 @@ main (int   argc,
   g_test_add_func ("/optim/zero-grad", test_zero_grad);
   g_test_add_func ("/optim/lr", test_lr);
   g_test_add_func ("/optim/config", test_config);
+  g_test_add_func ("/optim/config/json-names-subclasses", test_config_json_names_subclasses);
   g_test_add_func ("/optim/errors", test_errors);
   g_test_add_func ("/optim/dtensor-errors", test_dtensor_errors);
   g_test_add_func ("/optim/load-state-errors", test_load_state_errors);

@@ -12,7 +12,6 @@ import os
 
 import gi
 import gi.overrides
-import numpy as np
 
 OVERRIDES_DIR = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
                                               "introspection", "overrides"))
@@ -26,6 +25,8 @@ __all__ = ["OVERRIDES_DIR", "GLib", "GObject", "Hp", "from_numpy", "to_numpy", "
 
 def from_numpy(array):
     """A float64 tensor holding array (a list, or an array of any dtype)."""
+    # imported here: the programs that need no numpy start faster
+    import numpy as np  # pylint: disable=import-outside-toplevel
     return Hp.Tensor.from_numpy(np.asarray(array, dtype=np.float64))
 
 

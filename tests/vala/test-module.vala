@@ -1,7 +1,8 @@
 /* test-module.vala: a Linear built from its configuration in Vala, its
- * JSON round trip and signals, and its tensor-parallel forward against an
- * unparallelized copy; runs alone and under mpirun (every rank runs every
- * test)
+ * JSON round trip and signals, its tensor-parallel forward against an
+ * unparallelized copy, and a module written in Vala whose forward runs
+ * its registered callable; runs alone and under mpirun (every rank runs
+ * every test)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -115,6 +116,51 @@ static void test_parallel_forward () {
     }
 }
 
+/* A module whose forward is its registered callable: run_callable takes
+ * the forward arguments and its outputs are the forward's */
+public class ValaTestSoftmaxConfig : Hp.ModuleConfig {
+    static construct {
+        Hp.Config.register_owner (typeof (ValaTestSoftmaxConfig), typeof (ValaTestSoftmax));
+    }
+}
+
+public class ValaTestSoftmax : Hp.Module {
+    public int calls = 0;
+
+    public override bool setup () throws Error {
+        base.setup ();
+        register_callable ("inner", (args) => {
+            calls++;
+            var outputs = new GenericArray<Hp.Tensor?> ();
+            outputs.add (args[0].softmax (-1));
+            return outputs;
+        });
+        return true;
+    }
+
+    public override GenericArray<Hp.Tensor?> forward (GenericArray<Hp.Tensor?> args) throws Error {
+        return run_callable ("inner", args);
+    }
+}
+
+static void test_run_callable () {
+    try {
+        var module = (ValaTestSoftmax) new ValaTestSoftmaxConfig ().build ();
+        var x = new Hp.Tensor.from_data (Hp.DType.FLOAT64, { 0.0, Math.log (3.0) }, { 1, 2 });
+        var args = new GenericArray<Hp.Tensor?> ();
+        args.add (x);
+        var outputs = module.call (args);
+        assert (module.calls == 1);
+        assert (outputs.length == 1);
+        assert (all_close (outputs[0].to_float64_array (), { 0.25, 0.75 }, 1e-15));
+        outputs = module.run_callable ("inner", args);
+        assert (module.calls == 2);
+        assert (all_close (outputs[0].to_float64_array (), { 0.25, 0.75 }, 1e-15));
+    } catch (Error e) {
+        error ("unexpected error: %s", e.message);
+    }
+}
+
 static void test_parallelize_twice () {
     try {
         var parallel_config = linear_config ();
@@ -142,5 +188,6 @@ public static int main (string[] args) {
     Test.add_func ("/vala/module/json-error", test_json_error);
     Test.add_func ("/vala/module/parallel-forward", test_parallel_forward);
     Test.add_func ("/vala/module/parallelize-twice", test_parallelize_twice);
+    Test.add_func ("/vala/module/run-callable", test_run_callable);
     return Test.run ();
 }
