@@ -52,6 +52,7 @@
 #include "hp-state-dict-adapter.h"
 #include "hp-parallel-dims.h"
 #include "hp-model-spec.h"
+#include "hp-config-tool.h"
 
 /* nn: basic layers and tensor-parallel styles */
 #include "hp-linear.h"

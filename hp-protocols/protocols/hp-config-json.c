@@ -1206,6 +1206,34 @@ _hp_config_value_from_json_node (GParamSpec   *pspec,
   return ok;
 }
 
+gchar *
+_hp_config_unknown_type_hint (const gchar *name)
+{
+  g_auto(GStrv) parts = NULL;
+  g_autoptr(GString) module = NULL;
+
+  /* gjs names the classes it registers Gjs_ClassName */
+  if (g_str_has_prefix (name, "Gjs_"))
+    return g_strdup (", defined in JavaScript: import its module "
+                     "(gjs -m hp-config.js --import FILE)");
+  if (strchr (name, '+') == NULL)
+    return g_strdup (": load the library or introspection namespace that defines it "
+                     "(hp-config --require NAMESPACE-VERSION)");
+
+  /* "pkg+models+Linear+Config": the module's dotted name, then the
+   * qualified name of the class; module names are in lower case and
+   * class names are capitalised */
+  parts = g_strsplit (name, "+", -1);
+  module = g_string_new (parts[0]);
+  for (guint i = 1; parts[i + 1] != NULL && g_ascii_islower (parts[i][0]); i++)
+    g_string_append_printf (module, ".%s", parts[i]);
+  if (g_str_equal (module->str, "__main__"))
+    return g_strdup (", defined in a Python script run as the main program: define it in a module "
+                     "and import that (python3 -m hp_config --import MODULE)");
+  return g_strdup_printf (", defined in the Python module '%s': import it "
+                          "(python3 -m hp_config --import %s)", module->str, module->str);
+}
+
 /* The type named by the "@type" member of @object, or @expected_type
  * without one */
 static GType
@@ -1234,7 +1262,9 @@ read_type (JsonObject   *object,
       type = g_type_from_name (name);
       if (type == G_TYPE_INVALID)
         {
-          _hp_config_set_error (error, type_path, "unknown type '%s'", name);
+          g_autofree gchar *hint = _hp_config_unknown_type_hint (name);
+
+          _hp_config_set_error (error, type_path, "unknown type '%s'%s", name, hint);
           return G_TYPE_INVALID;
         }
       if (!g_type_is_a (type, expected_type))

@@ -16,8 +16,10 @@
 #include "hp-error-private.h"
 #include "hp-error.h"
 #include "hp-initializer.h"
+#include "hp-local-map-config.h"
 #include "hp-named-placement.h"
 #include "hp-param-init.h"
+#include "hp-sharding-config.h"
 
 void
 _hp_config_set_error (GError      **error,
@@ -47,13 +49,51 @@ _hp_config_join_path (const gchar *path,
   return g_strconcat (path, ".", name, NULL);
 }
 
-/* Where a path leads: a field of @config, or an item of @list */
+/* The parts of a sharding config a path reaches into: the entries of
+ * its name-keyed maps and of its output lists, by the names of the
+ * members of its JSON form */
+typedef struct
+{
+  const gchar *name;
+  HpNamedPlacement *(*get_named)  (HpShardingConfig *self,
+                                   const gchar      *name);
+  void              (*set_named)  (HpShardingConfig *self,
+                                   const gchar      *name,
+                                   HpNamedPlacement *named);
+  HpNamedPlacement *(*get_output) (HpShardingConfig *self,
+                                   guint             index);
+  void              (*set_output) (HpShardingConfig *self,
+                                   guint             index,
+                                   HpNamedPlacement *named);
+} ShardingMember;
+
+static const ShardingMember sharding_members[] = {
+  { "state-shardings", hp_sharding_config_get_state_sharding, hp_sharding_config_set_state_sharding,
+    NULL, NULL },
+  { "in-src-shardings", hp_sharding_config_get_in_src_sharding, hp_sharding_config_set_in_src_sharding,
+    NULL, NULL },
+  { "in-dst-shardings", hp_sharding_config_get_in_dst_sharding, hp_sharding_config_set_in_dst_sharding,
+    NULL, NULL },
+  { "out-src-shardings", NULL, NULL,
+    hp_sharding_config_get_out_src_sharding, hp_sharding_config_set_out_src_sharding },
+  { "out-dst-shardings", NULL, NULL,
+    hp_sharding_config_get_out_dst_sharding, hp_sharding_config_set_out_dst_sharding },
+};
+
+/* Where a path leads: a field of @config, an item of @list, or a part
+ * of the sharding config in the field @pspec of @config (@sharding, NULL
+ * when the field is: an empty one) that @member names with its @key or
+ * @index, or its local map config when @member is NULL */
 typedef struct
 {
   HpConfig *config;
   GParamSpec *pspec;
   HpConfigList *list;
   guint index;
+  gboolean in_sharding;
+  HpShardingConfig *sharding;
+  const ShardingMember *member;
+  gchar *key;
 } PathTarget;
 
 static void
@@ -61,9 +101,102 @@ path_target_clear (PathTarget *target)
 {
   g_clear_object (&target->config);
   g_clear_object (&target->list);
+  g_clear_object (&target->sharding);
+  g_clear_pointer (&target->key, g_free);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (PathTarget, path_target_clear)
+
+static GParamSpec *
+local_map_pspec (void)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (HP_TYPE_SHARDING_CONFIG);
+
+  return g_object_class_find_property (G_OBJECT_CLASS (klass), "local-map");
+}
+
+/* Resolves @parts, the rest of a path after the sharding config field
+ * @pspec of @config (@walked so far): `state-shardings.NAME` (a NAME
+ * may have dots: `attention.wq.weight`), `in-src-shardings.NAME`,
+ * `in-dst-shardings.NAME`, `out-src-shardings.INDEX`,
+ * `out-dst-shardings.INDEX` or `local-map` */
+static gboolean
+resolve_sharding_path (HpConfig     *config,
+                       GParamSpec   *pspec,
+                       gchar       **parts,
+                       GString      *walked,
+                       PathTarget   *target,
+                       GError      **error)
+{
+  const ShardingMember *member = NULL;
+  guint64 index;
+
+  g_string_append_printf (walked, ".%s", parts[0]);
+  if (*parts[0] == '\0')
+    {
+      _hp_config_set_error (error, walked->str, "empty field name");
+      return FALSE;
+    }
+  if (_hp_config_name_matches ("local-map", parts[0]))
+    {
+      if (parts[1] != NULL)
+        {
+          _hp_config_set_error (error, walked->str,
+                                "is a %s, set as a whole in its JSON form, so it has no field '%s'",
+                                g_type_name (HP_TYPE_LOCAL_MAP_CONFIG), parts[1]);
+          return FALSE;
+        }
+    }
+  else
+    {
+      for (guint i = 0; member == NULL && i < G_N_ELEMENTS (sharding_members); i++)
+        if (_hp_config_name_matches (sharding_members[i].name, parts[0]))
+          member = &sharding_members[i];
+      if (member == NULL)
+        {
+          _hp_config_set_error (error, walked->str, "no field '%s' in %s", parts[0],
+                                g_type_name (HP_TYPE_SHARDING_CONFIG));
+          return FALSE;
+        }
+      if (parts[1] == NULL)
+        {
+          _hp_config_set_error (error, walked->str, "expected %s after it",
+                                member->set_named != NULL ? "an entry name" : "an output index");
+          return FALSE;
+        }
+      for (guint i = 1; parts[i] != NULL; i++)
+        {
+          if (member->set_output != NULL && i > 1)
+            {
+              _hp_config_set_error (error, walked->str,
+                                    "is a named placement, so it has no field '%s'", parts[i]);
+              return FALSE;
+            }
+          g_string_append_printf (walked, ".%s", parts[i]);
+          if (*parts[i] == '\0')
+            {
+              _hp_config_set_error (error, walked->str, "empty name");
+              return FALSE;
+            }
+        }
+      if (member->set_named != NULL)
+        target->key = g_strjoinv (".", parts + 1);
+      else if (g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT, &index, NULL))
+        target->index = (guint) index;
+      else
+        {
+          _hp_config_set_error (error, walked->str, "expected an output index, got '%s'", parts[1]);
+          return FALSE;
+        }
+    }
+
+  g_object_get (config, pspec->name, &target->sharding, NULL);
+  target->config = g_object_ref (config);
+  target->pspec = pspec;
+  target->in_sharding = TRUE;
+  target->member = member;
+  return TRUE;
+}
 
 static gboolean
 resolve_path (HpConfig     *self,
@@ -124,6 +257,8 @@ resolve_path (HpConfig     *self,
           g_set_object (&current, next);
           continue;
         }
+      if (kind == HP_CONFIG_FIELD_SHARDING_CONFIG)
+        return resolve_sharding_path (current, pspec, parts + i + 1, walked, target, error);
       if (kind != HP_CONFIG_FIELD_CONFIG_LIST)
         {
           _hp_config_set_error (error, walked->str,
@@ -485,6 +620,86 @@ parse_value (GParamSpec   *pspec,
   return ok;
 }
 
+/* The part of a sharding config @target leads to, in @value (zeroed):
+ * a named placement or a local map config, NULL when there is none */
+static void
+sharding_get (PathTarget *target,
+              GValue     *value)
+{
+  HpShardingConfig *sharding = target->sharding;
+
+  if (target->member == NULL)
+    {
+      g_value_init (value, HP_TYPE_LOCAL_MAP_CONFIG);
+      if (sharding != NULL)
+        g_value_set_object (value, hp_sharding_config_get_local_map (sharding));
+      return;
+    }
+  g_value_init (value, HP_TYPE_NAMED_PLACEMENT);
+  if (sharding == NULL)
+    return;
+  if (target->member->get_named != NULL)
+    g_value_set_object (value, target->member->get_named (sharding, target->key));
+  else
+    g_value_set_object (value, target->member->get_output (sharding, target->index));
+}
+
+/* Sets the part of a sharding config @target leads to from @object (of
+ * the type sharding_get() gives, or NULL to remove it); a null sharding
+ * config field gets a new one, unless there is nothing to set */
+static void
+sharding_set (PathTarget *target,
+              GObject    *object)
+{
+  g_autoptr(HpShardingConfig) created = NULL;
+  HpShardingConfig *sharding = target->sharding;
+
+  if (sharding == NULL)
+    {
+      if (object == NULL)
+        return;
+      sharding = created = hp_sharding_config_new ();
+    }
+  if (target->member == NULL)
+    hp_sharding_config_set_local_map (sharding, HP_LOCAL_MAP_CONFIG (object));
+  else if (target->member->set_named != NULL)
+    target->member->set_named (sharding, target->key, HP_NAMED_PLACEMENT (object));
+  else
+    target->member->set_output (sharding, target->index, HP_NAMED_PLACEMENT (object));
+  if (created != NULL)
+    g_object_set (target->config, target->pspec->name, created, NULL);
+}
+
+/* The text forms of the parts of a sharding config: a named placement
+ * as hp_named_placement_new_from_string() reads it or null for none,
+ * a local map config in its JSON form */
+static gboolean
+sharding_parse (PathTarget   *target,
+                const gchar  *text,
+                const gchar  *path,
+                GValue       *value,
+                GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(HpNamedPlacement) named = NULL;
+
+  if (target->member == NULL)
+    return parse_value (local_map_pspec (), text, path, value, error);
+
+  g_value_init (value, HP_TYPE_NAMED_PLACEMENT);
+  if (text == NULL || g_str_equal (text, "null"))
+    return TRUE;
+  named = hp_named_placement_new_from_string (text, &local_error);
+  if (named == NULL)
+    {
+      _hp_config_set_error (error, path, "%s", local_error->message);
+      g_value_unset (value);
+      return FALSE;
+    }
+  g_value_set_object (value, named);
+  return TRUE;
+}
+
 /**
  * hp_config_set_path_from_string:
  * @self: a #HpConfig
@@ -517,6 +732,21 @@ parse_value (GParamSpec   *pspec,
  *
  * A path ending in a list item (`layers.1`) replaces that item of the
  * list with a configuration given in its JSON form.
+ *
+ * A path goes on into a sharding config field (see
+ * [class@Hp.ShardingConfig]) by the members of its JSON form:
+ * `sharding-config.state-shardings.NAME` (a state path, which may have
+ * dots: `sharding-config.state-shardings.attention.wq.weight`),
+ * `sharding-config.in-src-shardings.NAME`,
+ * `sharding-config.in-dst-shardings.NAME`,
+ * `sharding-config.out-src-shardings.INDEX`,
+ * `sharding-config.out-dst-shardings.INDEX` (the entries, whose value is
+ * a named placement in the form
+ * [ctor@Hp.NamedPlacement.new_from_string] reads, such as `tp:S(1)`;
+ * `null` or %NULL removes the entry) and `sharding-config.local-map`
+ * (the local map config, in its JSON form). A null sharding config
+ * field holds no entries: setting one gives the field a new sharding
+ * config.
  *
  * JSON forms are read strictly, as hp_config_new_from_json() reads
  * them (no comments, single quotes, member given twice or data after
@@ -553,6 +783,13 @@ hp_config_set_path_from_string (HpConfig     *self,
   if (!resolve_path (self, path, &target, error))
     return FALSE;
 
+  if (target.in_sharding)
+    {
+      if (!sharding_parse (&target, value, path, &parsed, error))
+        return FALSE;
+      sharding_set (&target, g_value_get_object (&parsed));
+      return TRUE;
+    }
   if (target.list != NULL)
     {
       g_autoptr(JsonNode) node = NULL;
@@ -593,7 +830,8 @@ hp_config_set_path_from_string (HpConfig     *self,
  * commas, surrounding whitespace) in its JSON form.
  *
  * Returns: (transfer full) (nullable): the value as text; %NULL without
- *   an error for a string, string array or object field that is %NULL;
+ *   an error for a string, string array or object field that is %NULL,
+ *   and for a sharding config entry that is not set;
  *   %NULL with %HP_ERROR_CONFIG naming the path when the path leads
  *   nowhere
  */
@@ -614,6 +852,15 @@ hp_config_get_path_as_string (HpConfig     *self,
 
   if (target.list != NULL)
     return hp_config_to_json (hp_config_list_peek (target.list, target.index), FALSE);
+  if (target.in_sharding)
+    {
+      sharding_get (&target, &value);
+      if (target.member == NULL)
+        return format_value (local_map_pspec (), &value);
+      if (g_value_get_object (&value) == NULL)
+        return NULL;
+      return hp_named_placement_to_string (g_value_get_object (&value));
+    }
 
   _hp_config_get_field (target.config, target.pspec, &value);
   return format_value (target.pspec, &value);
@@ -628,7 +875,8 @@ hp_config_get_path_as_string (HpConfig     *self,
  * @error: return location for a #GError
  *
  * Gets the value of the field (or list item) at @path: a value of the
- * field's type (a list item's is its configuration). Language bindings
+ * field's type (a list item's is its configuration; a sharding config
+ * entry's a #HpNamedPlacement, %NULL when it is not set). Language bindings
  * read fields they declared with [func@Hp.Config.type_add_field]
  * through this.
  *
@@ -658,6 +906,8 @@ hp_config_get_value (HpConfig     *self,
       g_value_init (value, G_OBJECT_TYPE (hp_config_list_peek (target.list, target.index)));
       g_value_set_object (value, hp_config_list_peek (target.list, target.index));
     }
+  else if (target.in_sharding)
+    sharding_get (&target, value);
   else
     _hp_config_get_field (target.config, target.pspec, value);
   return TRUE;
@@ -669,8 +919,9 @@ hp_config_get_value (HpConfig     *self,
  * @path: a dotted path to a field or list item, as for
  *   [method@Hp.Config.set_path_from_string]
  * @value: the new value: one of the field's type, a number of another
- *   type that the field holds exactly, or a configuration for a list
- *   item
+ *   type that the field holds exactly, a configuration for a list
+ *   item, or a #HpNamedPlacement (or %NULL, to remove the entry) for a
+ *   sharding config entry
  * @error: return location for a #GError
  *
  * Sets the field (or list item) at @path, checking @value as
@@ -712,6 +963,24 @@ hp_config_set_value (HpConfig      *self,
           return FALSE;
         }
       _hp_config_list_set (target.list, target.index, g_value_get_object (value));
+      return TRUE;
+    }
+  if (target.in_sharding)
+    {
+      GType type = target.member == NULL ? HP_TYPE_LOCAL_MAP_CONFIG : HP_TYPE_NAMED_PLACEMENT;
+      GObject *object = G_VALUE_HOLDS_OBJECT (value) ? g_value_get_object (value) : NULL;
+      /* gjs passes null as a value holding a NULL gpointer */
+      gboolean null = G_VALUE_HOLDS_OBJECT (value) ? object == NULL
+                                                   : G_VALUE_HOLDS_POINTER (value) &&
+                                                     g_value_get_pointer (value) == NULL;
+
+      if (!null && (object == NULL || !g_type_is_a (G_OBJECT_TYPE (object), type)))
+        {
+          _hp_config_set_error (error, path, "expected a %s or null, not %s", g_type_name (type),
+                                object != NULL ? G_OBJECT_TYPE_NAME (object) : G_VALUE_TYPE_NAME (value));
+          return FALSE;
+        }
+      sharding_set (&target, object);
       return TRUE;
     }
 

@@ -166,6 +166,12 @@ HpConfig         *_hp_config_from_json_node      (GType          expected_type,
                                                   JsonNode      *node,
                                                   const gchar   *path,
                                                   GError       **error);
+/* What to load for the type @name that is not registered, as the end
+ * of a message: ", defined in the Python module 'models': import it
+ * (...)" for the name of a Python class (`module+Qualified+Name`),
+ * ", defined in JavaScript: ..." for a gjs class (`Gjs_Name`), ": load
+ * the library ... (hp-config --require NAMESPACE-VERSION)" otherwise */
+gchar            *_hp_config_unknown_type_hint   (const gchar   *name);
 gchar            *_hp_config_json_node_to_string (JsonNode      *node,
                                                   gboolean       pretty);
 /* Parses configuration text strictly, as _hp_json_parse_strict() does

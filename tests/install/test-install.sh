@@ -147,6 +147,52 @@ check "Python finds Hp, its override and the library in the temporary tree" \
     PYTHONPATH="$sitedir" \
     "$python" "$here/installed.py" "$dest"
 
+# python3 -m hp_config, installed next to the override, on a module of
+# configuration classes
+hp_config_py=$(grep '/hp_config.py$' "$tmp/installed" || true)
+check "installed: hp_config.py next to the override" test -f "$sitedir/hp_config.py" -a "$dest$hp_config_py" = "$sitedir/hp_config.py"
+mkdir "$tmp/models"
+cat > "$tmp/models/models.py" <<'MODELS'
+import gi
+gi.require_version("Hp", "1.0")
+from gi.repository import GObject, Hp
+
+
+class Linear:
+    class Config(Hp.Config):
+        def do_get_property(self, pspec):
+            return Hp.Config.get_value(self, pspec.name)
+
+
+Hp.Config.type_add_field(Linear.Config.__gtype__, "width", GObject.TYPE_INT,
+                         GObject.Value(GObject.TYPE_INT, 4), GObject.Value(GObject.TYPE_INT, 1),
+                         None, "Width")
+MODELS
+# Python with nothing but the three paths, in the directory of models.py
+python_env () {
+  (cd "$tmp/models" && env -i PATH="$PATH" HOME="${HOME:-/}" \
+    GI_TYPELIB_PATH="$libdir/girepository-1.0" LD_LIBRARY_PATH="$libdir" PYTHONPATH="$sitedir" "$@")
+}
+check "python3 -m hp_config runs the installed module" \
+  python_env "$python" -c 'import hp_config, sys; sys.exit(not hp_config.__file__.startswith(sys.argv[1]))' "$dest"
+shows_width () {
+  python_env "$python" -m hp_config --import models show models+Linear+Config > "$tmp/show" &&
+    cat "$tmp/show" && grep -qx '  width (int) = 4, >= 1' "$tmp/show"
+}
+check "python3 -m hp_config --import shows a Python configuration class" shows_width
+check "python3 -m hp_config --import writes a file" \
+  python_env "$python" -m hp_config --import models new models+Linear+Config --set width=7 -o linear.json
+check "python3 -m hp_config --import validates it" \
+  python_env "$python" -m hp_config --import models validate linear.json
+
+# gjs -m hp-config.js, on the installed tree only
+check "installed: hp-config.js" test -f "$datadir/hp-protocols-1.0/hp-config.js"
+if command -v gjs > /dev/null; then
+  check "gjs -m hp-config.js runs on the installed library" \
+    env -i PATH="$PATH" HOME="${HOME:-/}" GI_TYPELIB_PATH="$libdir/girepository-1.0" \
+      LD_LIBRARY_PATH="$libdir" gjs -m "$datadir/hp-protocols-1.0/hp-config.js" show HpLinearConfig
+fi
+
 # The installed programs run on the installed library
 check "installed: hp-train" test -x "$bindir/hp-train"
 check "the installed hp-train trains 2 steps" \
@@ -155,6 +201,11 @@ if grep -q '/bin/hp-config$' "$tmp/installed"; then
   check "installed: hp-config" test -x "$bindir/hp-config"
   check "the installed hp-config runs" \
     env GI_TYPELIB_PATH="$libdir/girepository-1.0" LD_LIBRARY_PATH="$libdir" "$bindir/hp-config" --help
+  check "python3 -m hp_config writes a file of C types" \
+    python_env "$python" -m hp_config new HpLinearConfig -o c-linear.json
+  check "the installed hp-config validates it" \
+    env GI_TYPELIB_PATH="$libdir/girepository-1.0" LD_LIBRARY_PATH="$libdir" \
+      "$bindir/hp-config" validate "$tmp/models/c-linear.json"
 fi
 
 echo "1..$count"

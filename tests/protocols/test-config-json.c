@@ -354,7 +354,23 @@ test_read_errors (void)
       "middle.leaf.depth: value -1 out of range [0, 100]" },
     { "{\"middle\": {\"@type\": \"TestLeafConfig\"}}", HP_ERROR_CONFIG,
       "middle.@type: TestLeafConfig is not a TestMiddleConfig" },
-    { "{\"middle\": {\"@type\": \"NoSuchConfig\"}}", HP_ERROR_CONFIG, "middle.@type: unknown type 'NoSuchConfig'" },
+    /* an unknown type says what to load: a library, or the Python module
+     * of a Python class (module+Qualified+Name) */
+    { "{\"middle\": {\"@type\": \"NoSuchConfig\"}}", HP_ERROR_CONFIG,
+      "middle.@type: unknown type 'NoSuchConfig': load the library or introspection namespace "
+      "that defines it (hp-config --require NAMESPACE-VERSION)" },
+    { "{\"middle\": {\"@type\": \"models+Linear+Config\"}}", HP_ERROR_CONFIG,
+      "middle.@type: unknown type 'models+Linear+Config', defined in the Python module 'models': "
+      "import it (python3 -m hp_config --import models)" },
+    { "{\"middle\": {\"@type\": \"pkg+models+Linear+Config-v2\"}}", HP_ERROR_CONFIG,
+      "middle.@type: unknown type 'pkg+models+Linear+Config-v2', defined in the Python module "
+      "'pkg.models': import it (python3 -m hp_config --import pkg.models)" },
+    { "{\"middle\": {\"@type\": \"Gjs_LinearConfig\"}}", HP_ERROR_CONFIG,
+      "middle.@type: unknown type 'Gjs_LinearConfig', defined in JavaScript: import its module "
+      "(gjs -m hp-config.js --import FILE)" },
+    { "{\"middle\": {\"@type\": \"__main__+Linear+Config\"}}", HP_ERROR_CONFIG,
+      "middle.@type: unknown type '__main__+Linear+Config', defined in a Python script run as the "
+      "main program: define it in a module and import that (python3 -m hp_config --import MODULE)" },
     { "{\"middle\": {\"@type\": 3}}", HP_ERROR_CONFIG, "middle.@type: expected a type name, got an integer" },
     { "{\"layers\": {}}", HP_ERROR_CONFIG, "layers: expected an array of configurations, got an object" },
     { "{\"layers\": [{\"@type\": \"TestLayerConfig\"}, {\"@type\": \"TestLayerConfig\", \"n-heads\": 0}]}",

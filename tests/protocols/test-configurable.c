@@ -922,7 +922,8 @@ test_path_errors (void)
     { "middle.leaf", "[]", "middle.leaf: expected an object for TestLeafConfig, got an array" },
     { "layers", "[{\"n-heads\": 2}]", "layers.0.@type: HpConfig is abstract; name a concrete type" },
     { "layers.1", "{\"@type\": \"TestLayerConfig\", \"n-heads\": 0}", "layers.1.n-heads: value 0 out of range [1, 1024]" },
-    { "layers.1", "{\"@type\": \"Nope\"}", "layers.1.@type: unknown type 'Nope'" },
+    { "layers.1", "{\"@type\": \"Nope\"}", "layers.1.@type: unknown type 'Nope': load the library or introspection namespace that "
+      "defines it (hp-config --require NAMESPACE-VERSION)" },
     { "layers.1", "nope", "layers.1: not valid JSON: unexpected character 'n' at byte 0" },
     { "layers.1", NULL, "layers.1: a list item cannot be null" },
     { "n-heads", NULL, "n-heads: a gint field cannot be null" },

@@ -11,6 +11,7 @@
  *
  * A configuration that no other library knows: hp-config lists it only
  * when it loads this library's typelib with `--require HpToolTest-1.0`.
+ * Its size times its scale is at most 50 (checked by validate).
  */
 struct _HpToolTestConfig
 {
@@ -54,9 +55,28 @@ static const HpConfigField fields[] = {
                           hp_linear_config_get_type, NULL),
 };
 
+/* A check across fields, for hp-config validate */
+static gboolean
+hp_tool_test_config_validate (HpConfig  *config,
+                              GError   **error)
+{
+  HpToolTestConfig *self = HP_TOOL_TEST_CONFIG (config);
+
+  if (!HP_CONFIG_CLASS (hp_tool_test_config_parent_class)->validate (config, error))
+    return FALSE;
+  if (self->size * self->scale > 50)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG, "size * scale is %g, more than 50",
+                   self->size * self->scale);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 hp_tool_test_config_class_init (HpToolTestConfigClass *klass)
 {
+  HP_CONFIG_CLASS (klass)->validate = hp_tool_test_config_validate;
   hp_config_class_install_fields (HP_CONFIG_CLASS (klass), fields, G_N_ELEMENTS (fields));
 }
 
