@@ -333,11 +333,12 @@ scores_lse (HpTensor  *qt,
 
 /* The callable inner_sdpa: (q, k, v) -> (out) or (out, lse) */
 static GPtrArray *
-inner_sdpa (GPtrArray  *args,
+inner_sdpa (HpModule   *module,
+            GPtrArray  *args,
             gpointer    user_data,
             GError    **error)
 {
-  HpSDPA *self = user_data;
+  HpSDPA *self = HP_SDPA (module);
   HpSDPAConfig *config;
   g_autoptr(GPtrArray) outputs = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(HpTensor) qt = NULL;
@@ -502,7 +503,7 @@ static void
 hp_sdpa_init (HpSDPA *self)
 {
   /* the module owns the callable, so the callable does not own it */
-  hp_module_register_callable (HP_MODULE (self), HP_SDPA_CALLABLE, inner_sdpa, self, NULL);
+  hp_module_register_callable (HP_MODULE (self), HP_SDPA_CALLABLE, inner_sdpa, NULL, NULL);
 }
 
 /**

@@ -386,6 +386,19 @@ plan_outputs (HpModule          *self,
   return g_steal_pointer (&out);
 }
 
+/* The local function of the local map of a module's callable: the
+ * callable, given its module (the map lives in the callable, which
+ * lives in the module) */
+static GPtrArray *
+run_callable_locally (GPtrArray  *args,
+                      gpointer    user_data,
+                      GError    **error)
+{
+  HpModuleCallable *callable = user_data;
+
+  return callable->func (callable->module, args, callable->user_data, error);
+}
+
 static gboolean
 plan_module (HpModule  *self,
              Plan      *plan,
@@ -443,12 +456,12 @@ plan_module (HpModule  *self,
               return FALSE;
             }
           module_plan->map =
-            hp_local_map_new (module_plan->callable->func,
+            hp_local_map_new (run_callable_locally,
                               hp_local_map_config_get_out_placements (local_map),
                               hp_local_map_config_get_in_placements (local_map),
                               hp_local_map_config_get_in_grad_placements (local_map),
                               plan->mesh, TRUE,
-                              module_plan->callable->user_data, NULL);
+                              module_plan->callable, NULL);
         }
     }
 

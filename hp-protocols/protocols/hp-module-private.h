@@ -25,7 +25,8 @@ typedef struct
 
 typedef struct
 {
-  HpLocalMapFunc func;
+  HpModule *module;               /* the owner, which the callable does not own */
+  HpModuleCallableFunc func;
   gpointer user_data;
   GDestroyNotify destroy;
   HpLocalMap *mapped;

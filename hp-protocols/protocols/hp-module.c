@@ -1473,24 +1473,33 @@ hp_module_get_forward_arg_names (HpModule *self)
 
 /**
  * hp_module_register_callable:
- * @self: a #HpModule
+ * @self: a module
  * @name: the callable's name, such as `inner_sdpa`
  * @func: (scope notified) (closure user_data) (destroy destroy): the
- *   local function
+ *   local function, which gets @self as its first argument
  * @user_data: data for @func
  * @destroy: (nullable): frees @user_data
  *
  * Registers an inner callable of the module: a piece of its forward
- * that hp_module_run_callable() runs and that a #HpLocalMapConfig can name, so
- * that after hp_module_parallelize() it runs on local shards. A
- * callable of that name is replaced.
+ * that [method@Hp.Module.run_callable] runs and that a
+ * [class@Hp.LocalMapConfig] can name, so that after
+ * [method@Hp.Module.parallelize] it runs on local shards. A callable of
+ * that name is replaced.
+ *
+ * @func gets the module, so it should not hold a reference to it
+ * (neither in @user_data nor, in a language binding, as a bound method
+ * or a closure): the module holds @func, and such a reference would
+ * keep both alive. From Python, the override passes a method of the
+ * module as its function.
+ *
+ * Since: 1.0
  */
 void
-hp_module_register_callable (HpModule       *self,
-                             const gchar    *name,
-                             HpLocalMapFunc  func,
-                             gpointer        user_data,
-                             GDestroyNotify  destroy)
+hp_module_register_callable (HpModule             *self,
+                             const gchar          *name,
+                             HpModuleCallableFunc  func,
+                             gpointer              user_data,
+                             GDestroyNotify        destroy)
 {
   HpModuleCallable *callable;
 
@@ -1499,6 +1508,7 @@ hp_module_register_callable (HpModule       *self,
   g_return_if_fail (func != NULL);
 
   callable = g_new0 (HpModuleCallable, 1);
+  callable->module = self;
   callable->func = func;
   callable->user_data = user_data;
   callable->destroy = destroy;
@@ -1636,7 +1646,7 @@ hp_module_run_callable (HpModule     *self,
   if (callable->mapped != NULL)
     return hp_local_map_call (callable->mapped, args, error);
 
-  returned = callable->func (args, callable->user_data, &local_error);
+  returned = callable->func (callable->module, args, callable->user_data, &local_error);
   return take_outputs (returned, local_error, error, "%s: callable '%s'",
                        _hp_module_type_name (self), path);
 }

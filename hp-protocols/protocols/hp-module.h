@@ -25,6 +25,33 @@ HP_AVAILABLE_IN_ALL
 G_DECLARE_DERIVABLE_TYPE (HpModule, hp_module, HP, MODULE, HpConfigurable)
 
 /**
+ * HpModuleCallableFunc:
+ * @module: the module the callable is registered with
+ * @args: (element-type HpTensor): the arguments; after
+ *   [method@Hp.Module.parallelize] with a local map, the local shards of
+ *   the DTensor arguments
+ * @user_data: (closure): the data given to
+ *   [method@Hp.Module.register_callable]
+ * @error: return location for a #GError
+ *
+ * An inner callable of a module. It gets the module it belongs to, so
+ * that it needs no reference of its own to it: a callable written in a
+ * language binding that held its module (a bound method, a closure over
+ * `self` or `this`) would keep the module alive for good, through the
+ * module that holds the callable.
+ *
+ * Returns: (transfer full) (element-type HpTensor) (nullable): a new
+ *   array holding a new reference to each output, or %NULL with @error
+ *   set
+ *
+ * Since: 1.0
+ */
+typedef GPtrArray *(*HpModuleCallableFunc) (HpModule   *module,
+                                            GPtrArray  *args,
+                                            gpointer    user_data,
+                                            GError    **error);
+
+/**
  * HpModuleClass:
  * @parent_class: the parent class
  * @forward: computes the outputs from the arguments, the `forward` of a
@@ -142,7 +169,7 @@ const gchar * const *hp_module_get_forward_arg_names    (HpModule            *se
 HP_AVAILABLE_IN_ALL
 void              hp_module_register_callable           (HpModule            *self,
                                                          const gchar         *name,
-                                                         HpLocalMapFunc       func,
+                                                         HpModuleCallableFunc func,
                                                          gpointer             user_data,
                                                          GDestroyNotify       destroy);
 HP_AVAILABLE_IN_ALL

@@ -299,6 +299,16 @@ class Module(Hp.Module):
         outputs = Hp.Module.call(self, list(arguments.args))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def register_callable(self, name, func):
+        """func(args), or a method of this module, which is then given the
+        module: the callable holds no reference to it (that would keep it
+        alive for good)"""
+        if inspect.ismethod(func) and func.__self__ is self:
+            method = func.__func__
+            Hp.Module.register_callable(self, name, lambda module, args: method(module, args))
+        else:
+            Hp.Module.register_callable(self, name, lambda module, args: func(args))
+
     def _state(self, name):
         return None if name.startswith("_") else next((found for get in (
             self.get_child, self.get_parameter, self.get_buffer) for found in [get(name)]

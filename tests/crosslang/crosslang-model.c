@@ -313,12 +313,13 @@ xl_attention_config_init (XlAttentionConfig *self)
 /* The callable that local_map may wrap: q, k, v [B, H, S, D] to the
  * attention output, on whichever heads it is given */
 static GPtrArray *
-xl_attention_inner (GPtrArray  *args,
+xl_attention_inner (HpModule   *module,
+                    GPtrArray  *args,
                     gpointer    user_data,
                     GError    **error)
 {
-  XlAttention *self = user_data;
-  XlAttentionConfig *config = XL_ATTENTION_CONFIG (hp_configurable_get_config (user_data));
+  XlAttention *self = XL_ATTENTION (module);
+  XlAttentionConfig *config = XL_ATTENTION_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (module)));
   HpTensor *q = g_ptr_array_index (args, 0);
 
   self->seen_heads = hp_tensor_get_shape (q, NULL)[1];
@@ -347,7 +348,7 @@ xl_attention_setup (HpConfigurable  *configurable,
       return FALSE;
     }
   /* the module owns the callable: it borrows the module */
-  hp_module_register_callable (module, "inner_attention", xl_attention_inner, module, NULL);
+  hp_module_register_callable (module, "inner_attention", xl_attention_inner, NULL, NULL);
   return add_child (module, "wq", config->wq, error) &&
          add_child (module, "wk", config->wk, error) &&
          add_child (module, "wv", config->wv, error) &&
@@ -627,9 +628,6 @@ run (const gchar  *document_path,
   if (!json_parser_load_from_file (parser, document_path, error))
     return FALSE;
   document = json_node_get_object (json_parser_get_root (parser));
-  /* "@type" finds only registered types, and nothing has registered
-   * the optimizer's yet (README.md, "Problems found") */
-  g_type_ensure (HP_TYPE_ADAMW_CONFIG);
   model_config = hp_config_new_from_json_node (XL_TYPE_MODEL_CONFIG,
                                                json_object_get_member (document, "model"), error);
   if (model_config == NULL)

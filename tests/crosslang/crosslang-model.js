@@ -161,7 +161,7 @@ const Attention = GObject.registerClass({
         // what _innerAttention was last given
         this._seenHeads = 0;
         this._seenDTensor = false;
-        this.register_callable('inner_attention', args => this._innerAttention(args));
+        this.register_callable('inner_attention', (module, args) => module._innerAttention(args));
         for (const name of ['wq', 'wk', 'wv', 'wo'])
             buildChild(this, name, config[name]);
         return true;
@@ -261,9 +261,6 @@ function main([documentPath, outputPath, layout]) {
     const [, bytes] = GLib.file_get_contents(documentPath);
     const document = JSON.parse(new TextDecoder().decode(bytes));
     const modelConfig = Hp.Config.new_from_json(ModelConfig.$gtype, JSON.stringify(document.model));
-    // "@type" finds only registered types, and nothing has registered the
-    // optimizer's yet (README.md, "Problems found")
-    GObject.type_ensure(Hp.AdamWConfig.$gtype);
     const optimizerConfig = Hp.Config.new_from_json(Hp.OptimizerConfig.$gtype, JSON.stringify(document.optimizer));
     const model = modelConfig.build();
 

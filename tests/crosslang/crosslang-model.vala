@@ -155,9 +155,9 @@ public class Attention : Hp.Module {
         if (config.wq.out_features % n_heads != 0)
             throw new Hp.Error.CONFIG ("%d heads do not divide %d features", n_heads, config.wq.out_features);
         causal = config.causal;
-        /* the module and the delegate keep each other alive (README.md,
-         * "Problems found"): harmless in a program that exits */
-        register_callable ("inner_attention", inner_attention);
+        /* the callable is given the module: a delegate that captured
+         * this would keep the module alive through the module */
+        register_callable ("inner_attention", (module, args) => ((Attention) module).inner_attention (args));
         build_child (this, "wq", config.wq);
         build_child (this, "wk", config.wk);
         build_child (this, "wv", config.wv);
@@ -263,9 +263,6 @@ static void run (string document_path, string output_path, string layout) throws
     parser.load_from_file (document_path);
     var document = parser.get_root ().get_object ();
     var model_config = Hp.Config.from_json_node (typeof (ModelConfig), document.get_member ("model"));
-    /* "@type" finds only registered types, and nothing has registered
-     * the optimizer's yet (README.md, "Problems found") */
-    typeof (Hp.AdamWConfig).ensure ();
     var optimizer_config = (Hp.OptimizerConfig) Hp.Config.from_json_node (typeof (Hp.OptimizerConfig),
                                                                          document.get_member ("optimizer"));
     var model = (Hp.Module) model_config.build ();

@@ -163,8 +163,7 @@ class Attention(Hp.Module):
         if field(config, "wq.out-features") % self.n_heads != 0:
             raise GLib.Error.new_literal(Hp.error_quark(), "%d heads do not divide %d features" % (
                 self.n_heads, field(config, "wq.out-features")), int(Hp.Error.CONFIG))
-        # the module and the bound method keep each other alive (README.md,
-        # "Problems found"): harmless in a program that exits
+        # the override hands the method the module: no reference cycle
         self.register_callable("inner_attention", self.inner_attention)
         for name in ("wq", "wk", "wv", "wo"):
             child(self, name, field(config, name))
@@ -249,9 +248,6 @@ def main(document_path, output_path, layout):
     with open(document_path, encoding="utf-8") as document_file:
         document = json.load(document_file)
     model_config = Hp.Config.new_from_json(ModelConfig, json.dumps(document["model"]))
-    # "@type" finds only registered types, and nothing has registered the
-    # optimizer's yet (README.md, "Problems found")
-    GObject.type_ensure(Hp.AdamWConfig.__gtype__)
     optimizer_config = Hp.Config.new_from_json(Hp.OptimizerConfig, json.dumps(document["optimizer"]))
     model = Hp.Config.build(model_config)
 

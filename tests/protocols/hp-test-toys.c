@@ -260,11 +260,12 @@ struct _HpToyInner
 G_DEFINE_FINAL_TYPE (HpToyInner, hp_toy_inner, HP_TYPE_MODULE)
 
 static GPtrArray *
-toy_inner_softmax (GPtrArray  *args,
+toy_inner_softmax (HpModule   *module,
+                   GPtrArray  *args,
                    gpointer    user_data,
                    GError    **error)
 {
-  HpToyInner *self = user_data;
+  HpToyInner *self = HP_TOY_INNER (module);
 
   self->inner_calls++;
   g_assert_false (HP_IS_DTENSOR (g_ptr_array_index (args, 0)));
@@ -292,8 +293,7 @@ hp_toy_inner_class_init (HpToyInnerClass *klass)
 static void
 hp_toy_inner_init (HpToyInner *self)
 {
-  /* the module owns the callable, so the callable does not own it */
-  hp_module_register_callable (HP_MODULE (self), "inner", toy_inner_softmax, self, NULL);
+  hp_module_register_callable (HP_MODULE (self), "inner", toy_inner_softmax, NULL, NULL);
 }
 
 HpToyInner *

@@ -5,6 +5,7 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
+import gc
 import json
 import os
 import subprocess
@@ -157,6 +158,40 @@ class CallableTest(unittest.TestCase):
         chain.append(MLP.Config().build())
         self.assertEqual(chain(from_numpy(np.ones((1, 3)))).get_shape(), [1, 2])
         self.assertEqual(chain[0].get_forward_arg_names(), ["x"])
+
+
+class Counted(Hp.Module):
+    """softmax through a callable that is a method of the module"""
+
+    def do_setup(self):
+        super().do_setup()
+        self.calls = 0
+        self.register_callable("inner", self.inner)
+
+    def inner(self, args):
+        self.calls += 1
+        return [args[0].softmax(-1)]
+
+    def forward(self, x):
+        return self.run_callable("inner", [x])[0]
+
+
+class CallableTest2(unittest.TestCase):
+    def test_method_callable_does_not_keep_its_module(self):
+        module = Counted()
+        module(from_numpy([[1.0, 2.0]]))
+        self.assertEqual(module.calls, 1)
+        finalized = []
+        module.weak_ref(lambda: finalized.append(True))
+        del module
+        gc.collect()
+        self.assertEqual(finalized, [True])
+
+    def test_plain_function_callable(self):
+        module = Hp.Module.new()
+        module.register_callable("double", lambda args: [args[0].scale(2.0)])
+        out, = module.run_callable("double", [from_numpy([1.5])])
+        np.testing.assert_array_equal(to_numpy(out), [3.0])
 
 
 class AttributeTest(unittest.TestCase):

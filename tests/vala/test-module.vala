@@ -129,8 +129,8 @@ public class ValaTestSoftmax : Hp.Module {
 
     public override bool setup () throws Error {
         base.setup ();
-        register_callable ("inner", (args) => {
-            calls++;
+        register_callable ("inner", (module, args) => {
+            ((ValaTestSoftmax) module).calls++;
             var outputs = new GenericArray<Hp.Tensor?> ();
             outputs.add (args[0].softmax (-1));
             return outputs;
