@@ -25,6 +25,8 @@ typedef struct
   guint order;                  /* its place in its class's table */
   GType default_type;           /* OBJECT: G_TYPE_INVALID for NULL */
   GObject *prototype;           /* OBJECT, from a binding: copied for each instance */
+  GStrv default_strv;           /* STRV, from a binding (a string array param
+                                 * spec has no default of its own) */
 } FieldEntry;
 
 /* The fields a class declared itself */
@@ -215,6 +217,7 @@ field_entry_free (gpointer data)
   FieldEntry *entry = data;
 
   g_clear_object (&entry->prototype);
+  g_strfreev (entry->default_strv);
   g_param_spec_unref (entry->pspec);
   g_free (entry);
 }
@@ -471,6 +474,7 @@ static void
 field_entry_free_unset (FieldEntry *entry)
 {
   g_clear_object (&entry->prototype);
+  g_strfreev (entry->default_strv);
   g_free (entry);
 }
 
@@ -544,7 +548,8 @@ convert_optional (GParamSpec    *pspec,
  *   exactly to @value_type, or %NULL for zero, %FALSE, the first enum
  *   member or %NULL. For a nested configuration or a configuration list,
  *   an instance here is the default of every new configuration, each of
- *   which gets its own copy of it, as a `field(default_factory=...)`.
+ *   which gets its own copy of it, as a `field(default_factory=...)`;
+ *   likewise a string array.
  * @minimum: (nullable): the least value of a numeric field, or %NULL
  * @maximum: (nullable): the greatest value of a numeric field, or %NULL
  * @blurb: (nullable): a one-line description
@@ -653,6 +658,8 @@ hp_config_type_add_field (GType          config_type,
       entry->prototype = _hp_config_object_deep_copy (prototype);
       g_value_reset (&def);
     }
+  if (entry->type == HP_CONFIG_FIELD_TYPE_STRV && has_def)
+    entry->default_strv = g_value_dup_boxed (&def);
   if (!field_default_in_bounds (wide, &def, has_def, has_min ? &min : NULL, has_max ? &max : NULL,
                                 &local_error))
     {
@@ -977,6 +984,8 @@ apply_defaults (HpConfig *self,
       if (entry->type == HP_CONFIG_FIELD_TYPE_OBJECT &&
           (entry->default_type != G_TYPE_INVALID || entry->prototype != NULL))
         g_value_take_object (&value, new_default_object (entry));
+      else if (entry->default_strv != NULL)
+        g_value_set_boxed (&value, entry->default_strv);
       else
         g_param_value_set_default (entry->pspec, &value);
       write_value (self, entry, &value);

@@ -176,8 +176,6 @@ class _Meta(type(GObject.Object)):
                 default = kind() if isinstance(kind, type) and not gtype.is_abstract() and (
                     gtype.is_a(Hp.Config.__gtype__) or gtype.is_a(Hp.ConfigList.__gtype__)) \
                     else None
-            if gtype == GObject.TYPE_STRV and default not in (None, []):
-                raise TypeError("%s.%s: a list of strings starts empty" % (cls.__qualname__, name))
             fields.append((name, gtype, _value(default), _value(declaration.minimum),
                            _value(declaration.maximum), declaration.blurb or None))
         return fields

@@ -763,6 +763,31 @@ test_runtime_narrow_numbers (void)
 }
 
 static void
+test_runtime_strv_default (void)
+{
+  GType type = register_plain_subclass ("TestRuntimeStrvConfig", HP_TYPE_CONFIG);
+  const gchar *tags[] = { "a", "b", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpConfig) a = NULL;
+  g_autoptr(HpConfig) b = NULL;
+  g_auto(GStrv) read_a = NULL;
+  g_auto(GStrv) read_b = NULL;
+  g_auto(GValue) v_tags = G_VALUE_INIT;
+
+  g_value_set_boxed (g_value_init (&v_tags, G_TYPE_STRV), tags);
+  g_assert_true (hp_config_type_add_field (type, "tags", G_TYPE_STRV, &v_tags, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+
+  a = g_object_new (type, NULL);
+  b = g_object_new (type, NULL);
+  g_object_set (a, "tags", (const gchar *[]) { "c", NULL }, NULL);
+  g_object_get (a, "tags", &read_a, NULL);
+  g_object_get (b, "tags", &read_b, NULL);
+  g_assert_cmpstrv (read_a, ((const gchar *[]) { "c", NULL }));
+  g_assert_cmpstrv (read_b, tags);
+}
+
+static void
 test_runtime_field_errors (void)
 {
   GType type = register_plain_subclass ("TestRuntimeErrorsConfig", HP_TYPE_CONFIG);
@@ -912,6 +937,7 @@ main (int   argc,
                    test_build_runs_validate_and_setup_once);
   g_test_add_func ("/config-fields/get-and-set-value", test_get_and_set_value);
   g_test_add_func ("/config-fields/runtime", test_runtime_fields);
+  g_test_add_func ("/config-fields/runtime-strv-default", test_runtime_strv_default);
   g_test_add_func ("/config-fields/runtime-errors", test_runtime_field_errors);
   g_test_add_func ("/config-fields/runtime-narrow-numbers", test_runtime_narrow_numbers);
 

@@ -384,12 +384,14 @@ class FieldTest(unittest.TestCase):
         self.assertEqual(caught.exception.message, MODULE + "+Bad.n: default 0 is outside [1, -]")
         with self.assertRaises(AttributeError):
             type("Worse", (Hp.Config,), {"__module__": MODULE, "__annotations__": {"n": dict}})
-        # the library keeps no default for a list of strings
-        with self.assertRaises(TypeError) as caught:
-            type("Listed", (Hp.Config,), {"__module__": MODULE,
-                                          "__annotations__": {"tags": typing.List[str]},
-                                          "tags": ["a"]})
-        self.assertEqual(str(caught.exception), "Listed.tags: a list of strings starts empty")
+        # a list of strings keeps its default, copied for each config
+        listed = type("Listed", (Hp.Config,), {"__module__": MODULE,
+                                               "__annotations__": {"tags": typing.List[str]},
+                                               "tags": ["a", "b"]})
+        first, second = listed(), listed()
+        self.assertEqual((first.tags, second.tags), (["a", "b"], ["a", "b"]))
+        first.tags = ["c"]
+        self.assertEqual((first.tags, second.tags), (["c"], ["a", "b"]))
 
 
 class ValidateTest(unittest.TestCase):
