@@ -15,9 +15,47 @@
  * A module holding other modules as children named `0`, `1`, ... in
  * order, such as the layers of a transformer. It has no forward of its
  * own: its owner runs the modules.
+ *
+ * It is a [iface@Gio.ListModel] of its modules, so that a language
+ * binding's list idioms work on it (Python: `len (layers)`,
+ * `layers[0]`, `for layer in layers`).
+ *
+ * Since: 1.0
  */
 
-G_DEFINE_TYPE (HpModuleList, hp_module_list, HP_TYPE_MODULE)
+static void hp_module_list_model_init (GListModelInterface *iface);
+
+G_DEFINE_TYPE_WITH_CODE (HpModuleList, hp_module_list, HP_TYPE_MODULE,
+                         G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, hp_module_list_model_init))
+
+static GType
+hp_module_list_get_item_type (GListModel *model)
+{
+  return HP_TYPE_MODULE;
+}
+
+static guint
+hp_module_list_get_n_items (GListModel *model)
+{
+  return hp_module_list_get_length (HP_MODULE_LIST (model));
+}
+
+static gpointer
+hp_module_list_get_item (GListModel *model,
+                         guint       position)
+{
+  HpModule *module = hp_module_list_get (HP_MODULE_LIST (model), position);
+
+  return module != NULL ? g_object_ref (module) : NULL;
+}
+
+static void
+hp_module_list_model_init (GListModelInterface *iface)
+{
+  iface->get_item_type = hp_module_list_get_item_type;
+  iface->get_n_items = hp_module_list_get_n_items;
+  iface->get_item = hp_module_list_get_item;
+}
 
 static void
 hp_module_list_class_init (HpModuleListClass *klass)
@@ -80,13 +118,18 @@ hp_module_list_append (HpModuleList  *self,
                        GError       **error)
 {
   g_autofree gchar *name = NULL;
+  guint position;
 
   g_return_val_if_fail (HP_IS_MODULE_LIST (self), FALSE);
   g_return_val_if_fail (HP_IS_MODULE (module), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  name = g_strdup_printf ("%u", hp_module_list_get_length (self));
-  return hp_module_add_child (HP_MODULE (self), name, module, error);
+  position = hp_module_list_get_length (self);
+  name = g_strdup_printf ("%u", position);
+  if (!hp_module_add_child (HP_MODULE (self), name, module, error))
+    return FALSE;
+  g_list_model_items_changed (G_LIST_MODEL (self), position, 0, 1);
+  return TRUE;
 }
 
 /**

@@ -36,8 +36,8 @@ from gi.overrides import override
 from gi.repository import GLib, GObject
 
 Hp = get_introspection_module("Hp")
-__all__ = ["field", "Config", "Configurable", "Module", "StateDict", "ModuleList", "ConfigList",
-           "Tensor", "DTensor", "LocalMap", "resolve_placements", "no_grad"]
+__all__ = ["field", "Config", "Configurable", "Module", "StateDict", "Tensor", "DTensor", "LocalMap",
+           "resolve_placements", "no_grad"]
 _MISSING = object()
 _GTYPES = {bool: GObject.TYPE_BOOLEAN, int: GObject.TYPE_INT, float: GObject.TYPE_DOUBLE,
            str: GObject.TYPE_STRING, list: GObject.TYPE_STRV}
@@ -258,7 +258,9 @@ class Config(Hp.Config, metaclass=_Meta):
         return Hp.Config.new_from_json(cls.__gtype__, json.dumps(data))
 
     def __repr__(self):
-        def shown(value):   # Hp.DType.FLOAT32
+        def shown(value):   # Hp.DType.FLOAT32, [Linear.Config(...), ...]
+            if isinstance(value, Hp.ConfigList):
+                return repr(list(value))
             return "Hp.%s.%s" % (type(value).__name__, value.value_nick.upper().replace(
                 "-", "_")) if isinstance(value, GObject.GEnum) else repr(value)
         return "%s(%s)" % (_name(type(self)), ", ".join("%s=%s" % (
@@ -351,20 +353,6 @@ class StateDict(Hp.StateDict):
     __len__, __contains__ = Hp.StateDict.get_size, Hp.StateDict.contains
 
 
-def _sequence(base, length, get):
-    """Hp.<base> with len(), [i], iteration and the repr of a list"""
-    def item(self, index):
-        if not -length(self) <= index < length(self):
-            raise IndexError(index)
-        return get(self, index % length(self))
-    return override(type(base, (getattr(Hp, base),), {
-        "__module__": __name__, "__len__": length, "__getitem__": item,
-        "__iter__": lambda self: (get(self, i) for i in range(length(self))),
-        "__repr__": lambda self: repr(list(self))}))
-
-
-ModuleList = _sequence("ModuleList", Hp.ModuleList.get_length, Hp.ModuleList.get)
-ConfigList = _sequence("ConfigList", Hp.ConfigList.get_length, Hp.ConfigList.peek)
 # GLib.Bytes can neither wrap memory it does not own nor show its data
 # without a copy: numpy arrays are copied both ways (bench/bench-numpy.py)
 _DTYPES = {Hp.DType.FLOAT32: "float32", Hp.DType.FLOAT64: "float64", Hp.DType.INT64: "int64"}

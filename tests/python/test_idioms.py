@@ -264,7 +264,6 @@ class IterationTest(unittest.TestCase):
         self.assertEqual([layer.in_features for layer in layers], [1, 2, 3])
         self.assertEqual(len(layers), 3)
         self.assertEqual(layers[-1].in_features, 3)
-        self.assertTrue(repr(layers).startswith("[Hp.LinearConfig(param_init=None"))
 
 
 class SlottedConfigTest(unittest.TestCase):
