@@ -532,6 +532,8 @@ test_containers (void)
   g_autoptr(HpTensor) h = NULL;
   g_autoptr(HpTensor) expected = NULL;
   g_autoptr(HpStateDict) named = NULL;
+  g_autoptr(GObject) item = NULL;
+  guint n_changed = 0;
 
   /* an empty sequential passes its arguments through */
   y = hp_module_call1 (HP_MODULE (seq), x, &error);
@@ -539,12 +541,20 @@ test_containers (void)
   g_assert_true (y == x);
   g_clear_object (&y);
 
+  hp_test_count_signal (seq, "items-changed", &n_changed);
   g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (first), &error));
   g_assert_true (hp_module_list_append (HP_MODULE_LIST (seq), HP_MODULE (second), &error));
   g_assert_no_error (error);
+  g_assert_cmpuint (n_changed, ==, 2);
   g_assert_cmpuint (hp_module_list_get_length (HP_MODULE_LIST (seq)), ==, 2);
   g_assert_true (hp_module_list_get (HP_MODULE_LIST (seq), 1) == HP_MODULE (second));
   g_assert_null (hp_module_list_get (HP_MODULE_LIST (seq), 2));
+  /* a list model of its modules */
+  g_assert_true (g_list_model_get_item_type (G_LIST_MODEL (seq)) == HP_TYPE_MODULE);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (seq)), ==, 2);
+  item = g_list_model_get_item (G_LIST_MODEL (seq), 0);
+  g_assert_true (item == (gpointer) first);
+  g_assert_null (g_list_model_get_item (G_LIST_MODEL (seq), 2));
   g_assert_true (hp_module_init_states (HP_MODULE (seq), 5, &error));
   g_assert_cmpuint (hp_toy_linear_get_reset_count (first), ==, 1);
 
