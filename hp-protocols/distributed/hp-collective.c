@@ -389,10 +389,10 @@ agree (MPI_Comm                 comm,
  * @comm: the communicator every rank of which makes the collective
  * @comm_name: how messages name @comm
  * @call: what this rank is about to do
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Returns: %TRUE when HP_DEBUG=collectives is off or every rank of @comm
- *   is about to make the same collective; %FALSE with %HP_ERROR_MPI, the
+ *   is about to make the same collective; %FALSE with [HP_ERROR_MPI][error@Hp.Error], the
  *   same message on every rank, otherwise
  */
 gboolean
@@ -408,10 +408,10 @@ _hp_collective_agree_comm (MPI_Comm                 comm,
  * _hp_collective_agree:
  * @mesh: the mesh every rank of which makes the collective
  * @call: what this rank is about to do
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * _hp_collective_agree_comm() over the communicator of the whole @mesh,
- * which messages name by hp_device_mesh_to_string().
+ * `_hp_collective_agree_comm()` over the communicator of the whole @mesh,
+ * which messages name by [method@Hp.DeviceMesh.to_string].
  */
 gboolean
 _hp_collective_agree (HpDeviceMesh            *mesh,

@@ -18,15 +18,15 @@
  * HpDeviceMesh:
  *
  * An N-d grid of MPI ranks with optional dim names, the layout that
- * #HpDTensor placements refer to.
+ * [class@Hp.DTensor] placements refer to.
  *
  * A mesh of shape `[2, 4]` over eight ranks puts rank `r` at the
  * row-major coordinate `(r / 4, r % 4)`. Every mesh dim has its own
  * communicator that holds the ranks differing only in their coordinate
  * on that dim, ordered by it, so a rank's group rank in the communicator
- * of dim `d` is its coordinate on `d` (hp_device_mesh_get_local_rank()).
+ * of dim `d` is its coordinate on `d` ([method@Hp.DeviceMesh.get_local_rank]).
  *
- * hp_device_mesh_slice() picks some dims by name, like `mesh["dp", "tp"]`
+ * [method@Hp.DeviceMesh.slice] picks some dims by name, like `mesh["dp", "tp"]`
  * in PyTorch, and returns the sub-mesh that holds this rank; it shares
  * the dim communicators of its parent.
  *
@@ -40,8 +40,10 @@
  * C programs reach the communicators, and can build a mesh over a
  * communicator of their own, through `<hp-protocols/hp-mpi.h>`.
  *
- * Use hp_device_mesh_new(): a mesh made by g_object_new() alone is a
+ * Use [ctor@Hp.DeviceMesh.new]: a mesh made by [ctor@GObject.Object.new] alone is a
  * placeholder of shape `[1]` on rank 0 that has no communicators.
+ *
+ * Since: 1.0
  */
 
 #define MESH_MAX_NDIM 16
@@ -227,6 +229,8 @@ hp_device_mesh_class_init (HpDeviceMeshClass *klass)
    * HpDeviceMesh:ndim:
    *
    * The number of mesh dims, from 1 to 16.
+   *
+   * Since: 1.0
    */
   properties[PROP_NDIM] =
     g_param_spec_uint ("ndim", NULL, NULL,
@@ -238,6 +242,8 @@ hp_device_mesh_class_init (HpDeviceMeshClass *klass)
    * HpDeviceMesh:size:
    *
    * The number of ranks in the mesh, the product of its shape.
+   *
+   * Since: 1.0
    */
   properties[PROP_SIZE] =
     g_param_spec_int ("size", NULL, NULL,
@@ -249,6 +255,8 @@ hp_device_mesh_class_init (HpDeviceMeshClass *klass)
    * HpDeviceMesh:dim-names:
    *
    * The name of each mesh dim, or %NULL if the mesh has no names.
+   *
+   * Since: 1.0
    */
   properties[PROP_DIM_NAMES] =
     g_param_spec_boxed ("dim-names", NULL, NULL,
@@ -397,11 +405,11 @@ adopt_comm (MPI_Comm      comm,
  * @ndim: the number of mesh dims, from 1 to 16
  * @dim_names: (array zero-terminated=1) (nullable): %NULL, or one unique,
  *   non-empty name per mesh dim
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes a mesh over the ranks of @comm: the rank of @comm with index `r`
  * sits at the row-major coordinate `r` of the grid, so
- * hp_device_mesh_get_ranks() of the new mesh lists `0` to `size - 1`,
+ * [method@Hp.DeviceMesh.get_ranks] of the new mesh lists `0` to `size - 1`,
  * ranks of @comm.
  *
  * The mesh works on a duplicate of @comm (`MPI_Comm_dup()`), so its
@@ -409,14 +417,16 @@ adopt_comm (MPI_Comm      comm,
  * splits that duplicate into one communicator per mesh dim. All of them
  * return MPI errors instead of aborting. @comm itself is not kept.
  *
- * Starts MPI with hp_init() if needed (so `MPI_COMM_WORLD` may be passed
+ * Starts MPI with [func@Hp.init] if needed (so `MPI_COMM_WORLD` may be passed
  * before that). This is collective over @comm: every rank must call it
  * with the same arguments.
  *
  * Returns: (transfer full): a new mesh, or %NULL with @error set:
- *   %HP_ERROR_MESH if the shape does not fit the size of @comm, a size is
+ *   [HP_ERROR_MESH][error@Hp.Error] if the shape does not fit the size of @comm, a size is
  *   below 1, @ndim is out of range or the dim names are malformed,
- *   %HP_ERROR_MPI if MPI fails
+ *   [HP_ERROR_MPI][error@Hp.Error] if MPI fails
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_device_mesh_new_for_comm (MPI_Comm             comm,
@@ -498,10 +508,10 @@ hp_device_mesh_new_for_comm (MPI_Comm             comm,
  * @ndim: the number of mesh dims, from 1 to 16
  * @dim_names: (array zero-terminated=1) (nullable): %NULL, or one unique,
  *   non-empty name per mesh dim
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes a mesh over all ranks of the MPI world (`MPI_COMM_WORLD`),
- * starting MPI with hp_init() if needed. The product of @shape must be
+ * starting MPI with [func@Hp.init] if needed. The product of @shape must be
  * the world size; world rank `r` sits at the row-major coordinate `r` of
  * the grid.
  *
@@ -513,12 +523,14 @@ hp_device_mesh_new_for_comm (MPI_Comm             comm,
  * ]|
  *
  * This is collective: every rank must call it with the same arguments.
- * See hp_device_mesh_new_for_comm() for the communicators it makes.
+ * See `hp_device_mesh_new_for_comm()` for the communicators it makes.
  *
  * Returns: (transfer full): a new mesh, or %NULL with @error set:
- *   %HP_ERROR_MESH if the shape does not fit the world, a size is below 1,
- *   @ndim is out of range or the dim names are malformed, %HP_ERROR_MPI if
+ *   [HP_ERROR_MESH][error@Hp.Error] if the shape does not fit the world, a size is below 1,
+ *   @ndim is out of range or the dim names are malformed, [HP_ERROR_MPI][error@Hp.Error] if
  *   MPI fails or has been finalized
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_device_mesh_new (const gint          *shape,
@@ -534,11 +546,13 @@ hp_device_mesh_new (const gint          *shape,
 
 /**
  * hp_device_mesh_get_ndim:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  *
  * Gets the number of mesh dims.
  *
  * Returns: the number of dims, at least 1
+ *
+ * Since: 1.0
  */
 guint
 hp_device_mesh_get_ndim (HpDeviceMesh *self)
@@ -550,12 +564,14 @@ hp_device_mesh_get_ndim (HpDeviceMesh *self)
 
 /**
  * hp_device_mesh_get_shape:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  * @ndim: (out) (optional): return location for the number of dims
  *
  * Gets the size of each mesh dim.
  *
  * Returns: (array length=ndim) (transfer none): the shape, owned by @self
+ *
+ * Since: 1.0
  */
 const gint *
 hp_device_mesh_get_shape (HpDeviceMesh *self,
@@ -570,11 +586,13 @@ hp_device_mesh_get_shape (HpDeviceMesh *self,
 
 /**
  * hp_device_mesh_get_size:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  *
  * Gets the number of ranks in the mesh, the product of its shape.
  *
  * Returns: the number of ranks
+ *
+ * Since: 1.0
  */
 gint
 hp_device_mesh_get_size (HpDeviceMesh *self)
@@ -586,12 +604,14 @@ hp_device_mesh_get_size (HpDeviceMesh *self)
 
 /**
  * hp_device_mesh_get_dim_names:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  *
  * Gets the name of each mesh dim.
  *
  * Returns: (array zero-terminated=1) (transfer none) (nullable): the
  *   names, owned by @self, or %NULL if the mesh has no dim names
+ *
+ * Since: 1.0
  */
 const gchar * const *
 hp_device_mesh_get_dim_names (HpDeviceMesh *self)
@@ -603,15 +623,17 @@ hp_device_mesh_get_dim_names (HpDeviceMesh *self)
 
 /**
  * hp_device_mesh_get_dim_index:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  * @name: a dim name
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Looks up the mesh dim called @name.
  *
- * Returns: the index of the dim, or -1 with @error set (%HP_ERROR_MESH) if
+ * Returns: the index of the dim, or -1 with @error set ([HP_ERROR_MESH][error@Hp.Error]) if
  *   the mesh has no dim of that name, which is always the case for a mesh
  *   without dim names
+ *
+ * Since: 1.0
  */
 gint
 hp_device_mesh_get_dim_index (HpDeviceMesh  *self,
@@ -643,13 +665,15 @@ hp_device_mesh_get_dim_index (HpDeviceMesh  *self,
 
 /**
  * hp_device_mesh_get_local_rank:
- * @self: a #HpDeviceMesh
- * @dim: a mesh dim, below hp_device_mesh_get_ndim()
+ * @self: a [class@Hp.DeviceMesh]
+ * @dim: a mesh dim, below [method@Hp.DeviceMesh.get_ndim]
  *
  * Gets the coordinate of this rank on @dim, which is also its rank in
  * the communicator of that dim.
  *
  * Returns: the coordinate, from 0 to the size of @dim minus 1
+ *
+ * Since: 1.0
  */
 gint
 hp_device_mesh_get_local_rank (HpDeviceMesh *self,
@@ -663,13 +687,15 @@ hp_device_mesh_get_local_rank (HpDeviceMesh *self,
 
 /**
  * hp_device_mesh_get_coordinate:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  * @ndim: (out) (optional): return location for the number of dims
  *
  * Gets the position of this rank in the grid, one index per mesh dim.
  *
  * Returns: (array length=ndim) (transfer none): the coordinate, owned by
  *   @self
+ *
+ * Since: 1.0
  */
 const gint *
 hp_device_mesh_get_coordinate (HpDeviceMesh *self,
@@ -684,12 +710,14 @@ hp_device_mesh_get_coordinate (HpDeviceMesh *self,
 
 /**
  * hp_device_mesh_get_rank:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  *
  * Gets the rank of this process within the mesh: the row-major index of
  * its coordinate, which is its rank in the communicator of the mesh.
  *
- * Returns: the rank, from 0 to hp_device_mesh_get_size() minus 1
+ * Returns: the rank, from 0 to [method@Hp.DeviceMesh.get_size] minus 1
+ *
+ * Since: 1.0
  */
 gint
 hp_device_mesh_get_rank (HpDeviceMesh *self)
@@ -701,17 +729,19 @@ hp_device_mesh_get_rank (HpDeviceMesh *self)
 
 /**
  * hp_device_mesh_get_ranks:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  * @n_ranks: (out) (optional): return location for the number of ranks
  *
  * Gets the grid: the rank at each position, in row-major order. Ranks
  * are those of the communicator the root mesh was made over (world ranks
- * for hp_device_mesh_new()), also in slices: a slice of a `[2, 2]` world
+ * for [ctor@Hp.DeviceMesh.new]), also in slices: a slice of a `[2, 2]` world
  * mesh along its second dim lists `0, 1` on world ranks 0 and 1, and
  * `2, 3` on world ranks 2 and 3.
  *
  * Returns: (array length=n_ranks) (transfer none): the ranks, owned by
  *   @self
+ *
+ * Since: 1.0
  */
 const gint *
 hp_device_mesh_get_ranks (HpDeviceMesh *self,
@@ -726,10 +756,10 @@ hp_device_mesh_get_ranks (HpDeviceMesh *self,
 
 /**
  * hp_device_mesh_slice:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  * @names: (array zero-terminated=1): the names of the dims to keep, at
  *   least one, in the order of the mesh's dims
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the sub-mesh over the dims @names that holds this rank, like
  * `mesh["dp", "tp"]` in PyTorch: the other dims keep this rank's
@@ -737,15 +767,17 @@ hp_device_mesh_get_ranks (HpDeviceMesh *self,
  * four ranks of this rank's tensor-parallel group.
  *
  * The slice shares the communicators of its dims with @self. Its own
- * communicator (hp_device_mesh_get_comm()) is the dim's communicator for
+ * communicator (`hp_device_mesh_get_comm()`) is the dim's communicator for
  * one dim, the one of @self for all dims, and a new split of the
  * communicator of @self otherwise. The call is collective over @self:
  * every rank of @self must slice it with the same names.
  *
  * Returns: (transfer full): the sub-mesh, or %NULL with @error set:
- *   %HP_ERROR_MESH if @names is empty, names a dim @self does not have,
- *   repeats a name or is not in the dim order of @self, %HP_ERROR_MPI if
+ *   [HP_ERROR_MESH][error@Hp.Error] if @names is empty, names a dim @self does not have,
+ *   repeats a name or is not in the dim order of @self, [HP_ERROR_MPI][error@Hp.Error] if
  *   MPI fails
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_device_mesh_slice (HpDeviceMesh         *self,
@@ -881,13 +913,15 @@ append_grid (GString    *s,
 
 /**
  * hp_device_mesh_to_string:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  *
- * Describes the mesh by its grid of ranks (see hp_device_mesh_get_ranks())
+ * Describes the mesh by its grid of ranks (see [method@Hp.DeviceMesh.get_ranks])
  * and its dim names, like `DeviceMesh([[0, 1], [2, 3]], dim_names=(dp, tp))`,
  * or `DeviceMesh([0, 1, 2, 3])` for a mesh without names.
  *
  * Returns: (transfer full): a new string
+ *
+ * Since: 1.0
  */
 gchar *
 hp_device_mesh_to_string (HpDeviceMesh *self)
@@ -911,8 +945,8 @@ hp_device_mesh_to_string (HpDeviceMesh *self)
 
 /**
  * hp_device_mesh_equal:
- * @self: a #HpDeviceMesh
- * @other: another #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
+ * @other: another [class@Hp.DeviceMesh]
  *
  * Compares two meshes by shape, dim names and grid of ranks. Their
  * communicators do not count: two meshes made by the same call twice are
@@ -920,6 +954,8 @@ hp_device_mesh_to_string (HpDeviceMesh *self)
  *
  * Returns: %TRUE if both have the same shape, the same dim names (or
  *   both none) and the same ranks at every position
+ *
+ * Since: 1.0
  */
 gboolean
 hp_device_mesh_equal (HpDeviceMesh *self,
@@ -947,14 +983,16 @@ hp_device_mesh_equal (HpDeviceMesh *self,
 
 /**
  * hp_device_mesh_get_comm:
- * @self: a #HpDeviceMesh
+ * @self: a [class@Hp.DeviceMesh]
  *
  * Gets the communicator of the whole mesh, in which the rank of this
- * process is hp_device_mesh_get_rank(). It may be shared with other
+ * process is [method@Hp.DeviceMesh.get_rank]. It may be shared with other
  * meshes of the same tree; do not free it or change its attributes.
  *
  * Returns: (transfer none): the communicator, owned by @self, or
- *   `MPI_COMM_NULL` for a mesh made by g_object_new() alone
+ *   `MPI_COMM_NULL` for a mesh made by [ctor@GObject.Object.new] alone
+ *
+ * Since: 1.0
  */
 MPI_Comm
 hp_device_mesh_get_comm (HpDeviceMesh *self)
@@ -966,15 +1004,17 @@ hp_device_mesh_get_comm (HpDeviceMesh *self)
 
 /**
  * hp_device_mesh_get_dim_comm:
- * @self: a #HpDeviceMesh
- * @dim: a mesh dim, below hp_device_mesh_get_ndim()
+ * @self: a [class@Hp.DeviceMesh]
+ * @dim: a mesh dim, below [method@Hp.DeviceMesh.get_ndim]
  *
  * Gets the communicator of mesh dim @dim: the ranks whose coordinates
  * differ from this rank's only on @dim, ranked by their coordinate on
  * @dim. Slices share it with the mesh they come from; do not free it.
  *
  * Returns: (transfer none): the communicator, owned by @self, or
- *   `MPI_COMM_NULL` for a mesh made by g_object_new() alone
+ *   `MPI_COMM_NULL` for a mesh made by [ctor@GObject.Object.new] alone
+ *
+ * Since: 1.0
  */
 MPI_Comm
 hp_device_mesh_get_dim_comm (HpDeviceMesh *self,

@@ -19,21 +19,21 @@
 /**
  * HpDTensor:
  *
- * A tensor laid out over a #HpDeviceMesh: one #HpPlacement per mesh dim
- * says whether the tensor is split along one of its dims (#HpShard),
- * copied whole (#HpReplicate) or held as partial values still to be
- * reduced (#HpPartial) across that mesh dim.
+ * A tensor laid out over a [class@Hp.DeviceMesh]: one [class@Hp.Placement] per mesh dim
+ * says whether the tensor is split along one of its dims ([class@Hp.Shard]),
+ * copied whole ([class@Hp.Replicate]) or held as partial values still to be
+ * reduced ([class@Hp.Partial]) across that mesh dim.
  *
- * The shape and dtype of a DTensor, as #HpTensor reports them, are those
+ * The shape and dtype of a DTensor, as [class@Hp.Tensor] reports them, are those
  * of the whole (global) tensor; each rank holds its own part, the local
  * tensor. Shards are cut like `torch.chunk`, so uneven sizes and empty
  * pieces on trailing ranks are exact.
  *
  * Every tensor op accepts DTensors and returns a DTensor. Moving data
- * between layouts (hp_dtensor_redistribute()) uses MPI collectives on the
- * mesh dims' communicators; it, hp_dtensor_distribute(),
- * hp_dtensor_new_from_local(), hp_dtensor_get_local() and
- * hp_dtensor_full_tensor() are differentiable, and the gradient of a
+ * between layouts ([method@Hp.DTensor.redistribute]) uses MPI collectives on the
+ * mesh dims' communicators; it, [func@Hp.DTensor.distribute],
+ * [ctor@Hp.DTensor.new_from_local], [method@Hp.DTensor.get_local] and
+ * [method@Hp.DTensor.full_tensor] are differentiable, and the gradient of a
  * DTensor is a DTensor with its placements (Partial ones become
  * Replicate).
  *
@@ -41,6 +41,8 @@
  * them in the same order with the same layouts. Errors that depend only on
  * such arguments are raised on every rank before any communication, so
  * no rank is left waiting.
+ *
+ * Since: 1.0
  */
 
 struct _HpDTensor
@@ -149,6 +151,8 @@ hp_dtensor_class_init (HpDTensorClass *klass)
    * HpDTensor:mesh:
    *
    * The device mesh the tensor is laid out over.
+   *
+   * Since: 1.0
    */
   properties[PROP_MESH] =
     g_param_spec_object ("mesh", NULL, NULL,
@@ -449,16 +453,16 @@ distribute_step (HpTensor      **part,
  *   not the source when @src_data_rank is not -1
  * @mesh: the device mesh
  * @placements: (element-type HpPlacement): one placement per mesh dim,
- *   #HpShard or #HpReplicate
+ *   [class@Hp.Shard] or [class@Hp.Replicate]
  * @src_data_rank: the coordinate, on every mesh dim, of the rank whose
  *   @tensor is distributed; or -1 for every rank to cut its own part out
  *   of its own @tensor without communication
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Lays a tensor out over @mesh. Mesh dims are processed in order: along
  * mesh dim d, the rank at coordinate @src_data_rank scatters the pieces
- * of a #HpShard (`MPI_Scatterv`, uneven pieces exact) or broadcasts a
- * #HpReplicate. The source rank is the one whose coordinate is
+ * of a [class@Hp.Shard] (`MPI_Scatterv`, uneven pieces exact) or broadcasts a
+ * [class@Hp.Replicate]. The source rank is the one whose coordinate is
  * @src_data_rank on every mesh dim; only it needs @tensor, and the others
  * learn the shape and dtype from it. A rank never holds more than its
  * part and the piece it passes on.
@@ -468,9 +472,11 @@ distribute_step (HpTensor      **part,
  * @mesh unless @src_data_rank is -1.
  *
  * Returns: (transfer full): the distributed tensor, or %NULL with
- *   %HP_ERROR_PLACEMENT (wrong number of placements, a #HpPartial, a shard
- *   dim out of range) or %HP_ERROR_INVALID_ARGUMENT (no tensor on the
+ *   [HP_ERROR_PLACEMENT][error@Hp.Error] (wrong number of placements, a [class@Hp.Partial], a shard
+ *   dim out of range) or [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] (no tensor on the
  *   source, a bad @src_data_rank), the same on every rank
+ *
+ * Since: 1.0
  */
 HpDTensor *
 hp_dtensor_distribute (HpTensor      *tensor,
@@ -738,7 +744,7 @@ check_ranks_agree (HpTensor      *local,
  * @local: this rank's part of the tensor (a plain tensor)
  * @mesh: the device mesh
  * @placements: (element-type HpPlacement): one placement per mesh dim;
- *   #HpPartial is allowed here
+ *   [class@Hp.Partial] is allowed here
  * @shape: (array length=ndim) (nullable): the global shape, or %NULL to
  *   assume even shards (each sharded dim is the local size times the
  *   size of the mesh dims sharding it)
@@ -746,16 +752,18 @@ check_ranks_agree (HpTensor      *local,
  * @run_check: whether to check with the other ranks that the local
  *   tensors fit together and to make the Replicate parts equal by
  *   broadcasting them from coordinate 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Wraps each rank's local tensor as one distributed tensor, without
  * moving data (unless @run_check). With @run_check all ranks must agree
  * on the dtype, the number of dims and, without @shape, the local shape;
- * otherwise every rank gets %HP_ERROR_SHAPE. Differentiable: the gradient
+ * otherwise every rank gets [HP_ERROR_SHAPE][error@Hp.Error]. Differentiable: the gradient
  * of @local is this rank's part of the result's gradient.
  *
  * Returns: (transfer full): the distributed tensor, or %NULL with
  *   @error set
+ *
+ * Since: 1.0
  */
 HpDTensor *
 hp_dtensor_new_from_local (HpTensor      *local,
@@ -961,14 +969,16 @@ _hp_dtensor_get_local_summing_grad (HpDTensor *self,
 
 /**
  * hp_dtensor_get_local:
- * @self: a #HpDTensor
+ * @self: a [class@Hp.DTensor]
  *
- * Gets this rank's part of the tensor; for a #HpPartial placement, the
+ * Gets this rank's part of the tensor; for a [class@Hp.Partial] placement, the
  * value before the reduction. No data is copied. Differentiable: the
  * gradient of the result becomes this rank's part of the gradient of
  * @self.
  *
  * Returns: (transfer full): the local tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_dtensor_get_local (HpDTensor *self)
@@ -980,11 +990,13 @@ hp_dtensor_get_local (HpDTensor *self)
 
 /**
  * hp_dtensor_get_mesh:
- * @self: a #HpDTensor
+ * @self: a [class@Hp.DTensor]
  *
  * Gets the device mesh the tensor is laid out over.
  *
  * Returns: (transfer none): the mesh
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_dtensor_get_mesh (HpDTensor *self)
@@ -996,12 +1008,14 @@ hp_dtensor_get_mesh (HpDTensor *self)
 
 /**
  * hp_dtensor_get_placements:
- * @self: a #HpDTensor
+ * @self: a [class@Hp.DTensor]
  *
  * Gets the placements, one per mesh dim, with shard dims made
  * non-negative.
  *
  * Returns: (transfer none) (element-type HpPlacement): the placements
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_dtensor_get_placements (HpDTensor *self)
@@ -1031,10 +1045,10 @@ redistribute_backward (HpAutogradNode  *node,
 
 /**
  * hp_dtensor_redistribute:
- * @self: a #HpDTensor
+ * @self: a [class@Hp.DTensor]
  * @placements: (element-type HpPlacement): the target placements, one
  *   per mesh dim
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Moves the data to another layout on the same mesh, one mesh dim at a
  * time in the order of the DTensor spec: Shard to Replicate all-gathers,
@@ -1042,14 +1056,16 @@ redistribute_backward (HpAutogradNode  *node,
  * piece, Partial to Replicate all-reduces and Partial to Shard
  * reduce-scatters (Partial(avg) divides by the mesh dim's size after
  * summing). A Partial target must equal the current placement on its mesh
- * dim: Partial values come only from ops and hp_dtensor_new_from_local().
+ * dim: Partial values come only from ops and [ctor@Hp.DTensor.new_from_local].
  * The same placements give a new DTensor over the same local tensor.
  *
  * Differentiable: the gradient goes back to the source placements, with
  * Partial replaced by Replicate. Collective over the mesh.
  *
  * Returns: (transfer full): the redistributed tensor, or %NULL with
- *   %HP_ERROR_PLACEMENT (on every rank) for placements that do not fit
+ *   [HP_ERROR_PLACEMENT][error@Hp.Error] (on every rank) for placements that do not fit
+ *
+ * Since: 1.0
  */
 HpDTensor *
 hp_dtensor_redistribute (HpDTensor  *self,
@@ -1108,15 +1124,17 @@ hp_dtensor_redistribute (HpDTensor  *self,
 
 /**
  * hp_dtensor_full_tensor:
- * @self: a #HpDTensor
- * @error: return location for a #GError
+ * @self: a [class@Hp.DTensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gathers the whole tensor on every rank: redistributes to Replicate on
  * every mesh dim and takes the local tensor. Differentiable. Collective
  * over the mesh.
  *
- * Returns: (transfer full): the whole tensor, a plain #HpTensor, or
+ * Returns: (transfer full): the whole tensor, a plain [class@Hp.Tensor], or
  *   %NULL with @error set
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_dtensor_full_tensor (HpDTensor  *self,
@@ -1138,7 +1156,7 @@ hp_dtensor_full_tensor (HpDTensor  *self,
 
 /**
  * hp_dtensor_visualize:
- * @self: a #HpDTensor
+ * @self: a [class@Hp.DTensor]
  *
  * Describes which rank holds which part of the tensor, as a text table
  * with one row per rank of the mesh: its coordinate and, per tensor dim,
@@ -1146,6 +1164,8 @@ hp_dtensor_full_tensor (HpDTensor  *self,
  * Computed from the layout alone, without communication.
  *
  * Returns: (transfer full): the table
+ *
+ * Since: 1.0
  */
 gchar *
 hp_dtensor_visualize (HpDTensor *self)

@@ -26,16 +26,16 @@
  * and v sharded on the head dim, attention needs no communication at
  * all, and the map says so.
  *
- * A map is made once with hp_local_map_new() from the function and
- * #HpNamedPlacement entries (axis name to placement) for its arguments,
+ * A map is made once with [ctor@Hp.LocalMap.new] from the function and
+ * [class@Hp.NamedPlacement] entries (axis name to placement) for its arguments,
  * its outputs and, optionally, the gradients of its arguments; they are
  * resolved against the dim names of the map's mesh when the map is
  * called. A %NULL entry marks an argument or output that is not a
- * tensor. hp_local_map_call() then:
+ * tensor. [method@Hp.LocalMap.call] then:
  *
  * 1. checks that there is one `in_placements` entry per argument;
  * 2. redistributes each DTensor argument whose placements differ from
- *    its entry (or, without #HpLocalMap:redistribute-inputs, fails) and
+ *    its entry (or, without [property@Hp.LocalMap:redistribute-inputs], fails) and
  *    passes its local tensor to the function; plain tensors and %NULL
  *    pass through unchanged;
  * 3. without any DTensor argument, returns the function's outputs as
@@ -59,6 +59,8 @@
  * arguments are raised on every rank before any communication; when
  * the ranks exchange output shapes, a failure of the function on one
  * rank becomes an error on every rank.
+ *
+ * Since: 1.0
  */
 
 struct _HpLocalMap
@@ -140,6 +142,8 @@ hp_local_map_class_init (HpLocalMapClass *klass)
    *
    * The device mesh whose dim names resolve the named placements, and
    * on which the DTensor arguments and outputs live.
+   *
+   * Since: 1.0
    */
   properties[PROP_MESH] =
     g_param_spec_object ("mesh", NULL, NULL,
@@ -153,6 +157,8 @@ hp_local_map_class_init (HpLocalMapClass *klass)
    * Whether a DTensor argument whose placements differ from its
    * `in_placements` entry is redistributed to them; if not, such an
    * argument is an error.
+   *
+   * Since: 1.0
    */
   properties[PROP_REDISTRIBUTE_INPUTS] =
     g_param_spec_boolean ("redistribute-inputs", NULL, NULL,
@@ -221,8 +227,8 @@ check_named_list (GPtrArray *list)
  * @user_data: data for @func
  * @destroy: (nullable): frees @user_data when the map is finalized
  *
- * Wraps @func so that hp_local_map_call() runs it on the local tensors
- * of DTensor arguments and makes its outputs DTensors (see #HpLocalMap).
+ * Wraps @func so that [method@Hp.LocalMap.call] runs it on the local tensors
+ * of DTensor arguments and makes its outputs DTensors (see [class@Hp.LocalMap]).
  * The map keeps copies of the named placements, so changing them later
  * does not change the map. The entries are resolved against the dim
  * names of @mesh at each call; entries that do not fit are reported
@@ -233,7 +239,9 @@ check_named_list (GPtrArray *list)
  * them out: from Python, `Hp.LocalMap.new(func, out_placements,
  * in_placements, None, mesh, True)`.
  *
- * Returns: (transfer full): a new #HpLocalMap
+ * Returns: (transfer full): a new [class@Hp.LocalMap]
+ *
+ * Since: 1.0
  */
 HpLocalMap *
 hp_local_map_new (HpLocalMapFunc  func,
@@ -836,31 +844,33 @@ wrap_outputs (HpLocalMap  *self,
 
 /**
  * hp_local_map_call:
- * @self: a #HpLocalMap
+ * @self: a [class@Hp.LocalMap]
  * @args: (element-type HpTensor): the arguments: DTensors, plain
  *   tensors, or %NULL for an argument that is not a tensor
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Runs the map's function on the local tensors of @args and wraps its
- * outputs, as described for #HpLocalMap. Without a DTensor in @args the
+ * outputs, as described for [class@Hp.LocalMap]. Without a DTensor in @args the
  * function's outputs are returned as they are; otherwise each tensor
  * output is a DTensor with its `out_placements` entry, and the call is
  * collective over the map's mesh.
  *
  * The array is annotated `(transfer container)` although the caller
  * owns the outputs too: its free function unrefs them, so freeing the
- * array is all a caller does (see hp_placements_new_from_string()).
+ * array is all a caller does (see [func@Hp.placements_new_from_string]).
  *
  * Returns: (transfer container) (element-type HpTensor): a new array of
  *   the outputs (%NULL entries for non-tensor outputs), or %NULL with
- *   @error set: %HP_ERROR_MESH when the mesh has no dim names or a
- *   DTensor argument lives on another mesh, %HP_ERROR_PLACEMENT when
+ *   @error set: [HP_ERROR_MESH][error@Hp.Error] when the mesh has no dim names or a
+ *   DTensor argument lives on another mesh, [HP_ERROR_PLACEMENT][error@Hp.Error] when
  *   the entries do not fit the arguments or outputs (in number, in
- *   kind, or in placements without #HpLocalMap:redistribute-inputs),
- *   %HP_ERROR_NOT_SUPPORTED for an in_grad entry that reduces by other
- *   than a sum, %HP_ERROR_SHAPE when the ranks' outputs do not form
- *   one tensor, %HP_ERROR_MPI on a rank whose function succeeded when
+ *   kind, or in placements without [property@Hp.LocalMap:redistribute-inputs]),
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] for an in_grad entry that reduces by other
+ *   than a sum, [HP_ERROR_SHAPE][error@Hp.Error] when the ranks' outputs do not form
+ *   one tensor, [HP_ERROR_MPI][error@Hp.Error] on a rank whose function succeeded when
  *   it failed on another, or the function's own error
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_local_map_call (HpLocalMap  *self,
@@ -977,11 +987,13 @@ hp_local_map_call (HpLocalMap  *self,
 
 /**
  * hp_local_map_get_mesh:
- * @self: a #HpLocalMap
+ * @self: a [class@Hp.LocalMap]
  *
  * Gets the device mesh of the map.
  *
  * Returns: (transfer none): the mesh
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_local_map_get_mesh (HpLocalMap *self)
@@ -993,12 +1005,14 @@ hp_local_map_get_mesh (HpLocalMap *self)
 
 /**
  * hp_local_map_get_redistribute_inputs:
- * @self: a #HpLocalMap
+ * @self: a [class@Hp.LocalMap]
  *
  * Gets whether DTensor arguments are redistributed to their
  * `in_placements` entries.
  *
- * Returns: the value of #HpLocalMap:redistribute-inputs
+ * Returns: the value of [property@Hp.LocalMap:redistribute-inputs]
+ *
+ * Since: 1.0
  */
 gboolean
 hp_local_map_get_redistribute_inputs (HpLocalMap *self)

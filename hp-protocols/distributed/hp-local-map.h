@@ -19,10 +19,10 @@ G_BEGIN_DECLS
  * HpLocalMapFunc:
  * @args: (element-type HpTensor): the arguments, local tensors in place
  *   of the DTensors; an entry is %NULL where the argument is
- * @user_data: (closure): the data given to hp_local_map_new()
- * @error: return location for a #GError
+ * @user_data: (closure): the data given to [ctor@Hp.LocalMap.new]
+ * @error: return location for a [struct@GLib.Error]
  *
- * The plain function a #HpLocalMap runs on every rank, on that rank's
+ * The plain function a [class@Hp.LocalMap] runs on every rank, on that rank's
  * local tensors. It sees no DTensor and does no communication of its
  * own; its outputs must be plain tensors as well.
  *
@@ -31,12 +31,14 @@ G_BEGIN_DECLS
  * `g_ptr_array_new_with_free_func (g_object_unref)` that holds new
  * tensors; an array without a free function whose elements carry a
  * reference each, as language bindings make, is just as right. The map
- * takes the elements out with g_ptr_array_steal() and frees the array,
+ * takes the elements out with [func@GLib.PtrArray.steal] and frees the array,
  * so each reference is dropped exactly once either way.
  *
  * Returns: (transfer full) (element-type HpTensor) (nullable): a new
  *   array of the outputs (%NULL entries stand for non-tensor outputs),
  *   or %NULL with @error set
+ *
+ * Since: 1.0
  */
 typedef GPtrArray *(*HpLocalMapFunc) (GPtrArray  *args,
                                       gpointer    user_data,

@@ -13,11 +13,13 @@
 
 /**
  * hp_mesh_axis_name_to_string:
- * @axis: a #HpMeshAxisName
+ * @axis: a [enum@Hp.MeshAxisName]
  *
  * Gets the mesh dim name of @axis, such as `tp` or `dp_shard`.
  *
  * Returns: (transfer none): the name, a static string
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_mesh_axis_name_to_string (HpMeshAxisName axis)
@@ -33,14 +35,16 @@ hp_mesh_axis_name_to_string (HpMeshAxisName axis)
  * hp_mesh_axis_name_from_string:
  * @name: a mesh dim name such as "tp"
  * @axis: (out): return location for the axis
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Looks up the standard axis whose name is @name. Names are
  * case-sensitive: `tp` is an axis, `TP` is not.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT,
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error],
  *   listing the valid names, when @name is not one of them, in which case
  *   @axis is left unchanged
+ *
+ * Since: 1.0
  */
 gboolean
 hp_mesh_axis_name_from_string (const gchar     *name,

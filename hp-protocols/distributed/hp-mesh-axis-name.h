@@ -30,9 +30,11 @@ G_BEGIN_DECLS
  *   `efsdp`
  *
  * The standard names of device mesh dims. Each value's nick is the dim
- * name itself, as given to hp_device_mesh_new() and used as the axis of
- * a #HpNamedPlacement; hp_mesh_axis_name_to_string() and
- * hp_mesh_axis_name_from_string() convert.
+ * name itself, as given to [ctor@Hp.DeviceMesh.new] and used as the axis of
+ * a [class@Hp.NamedPlacement]; [func@Hp.MeshAxisName.to_string] and
+ * [func@Hp.MeshAxisName.from_string] convert.
+ *
+ * Since: 1.0
  */
 typedef enum
 {

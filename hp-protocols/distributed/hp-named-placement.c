@@ -20,18 +20,20 @@
  *
  * A named placement is an ordered map: axes keep the order in which they
  * were first set, and setting an axis again replaces its placement in
- * place. hp_resolve_placements() turns it into one #HpPlacement per dim
- * of a mesh, in the mesh's order, with #HpReplicate for the axes it does
+ * place. [func@Hp.resolve_placements] turns it into one [class@Hp.Placement] per dim
+ * of a mesh, in the mesh's order, with [class@Hp.Replicate] for the axes it does
  * not name.
  *
- * The string form, read by hp_named_placement_new_from_string() and
- * written by hp_named_placement_to_string(), is a comma-separated list
+ * The string form, read by [ctor@Hp.NamedPlacement.new_from_string] and
+ * written by [method@Hp.NamedPlacement.to_string], is a comma-separated list
  * of `axis:placement` entries, for example `tp:S(0), dp:R`.
  *
- * The map emits #HpNamedPlacement::changed whenever an axis is added or
+ * The map emits [signal@Hp.NamedPlacement::changed] whenever an axis is added or
  * its placement changes. Objects that keep a named placement (a
- * #HpLocalMap, for instance) keep a copy, so later changes do not reach
+ * [class@Hp.LocalMap], for instance) keep a copy, so later changes do not reach
  * them.
+ *
+ * Since: 1.0
  */
 
 struct _HpNamedPlacement
@@ -73,6 +75,8 @@ hp_named_placement_class_init (HpNamedPlacementClass *klass)
    *
    * Emitted after an axis was added or its placement replaced by a
    * different one.
+   *
+   * Since: 1.0
    */
   signals[CHANGED] =
     g_signal_new ("changed",
@@ -92,9 +96,11 @@ hp_named_placement_init (HpNamedPlacement *self)
  * hp_named_placement_new:
  *
  * Creates an empty named placement: every mesh dim resolves to
- * #HpReplicate.
+ * [class@Hp.Replicate].
  *
- * Returns: (transfer full): a new #HpNamedPlacement
+ * Returns: (transfer full): a new [class@Hp.NamedPlacement]
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_named_placement_new (void)
@@ -104,15 +110,17 @@ hp_named_placement_new (void)
 
 /**
  * hp_named_placement_set:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  * @axis: a mesh dim name, not empty
  * @placement: the placement of the tensor across that mesh dim
  *
  * Sets the placement of @axis. A new axis goes after the existing ones;
  * an existing axis keeps its position and gets @placement instead of
  * its old placement. Names are case-sensitive. Emits
- * #HpNamedPlacement::changed unless @axis already had an equal
+ * [signal@Hp.NamedPlacement::changed] unless @axis already had an equal
  * placement.
+ *
+ * Since: 1.0
  */
 void
 hp_named_placement_set (HpNamedPlacement *self,
@@ -129,12 +137,14 @@ hp_named_placement_set (HpNamedPlacement *self,
 
 /**
  * hp_named_placement_set_axis:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  * @axis: a standard mesh axis
  * @placement: the placement of the tensor across that mesh dim
  *
- * Sets the placement of the axis named by hp_mesh_axis_name_to_string()
- * of @axis, as hp_named_placement_set() does.
+ * Sets the placement of the axis named by [func@Hp.MeshAxisName.to_string]
+ * of @axis, as [method@Hp.NamedPlacement.set] does.
+ *
+ * Since: 1.0
  */
 void
 hp_named_placement_set_axis (HpNamedPlacement *self,
@@ -154,13 +164,15 @@ hp_named_placement_set_axis (HpNamedPlacement *self,
 
 /**
  * hp_named_placement_get:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  * @axis: a mesh dim name
  *
  * Gets the placement of @axis.
  *
  * Returns: (transfer none) (nullable): the placement, or %NULL if @self
  *   does not name @axis
+ *
+ * Since: 1.0
  */
 HpPlacement *
 hp_named_placement_get (HpNamedPlacement *self,
@@ -174,12 +186,14 @@ hp_named_placement_get (HpNamedPlacement *self,
 
 /**
  * hp_named_placement_get_axes:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  *
  * Gets the axis names, in the order they were first set.
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of the names; empty for an empty map
+ *
+ * Since: 1.0
  */
 GStrv
 hp_named_placement_get_axes (HpNamedPlacement *self)
@@ -191,11 +205,13 @@ hp_named_placement_get_axes (HpNamedPlacement *self)
 
 /**
  * hp_named_placement_get_n_axes:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  *
  * Gets the number of axes @self names.
  *
  * Returns: the number of axes
+ *
+ * Since: 1.0
  */
 guint
 hp_named_placement_get_n_axes (HpNamedPlacement *self)
@@ -213,19 +229,21 @@ static const HpNameMapSyntax syntax = {
 /**
  * hp_named_placement_new_from_string:
  * @text: a list of `axis:placement` entries such as "tp:S(0),dp:R"
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Parses a named placement as written by hp_named_placement_to_string():
+ * Parses a named placement as written by [method@Hp.NamedPlacement.to_string]:
  * entries separated by commas, each an axis name, a colon and a
- * placement in any form hp_placement_new_from_string() reads. Axis names
+ * placement in any form [ctor@Hp.Placement.new_from_string] reads. Axis names
  * are made of letters, digits, `_`, `-` and `.`; whitespace around
  * entries, names and placements is allowed. A blank @text gives an empty
  * map. The axes keep the order of @text.
  *
- * Returns: (transfer full): a new #HpNamedPlacement, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT, naming the entry, for an empty entry, an
+ * Returns: (transfer full): a new [class@Hp.NamedPlacement], or %NULL with
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error], naming the entry, for an empty entry, an
  *   entry without a colon, an empty or invalid axis name, an axis given
  *   twice or a placement that does not parse
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_named_placement_new_from_string (const gchar  *text,
@@ -284,14 +302,16 @@ hp_named_placement_new_from_string (const gchar  *text,
 
 /**
  * hp_named_placement_to_string:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  *
  * Formats @self as `tp:S(0), dp:R`: the entries in order, each axis
  * with the short form of its placement. An empty map gives an empty
- * string. hp_named_placement_new_from_string() reads the result back
+ * string. [ctor@Hp.NamedPlacement.new_from_string] reads the result back
  * when the axis names are made of the characters it accepts.
  *
  * Returns: (transfer full): the string
+ *
+ * Since: 1.0
  */
 gchar *
 hp_named_placement_to_string (HpNamedPlacement *self)
@@ -313,14 +333,16 @@ hp_named_placement_to_string (HpNamedPlacement *self)
 
 /**
  * hp_named_placement_equal:
- * @self: a #HpNamedPlacement
- * @other: another #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
+ * @other: another [class@Hp.NamedPlacement]
  *
  * Tells whether two named placements map the same axes to equal
- * placements (see hp_placement_equal()). The order of the axes does not
- * matter, as it does not for hp_resolve_placements().
+ * placements (see [method@Hp.Placement.equal]). The order of the axes does not
+ * matter, as it does not for [func@Hp.resolve_placements].
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_named_placement_equal (HpNamedPlacement *self,
@@ -358,12 +380,14 @@ _hp_named_placement_lists_equal (GPtrArray *a,
 
 /**
  * hp_named_placement_copy:
- * @self: a #HpNamedPlacement
+ * @self: a [class@Hp.NamedPlacement]
  *
  * Copies @self: the same axes in the same order, sharing the (immutable)
  * placements. Later changes to either map do not affect the other.
  *
- * Returns: (transfer full): a new #HpNamedPlacement
+ * Returns: (transfer full): a new [class@Hp.NamedPlacement]
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_named_placement_copy (HpNamedPlacement *self)
@@ -381,26 +405,28 @@ hp_named_placement_copy (HpNamedPlacement *self)
  * hp_resolve_placements:
  * @named: (nullable): the named placement; %NULL is the empty map
  * @mesh_dim_names: (array zero-terminated=1) (nullable): the names of
- *   the mesh dims in mesh order, as hp_device_mesh_get_dim_names() gives
+ *   the mesh dims in mesh order, as [method@Hp.DeviceMesh.get_dim_names] gives
  *   them; %NULL for none
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Orders a named placement by the dims of a mesh: one placement per
  * mesh dim, in mesh order, the one @named gives for that dim's name or
- * #HpReplicate where it names none. Every axis of @named must be a dim
+ * [class@Hp.Replicate] where it names none. Every axis of @named must be a dim
  * of the mesh. Names are compared case-sensitively. An empty @named and
  * no mesh dims give an empty array.
  *
  * The array is annotated `(transfer container)` although the caller
- * owns the placements too: its free function is g_object_unref(), so
+ * owns the placements too: its free function is [method@GObject.Object.unref], so
  * freeing the array is all a caller does (see
- * hp_placements_new_from_string()).
+ * [func@Hp.placements_new_from_string]).
  *
  * Returns: (transfer container) (element-type HpPlacement): a new array
  *   of placements that unrefs them when freed, or %NULL with
- *   %HP_ERROR_PLACEMENT (`NamedPlacement has axes not in mesh: {ep, pp}`,
+ *   [HP_ERROR_PLACEMENT][error@Hp.Error] (`NamedPlacement has axes not in mesh: {ep, pp}`,
  *   every such axis in the order of @named) when @named has axes that
  *   are not mesh dims
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_resolve_placements (HpNamedPlacement     *named,

@@ -17,7 +17,7 @@
  *
  * The placement where every rank of a mesh dim holds a partial value of
  * the tensor's full shape; the tensor itself is the reduction
- * (#HpPartial:reduce-op) of these values over the mesh dim.
+ * ([property@Hp.Partial:reduce-op]) of these values over the mesh dim.
  *
  * Partial placements come out of operations (a matmul over a sharded
  * contraction dim, a sum over a sharded dim) or are given when a tensor
@@ -25,9 +25,11 @@
  * not supported.
  *
  * Two partial placements are equal when their reduce ops are. Like every
- * #HpPlacement, a partial placement never changes after construction.
+ * [class@Hp.Placement], a partial placement never changes after construction.
  * Its string form is `P(op)` with the op's name from
- * hp_reduce_op_to_string(), for example `P(sum)`.
+ * [func@Hp.ReduceOp.to_string], for example `P(sum)`.
+ *
+ * Since: 1.0
  */
 
 struct _HpPartial
@@ -114,6 +116,8 @@ hp_partial_class_init (HpPartialClass *klass)
    * HpPartial:reduce-op:
    *
    * How the partial values of the ranks combine into the tensor.
+   *
+   * Since: 1.0
    */
   properties[PROP_REDUCE_OP] =
     g_param_spec_enum ("reduce-op", NULL, NULL,
@@ -138,7 +142,9 @@ hp_partial_init (HpPartial *self)
  * Creates a placement whose ranks hold partial values that combine with
  * @reduce_op.
  *
- * Returns: (transfer full): a new #HpPartial
+ * Returns: (transfer full): a new [class@Hp.Partial]
+ *
+ * Since: 1.0
  */
 HpPlacement *
 hp_partial_new (HpReduceOp reduce_op)
@@ -150,11 +156,13 @@ hp_partial_new (HpReduceOp reduce_op)
 
 /**
  * hp_partial_get_reduce_op:
- * @self: a #HpPartial
+ * @self: a [class@Hp.Partial]
  *
  * Gets how the partial values of @self combine.
  *
  * Returns: the reduce op
+ *
+ * Since: 1.0
  */
 HpReduceOp
 hp_partial_get_reduce_op (HpPartial *self)
@@ -166,11 +174,13 @@ hp_partial_get_reduce_op (HpPartial *self)
 
 /**
  * hp_reduce_op_to_string:
- * @op: a #HpReduceOp
+ * @op: a [enum@Hp.ReduceOp]
  *
  * Gets the name of @op: "sum", "avg", "max", "min" or "product".
  *
  * Returns: (transfer none): the name
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_reduce_op_to_string (HpReduceOp op)
@@ -186,13 +196,15 @@ hp_reduce_op_to_string (HpReduceOp op)
  * hp_reduce_op_from_string:
  * @name: a reduce op name such as "sum"
  * @op: (out): return location for the reduce op
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Parses a reduce op name as written by hp_reduce_op_to_string(). Names
+ * Parses a reduce op name as written by [func@Hp.ReduceOp.to_string]. Names
  * are case-sensitive.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT for an
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an
  *   unknown name, in which case @op is left unchanged
+ *
+ * Since: 1.0
  */
 gboolean
 hp_reduce_op_from_string (const gchar  *name,

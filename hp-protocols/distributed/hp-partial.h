@@ -21,7 +21,9 @@ G_BEGIN_DECLS
  * @HP_REDUCE_OP_MIN: the minimum over the ranks
  * @HP_REDUCE_OP_PRODUCT: the product over the ranks
  *
- * How the partial values of a #HpPartial placement combine.
+ * How the partial values of a [class@Hp.Partial] placement combine.
+ *
+ * Since: 1.0
  */
 typedef enum
 {

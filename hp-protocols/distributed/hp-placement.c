@@ -23,22 +23,24 @@
  * A distributed tensor has one placement per mesh dim, applied from mesh
  * dim 0 to the last. There are three kinds, the only subclasses:
  *
- * - #HpShard (`S(dim)`): tensor dim `dim` is split into chunks, one per
+ * - [class@Hp.Shard] (`S(dim)`): tensor dim `dim` is split into chunks, one per
  *   rank of the mesh dim;
- * - #HpReplicate (`R`): every rank holds the whole tensor;
- * - #HpPartial (`P(op)`): every rank holds a partial value of the whole
- *   shape, and the tensor is their reduction with a #HpReduceOp.
+ * - [class@Hp.Replicate] (`R`): every rank holds the whole tensor;
+ * - [class@Hp.Partial] (`P(op)`): every rank holds a partial value of the whole
+ *   shape, and the tensor is their reduction with a [enum@Hp.ReduceOp].
  *
  * Placements are immutable: their properties are construct-only, so one
  * placement can be shared freely between tensors, arrays and threads.
- * Compare them with hp_placement_equal(), not by pointer.
+ * Compare them with [method@Hp.Placement.equal], not by pointer.
  *
- * hp_placement_to_string() gives the short forms `S(0)`, `S(-1)`, `R` and
- * `P(sum)`; hp_placement_new_from_string() reads those and the long
+ * [method@Hp.Placement.to_string] gives the short forms `S(0)`, `S(-1)`, `R` and
+ * `P(sum)`; [ctor@Hp.Placement.new_from_string] reads those and the long
  * forms `Shard(0)`, `Shard(dim=0)`, `Replicate()` and
- * `Partial(reduce_op=max)`. hp_placements_to_string() and
- * hp_placements_new_from_string() do the same for a whole list, written
+ * `Partial(reduce_op=max)`. [func@Hp.placements_to_string] and
+ * [func@Hp.placements_new_from_string] do the same for a whole list, written
  * `(S(0), R)`.
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_ABSTRACT_TYPE (HpPlacement, hp_placement, G_TYPE_OBJECT)
@@ -197,7 +199,7 @@ parse_partial (const gchar  *text,
 /**
  * hp_placement_new_from_string:
  * @text: a placement such as "S(0)", "R" or "P(sum)"
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Parses one placement. The accepted forms are a name, optionally
  * followed by arguments in parentheses:
@@ -207,7 +209,7 @@ parse_partial (const gchar  *text,
  * - `R` or `Replicate` with no argument: `R`, `R()`, `Replicate`,
  *   `Replicate()`;
  * - `P` or `Partial` with an optional reduce op (see
- *   hp_reduce_op_from_string()), bare or as a keyword; it defaults to
+ *   [func@Hp.ReduceOp.from_string]), bare or as a keyword; it defaults to
  *   sum: `P`, `P()`, `P(sum)`, `Partial(max)`, `Partial(reduce_op=max)`.
  *
  * Names are case-sensitive. Whitespace is allowed around the whole text
@@ -215,8 +217,10 @@ parse_partial (const gchar  *text,
  * `S( 1 )`. The dim is kept as written, negative values included.
  *
  * Returns: (transfer full): a new placement, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT when @text is not a placement, the dim is
- *   not an integer that fits in a #gint, or the reduce op is unknown
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @text is not a placement, the dim is
+ *   not an integer that fits in a `gint`, or the reduce op is unknown
+ *
+ * Since: 1.0
  */
 HpPlacement *
 hp_placement_new_from_string (const gchar  *text,
@@ -280,14 +284,16 @@ hp_placement_new_from_string (const gchar  *text,
 
 /**
  * hp_placement_equal:
- * @self: a #HpPlacement
- * @other: another #HpPlacement
+ * @self: a [class@Hp.Placement]
+ * @other: another [class@Hp.Placement]
  *
  * Tells whether two placements are the same: of the same kind, and for
  * shards the same dim as given (`S(-1)` is not equal to `S(1)`), for
  * partials the same reduce op.
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_placement_equal (HpPlacement *self,
@@ -312,13 +318,15 @@ hp_placement_equal (HpPlacement *self,
 
 /**
  * hp_placement_to_string:
- * @self: a #HpPlacement
+ * @self: a [class@Hp.Placement]
  *
- * Formats @self in the short form that hp_placement_new_from_string()
+ * Formats @self in the short form that [ctor@Hp.Placement.new_from_string]
  * reads back: `S(0)`, `S(-1)`, `R`, `P(sum)`, `P(avg)`, `P(max)`,
  * `P(min)` or `P(product)`.
  *
  * Returns: (transfer full): the string
+ *
+ * Since: 1.0
  */
 gchar *
 hp_placement_to_string (HpPlacement *self)
@@ -335,11 +343,13 @@ hp_placement_to_string (HpPlacement *self)
 
 /**
  * hp_placement_is_shard:
- * @self: a #HpPlacement
+ * @self: a [class@Hp.Placement]
  *
- * Tells whether @self is a #HpShard.
+ * Tells whether @self is a [class@Hp.Shard].
  *
  * Returns: %TRUE for a shard placement
+ *
+ * Since: 1.0
  */
 gboolean
 hp_placement_is_shard (HpPlacement *self)
@@ -351,11 +361,13 @@ hp_placement_is_shard (HpPlacement *self)
 
 /**
  * hp_placement_is_replicate:
- * @self: a #HpPlacement
+ * @self: a [class@Hp.Placement]
  *
- * Tells whether @self is a #HpReplicate.
+ * Tells whether @self is a [class@Hp.Replicate].
  *
  * Returns: %TRUE for a replicate placement
+ *
+ * Since: 1.0
  */
 gboolean
 hp_placement_is_replicate (HpPlacement *self)
@@ -367,11 +379,13 @@ hp_placement_is_replicate (HpPlacement *self)
 
 /**
  * hp_placement_is_partial:
- * @self: a #HpPlacement
+ * @self: a [class@Hp.Placement]
  *
- * Tells whether @self is a #HpPartial.
+ * Tells whether @self is a [class@Hp.Partial].
  *
  * Returns: %TRUE for a partial placement
+ *
+ * Since: 1.0
  */
 gboolean
 hp_placement_is_partial (HpPlacement *self)
@@ -386,9 +400,11 @@ hp_placement_is_partial (HpPlacement *self)
  * @placements: (element-type HpPlacement): the placements, one per mesh dim
  *
  * Formats a list of placements as `(S(0), R)`, each with
- * hp_placement_to_string(); an empty list gives `()`.
+ * [method@Hp.Placement.to_string]; an empty list gives `()`.
  *
  * Returns: (transfer full): the string
+ *
+ * Since: 1.0
  */
 gchar *
 hp_placements_to_string (GPtrArray *placements)
@@ -434,10 +450,10 @@ find_closing_parenthesis (const gchar *text,
 /**
  * hp_placements_new_from_string:
  * @text: a list of placements such as "(S(0), R)"
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Parses a list of placements as written by hp_placements_to_string():
- * placements in any form that hp_placement_new_from_string() accepts,
+ * Parses a list of placements as written by [func@Hp.placements_to_string]:
+ * placements in any form that [ctor@Hp.Placement.new_from_string] accepts,
  * separated by commas, inside parentheses (`(S(0), R)`), brackets
  * (`[S(0), R]`) or nothing (`S(0), R`). A single trailing comma is
  * allowed, as in `(S(0),)`. `()`, `[]` and a blank @text give an empty
@@ -445,17 +461,19 @@ find_closing_parenthesis (const gchar *text,
  *
  * The array is annotated `(transfer container)` although the caller owns
  * the placements too: the array holds one reference to each and drops it
- * when it is freed (its free function is g_object_unref()), so freeing the
+ * when it is freed (its free function is [method@GObject.Object.unref]), so freeing the
  * array is all a caller does. Language bindings read `(transfer full)` on
  * such an array as one reference per element on top of that and unref
  * the elements twice.
  *
  * Returns: (transfer container) (element-type HpPlacement): a new array of
  *   placements that unrefs them when freed, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT when the parentheses or brackets do not
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when the parentheses or brackets do not
  *   match or a placement does not parse; the message of the latter starts
  *   with `placement i: `, where `i` counts from 0 (the mesh dim the
  *   placement is for)
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_placements_new_from_string (const gchar  *text,

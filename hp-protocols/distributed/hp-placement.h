@@ -26,8 +26,10 @@ G_DECLARE_DERIVABLE_TYPE (HpPlacement, hp_placement, HP, PLACEMENT, GObject)
  * @equal: compares with another placement of the same type
  * @to_string: formats the placement as `S(0)`, `R` or `P(sum)`
  *
- * The class of the placements; the library's own #HpShard, #HpReplicate
- * and #HpPartial are the only subclasses.
+ * The class of the placements; the library's own [class@Hp.Shard], [class@Hp.Replicate]
+ * and [class@Hp.Partial] are the only subclasses.
+ *
+ * Since: 1.0
  */
 struct _HpPlacementClass
 {

@@ -14,8 +14,10 @@
  * (along that mesh dim).
  *
  * All replicate placements are equal to each other. Like every
- * #HpPlacement, a replicate placement never changes after construction.
+ * [class@Hp.Placement], a replicate placement never changes after construction.
  * Its string form is `R`.
+ *
+ * Since: 1.0
  */
 
 struct _HpReplicate
@@ -57,9 +59,11 @@ hp_replicate_init (HpReplicate *self)
  *
  * Creates a placement that holds the whole tensor on every rank of a
  * mesh dim. Each call returns a new object; all of them are equal under
- * hp_placement_equal().
+ * [method@Hp.Placement.equal].
  *
- * Returns: (transfer full): a new #HpReplicate
+ * Returns: (transfer full): a new [class@Hp.Replicate]
+ *
+ * Since: 1.0
  */
 HpPlacement *
 hp_replicate_new (void)

@@ -13,17 +13,19 @@
  * The placement that splits one tensor dim across a mesh dim.
  *
  * Rank `r` of a mesh dim with `n` ranks holds chunk `r` of the tensor
- * dim #HpShard:dim, cut like `torch.chunk`: chunks of `ceil(N / n)`
+ * dim [property@Hp.Shard:dim], cut like `torch.chunk`: chunks of `ceil(N / n)`
  * elements, so trailing ranks may hold fewer elements or none.
  *
  * The dim is kept exactly as given, negative values included: `S(-1)`
  * stands for the last dim of whatever tensor it is applied to, and every
  * function that takes a tensor normalises it with that tensor's number of
- * dims. hp_placement_equal() compares the raw value, so `S(-1)` and
+ * dims. [method@Hp.Placement.equal] compares the raw value, so `S(-1)` and
  * `S(1)` are different placements even for a tensor with two dims.
  *
- * Like every #HpPlacement, a shard never changes after construction.
+ * Like every [class@Hp.Placement], a shard never changes after construction.
  * Its string form is `S(dim)`, for example `S(0)` or `S(-1)`.
+ *
+ * Since: 1.0
  */
 
 struct _HpShard
@@ -112,6 +114,8 @@ hp_shard_class_init (HpShardClass *klass)
    * The tensor dim that is split. A negative value counts from the last
    * dim (-1 is the last) and is kept as given; it is resolved against
    * the number of dims of the tensor the placement is used with.
+   *
+   * Since: 1.0
    */
   properties[PROP_DIM] =
     g_param_spec_int ("dim", NULL, NULL,
@@ -136,7 +140,9 @@ hp_shard_init (HpShard *self)
  * Any value is accepted here; whether it fits a tensor is checked when
  * the placement is used with one.
  *
- * Returns: (transfer full): a new #HpShard
+ * Returns: (transfer full): a new [class@Hp.Shard]
+ *
+ * Since: 1.0
  */
 HpPlacement *
 hp_shard_new (gint dim)
@@ -146,12 +152,14 @@ hp_shard_new (gint dim)
 
 /**
  * hp_shard_get_dim:
- * @self: a #HpShard
+ * @self: a [class@Hp.Shard]
  *
  * Gets the tensor dim that @self splits, exactly as it was given
  * (negative values are not normalised).
  *
  * Returns: the dim
+ *
+ * Since: 1.0
  */
 gint
 hp_shard_get_dim (HpShard *self)

@@ -19,15 +19,17 @@
 /**
  * HpBaseStateDictAdapter:
  *
- * An #HpStateDictAdapter that keeps Hugging Face checkpoints in
- * safetensors files: hp_state_dict_adapter_load_hf_state_dict() maps a
+ * An [iface@Hp.StateDictAdapter] that keeps Hugging Face checkpoints in
+ * safetensors files: [method@Hp.StateDictAdapter.load_hf_state_dict] maps a
  * single `model.safetensors` or a sharded checkpoint
  * (`model.safetensors.index.json` and its `model-0000i-of-0000n.safetensors`
- * files), hp_state_dict_adapter_save_hf_state_dict() writes one, in
- * shards of at most #HpBaseStateDictAdapter:max-shard-size bytes.
+ * files), [method@Hp.StateDictAdapter.save_hf_state_dict] writes one, in
+ * shards of at most [property@Hp.BaseStateDictAdapter:max-shard-size] bytes.
  * Subclasses implement only the renaming between the model's names and
- * Hugging Face's (#HpBaseStateDictAdapterClass.to_hf and
- * #HpBaseStateDictAdapterClass.from_hf).
+ * Hugging Face's ([vfunc@Hp.BaseStateDictAdapter.to_hf] and
+ * [vfunc@Hp.BaseStateDictAdapter.from_hf]).
+ *
+ * Since: 1.0
  */
 
 typedef struct
@@ -232,6 +234,8 @@ hp_base_state_dict_adapter_class_init (HpBaseStateDictAdapterClass *klass)
    * The largest checkpoint, in bytes of tensor data, written as one
    * `model.safetensors`; larger ones are split into shards of at most
    * this size with an index, as Hugging Face does (5 GB by default).
+   *
+   * Since: 1.0
    */
   properties[PROP_MAX_SHARD_SIZE] =
     g_param_spec_uint64 ("max-shard-size", NULL, NULL,
@@ -253,11 +257,13 @@ hp_base_state_dict_adapter_init (HpBaseStateDictAdapter *self)
 
 /**
  * hp_base_state_dict_adapter_get_max_shard_size:
- * @self: a #HpBaseStateDictAdapter
+ * @self: a [class@Hp.BaseStateDictAdapter]
  *
  * Gets the largest checkpoint written as one file.
  *
- * Returns: the #HpBaseStateDictAdapter:max-shard-size, in bytes
+ * Returns: the [property@Hp.BaseStateDictAdapter:max-shard-size], in bytes
+ *
+ * Since: 1.0
  */
 guint64
 hp_base_state_dict_adapter_get_max_shard_size (HpBaseStateDictAdapter *self)
@@ -272,10 +278,12 @@ hp_base_state_dict_adapter_get_max_shard_size (HpBaseStateDictAdapter *self)
 
 /**
  * hp_base_state_dict_adapter_set_max_shard_size:
- * @self: a #HpBaseStateDictAdapter
+ * @self: a [class@Hp.BaseStateDictAdapter]
  * @max_shard_size: bytes of tensor data per file, at least 1
  *
- * Sets #HpBaseStateDictAdapter:max-shard-size.
+ * Sets [property@Hp.BaseStateDictAdapter:max-shard-size].
+ *
+ * Since: 1.0
  */
 void
 hp_base_state_dict_adapter_set_max_shard_size (HpBaseStateDictAdapter *self,
@@ -295,10 +303,10 @@ hp_base_state_dict_adapter_set_max_shard_size (HpBaseStateDictAdapter *self,
 
 /**
  * hp_base_state_dict_adapter_fqn_to_index_mapping:
- * @self: a #HpBaseStateDictAdapter
+ * @self: a [class@Hp.BaseStateDictAdapter]
  * @path: a checkpoint: a directory, `model.safetensors` or
  *   `model.safetensors.index.json`
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Which file of a checkpoint holds each tensor: the shard number (1 for
  * `model-00001-of-0000n.safetensors`, and 1 for an unsharded
@@ -306,7 +314,9 @@ hp_base_state_dict_adapter_set_max_shard_size (HpBaseStateDictAdapter *self,
  * same split.
  *
  * Returns: (transfer full) (element-type utf8 gint): the shard number
- *   of each tensor, or %NULL with %HP_ERROR_IO or %HP_ERROR_FORMAT
+ *   of each tensor, or %NULL with [HP_ERROR_IO][error@Hp.Error] or [HP_ERROR_FORMAT][error@Hp.Error]
+ *
+ * Since: 1.0
  */
 GHashTable *
 hp_base_state_dict_adapter_fqn_to_index_mapping (HpBaseStateDictAdapter  *self,

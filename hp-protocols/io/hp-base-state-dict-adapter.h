@@ -20,6 +20,22 @@ HP_AVAILABLE_IN_ALL
 G_DECLARE_DERIVABLE_TYPE (HpBaseStateDictAdapter, hp_base_state_dict_adapter, HP, BASE_STATE_DICT_ADAPTER, GObject)
 
 /**
+ * HpBaseStateDictAdapterClass::from_hf:
+ *
+ * The reverse of [vfunc@Hp.BaseStateDictAdapter.to_hf]
+ *
+ * Since: 1.0
+ */
+
+/**
+ * HpBaseStateDictAdapterClass::to_hf:
+ *
+ * Renames (and reshapes) a state dict to the Hugging Face names
+ *
+ * Since: 1.0
+ */
+
+/**
  * HpBaseStateDictAdapterClass:
  * @parent_class: the parent class
  * @to_hf: renames (and reshapes) a state dict to the Hugging Face names
@@ -27,6 +43,8 @@ G_DECLARE_DERIVABLE_TYPE (HpBaseStateDictAdapter, hp_base_state_dict_adapter, HP
  *
  * The class of adapters that read and write Hugging Face safetensors
  * checkpoints; a subclass implements the renaming.
+ *
+ * Since: 1.0
  */
 struct _HpBaseStateDictAdapterClass
 {

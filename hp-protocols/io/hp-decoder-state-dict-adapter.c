@@ -16,7 +16,7 @@
 /**
  * HpDecoderStateDictAdapter:
  *
- * Reads and writes the states of a #HpDecoder as a Hugging Face Llama
+ * Reads and writes the states of a [class@Hp.Decoder] as a Hugging Face Llama
  * checkpoint (`LlamaForCausalLM`): `tok_embeddings.weight` is
  * `model.embed_tokens.weight`, `layers.N.attention.wq.weight` is
  * `model.layers.N.self_attn.q_proj.weight`, the feed-forward `w1`, `w2`,
@@ -29,7 +29,9 @@
  * rotates the two halves of each head, so the rows of each head are
  * reordered from (0, 1, 2, 3, ...) pairs to halves on the way out and
  * back on the way in, as Hugging Face's own conversion script does.
- * The head counts come from #HpDecoderStateDictAdapter:model-config.
+ * The head counts come from [property@Hp.DecoderStateDictAdapter:model-config].
+ *
+ * Since: 1.0
  */
 
 struct _HpDecoderStateDictAdapter
@@ -269,6 +271,8 @@ hp_decoder_state_dict_adapter_class_init (HpDecoderStateDictAdapterClass *klass)
    *
    * The configuration of the decoder whose states are converted; its
    * head counts say how the query and key projections are permuted.
+   *
+   * Since: 1.0
    */
   properties[PROP_MODEL_CONFIG] =
     g_param_spec_object ("model-config", NULL, NULL,
@@ -291,7 +295,9 @@ hp_decoder_state_dict_adapter_init (HpDecoderStateDictAdapter *self)
  *
  * Creates the adapter for the decoders built from @model_config.
  *
- * Returns: (transfer full): a new #HpDecoderStateDictAdapter
+ * Returns: (transfer full): a new [class@Hp.DecoderStateDictAdapter]
+ *
+ * Since: 1.0
  */
 HpDecoderStateDictAdapter *
 hp_decoder_state_dict_adapter_new (HpDecoderConfig *model_config)
@@ -303,11 +309,13 @@ hp_decoder_state_dict_adapter_new (HpDecoderConfig *model_config)
 
 /**
  * hp_decoder_state_dict_adapter_get_model_config:
- * @self: a #HpDecoderStateDictAdapter
+ * @self: a [class@Hp.DecoderStateDictAdapter]
  *
  * Gets the decoder configuration the adapter converts for.
  *
- * Returns: (transfer none): the #HpDecoderStateDictAdapter:model-config
+ * Returns: (transfer none): the [property@Hp.DecoderStateDictAdapter:model-config]
+ *
+ * Since: 1.0
  */
 HpDecoderConfig *
 hp_decoder_state_dict_adapter_get_model_config (HpDecoderStateDictAdapter *self)

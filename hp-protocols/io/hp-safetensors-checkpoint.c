@@ -18,7 +18,7 @@
  * The tensors of a checkpoint stored in safetensors files: either one
  * file, or shards listed by an index file as Hugging Face writes them.
  *
- * hp_safetensors_checkpoint_new_for_path() takes a path to
+ * [ctor@Hp.SafetensorsCheckpoint.new_for_path] takes a path to
  *
  * - a directory: the checkpoint of its `model.safetensors.index.json`
  *   if it has one, else of its `model.safetensors`;
@@ -40,13 +40,15 @@
  * ```
  *
  * Opening the checkpoint opens and validates every shard (see
- * #HpSafetensorsFile) and checks that each shard holds exactly the
+ * [class@Hp.SafetensorsFile]) and checks that each shard holds exactly the
  * tensors the index maps to it. Errors in the index are
- * %HP_ERROR_FORMAT; files that cannot be read, %HP_ERROR_IO.
+ * [HP_ERROR_FORMAT][error@Hp.Error]; files that cannot be read, [HP_ERROR_IO][error@Hp.Error].
  *
  * The metadata of a sharded checkpoint are the string values of the
  * index's `metadata` object (others, such as `total_size`, are left
  * out); that of a single file, its `__metadata__`.
+ *
+ * Since: 1.0
  */
 
 struct _HpSafetensorsCheckpoint
@@ -124,6 +126,8 @@ hp_safetensors_checkpoint_class_init (HpSafetensorsCheckpointClass *klass)
    *
    * The path the checkpoint was opened from: a directory, an index or
    * a safetensors file.
+   *
+   * Since: 1.0
    */
   properties[PROP_PATH] =
     g_param_spec_string ("path", NULL, NULL,
@@ -135,6 +139,8 @@ hp_safetensors_checkpoint_class_init (HpSafetensorsCheckpointClass *klass)
    * HpSafetensorsCheckpoint:n-tensors:
    *
    * The number of tensors in all files of the checkpoint.
+   *
+   * Since: 1.0
    */
   properties[PROP_N_TENSORS] =
     g_param_spec_uint ("n-tensors", NULL, NULL,
@@ -147,6 +153,8 @@ hp_safetensors_checkpoint_class_init (HpSafetensorsCheckpointClass *klass)
    *
    * The number of safetensors files: 1 for a single file, the number of
    * shards for an index.
+   *
+   * Since: 1.0
    */
   properties[PROP_N_FILES] =
     g_param_spec_uint ("n-files", NULL, NULL,
@@ -380,15 +388,17 @@ open_index (HpSafetensorsCheckpoint  *self,
  * hp_safetensors_checkpoint_new_for_path:
  * @path: (type filename): a checkpoint directory, an index file or a
  *   safetensors file
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Opens the checkpoint at @path (see #HpSafetensorsCheckpoint for how
+ * Opens the checkpoint at @path (see [class@Hp.SafetensorsCheckpoint] for how
  * @path is read) and validates the index and every file. No tensor data
  * is read.
  *
- * Returns: (transfer full): a new #HpSafetensorsCheckpoint, or %NULL
- *   with %HP_ERROR_IO if a file cannot be read or a directory holds no
- *   checkpoint, or %HP_ERROR_FORMAT if the index or a file is not valid
+ * Returns: (transfer full): a new [class@Hp.SafetensorsCheckpoint], or %NULL
+ *   with [HP_ERROR_IO][error@Hp.Error] if a file cannot be read or a directory holds no
+ *   checkpoint, or [HP_ERROR_FORMAT][error@Hp.Error] if the index or a file is not valid
+ *
+ * Since: 1.0
  */
 HpSafetensorsCheckpoint *
 hp_safetensors_checkpoint_new_for_path (const gchar  *path,
@@ -430,11 +440,13 @@ hp_safetensors_checkpoint_new_for_path (const gchar  *path,
 
 /**
  * hp_safetensors_checkpoint_get_path:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  *
  * Gets the path the checkpoint was opened from.
  *
  * Returns: (type filename): the path
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_safetensors_checkpoint_get_path (HpSafetensorsCheckpoint *self)
@@ -446,11 +458,13 @@ hp_safetensors_checkpoint_get_path (HpSafetensorsCheckpoint *self)
 
 /**
  * hp_safetensors_checkpoint_get_n_tensors:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  *
  * Gets the number of tensors in all files of the checkpoint.
  *
  * Returns: the number of tensors
+ *
+ * Since: 1.0
  */
 guint
 hp_safetensors_checkpoint_get_n_tensors (HpSafetensorsCheckpoint *self)
@@ -462,11 +476,13 @@ hp_safetensors_checkpoint_get_n_tensors (HpSafetensorsCheckpoint *self)
 
 /**
  * hp_safetensors_checkpoint_get_n_files:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  *
  * Gets the number of safetensors files of the checkpoint.
  *
  * Returns: 1 for a single file, the number of shards for an index
+ *
+ * Since: 1.0
  */
 guint
 hp_safetensors_checkpoint_get_n_files (HpSafetensorsCheckpoint *self)
@@ -478,13 +494,15 @@ hp_safetensors_checkpoint_get_n_files (HpSafetensorsCheckpoint *self)
 
 /**
  * hp_safetensors_checkpoint_get_file:
- * @self: a #HpSafetensorsCheckpoint
- * @index: a position, less than hp_safetensors_checkpoint_get_n_files()
+ * @self: a [class@Hp.SafetensorsCheckpoint]
+ * @index: a position, less than [method@Hp.SafetensorsCheckpoint.get_n_files]
  *
  * Gets a file of the checkpoint; shards come in the order of their file
  * names.
  *
  * Returns: (transfer none): the file
+ *
+ * Since: 1.0
  */
 HpSafetensorsFile *
 hp_safetensors_checkpoint_get_file (HpSafetensorsCheckpoint *self,
@@ -498,12 +516,14 @@ hp_safetensors_checkpoint_get_file (HpSafetensorsCheckpoint *self,
 
 /**
  * hp_safetensors_checkpoint_get_names:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  *
  * Gets the names of all tensors, sorted by strcmp().
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of names
+ *
+ * Since: 1.0
  */
 GStrv
 hp_safetensors_checkpoint_get_names (HpSafetensorsCheckpoint *self)
@@ -515,12 +535,14 @@ hp_safetensors_checkpoint_get_names (HpSafetensorsCheckpoint *self)
 
 /**
  * hp_safetensors_checkpoint_contains:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  * @name: a tensor name
  *
  * Tells whether the checkpoint has a tensor @name.
  *
  * Returns: %TRUE if there is a tensor @name
+ *
+ * Since: 1.0
  */
 gboolean
 hp_safetensors_checkpoint_contains (HpSafetensorsCheckpoint *self,
@@ -534,13 +556,15 @@ hp_safetensors_checkpoint_contains (HpSafetensorsCheckpoint *self,
 
 /**
  * hp_safetensors_checkpoint_get_metadata:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  *
  * Gets the metadata: the string values of the index's `metadata`, or
  * the `__metadata__` of a single file.
  *
  * Returns: (transfer none) (element-type utf8 utf8): the metadata keys
  *   and values, possibly empty
+ *
+ * Since: 1.0
  */
 GHashTable *
 hp_safetensors_checkpoint_get_metadata (HpSafetensorsCheckpoint *self)
@@ -552,15 +576,17 @@ hp_safetensors_checkpoint_get_metadata (HpSafetensorsCheckpoint *self)
 
 /**
  * hp_safetensors_checkpoint_lookup_file:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  * @name: a tensor name
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the file that holds tensor @name, to read its dtype and shape or
  * load it.
  *
  * Returns: (transfer none): the file, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if the checkpoint has no tensor @name
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the checkpoint has no tensor @name
+ *
+ * Since: 1.0
  */
 HpSafetensorsFile *
 hp_safetensors_checkpoint_lookup_file (HpSafetensorsCheckpoint  *self,
@@ -582,16 +608,18 @@ hp_safetensors_checkpoint_lookup_file (HpSafetensorsCheckpoint  *self,
 
 /**
  * hp_safetensors_checkpoint_get_tensor:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  * @name: a tensor name
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Loads tensor @name from its file, as hp_safetensors_file_get_tensor()
+ * Loads tensor @name from its file, as [method@Hp.SafetensorsFile.get_tensor]
  * does.
  *
  * Returns: (transfer full): the tensor, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if the checkpoint has no tensor @name, or
- *   an error of hp_safetensors_file_get_tensor()
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the checkpoint has no tensor @name, or
+ *   an error of [method@Hp.SafetensorsFile.get_tensor]
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_safetensors_checkpoint_get_tensor (HpSafetensorsCheckpoint  *self,
@@ -610,21 +638,23 @@ hp_safetensors_checkpoint_get_tensor (HpSafetensorsCheckpoint  *self,
 
 /**
  * hp_safetensors_checkpoint_get_tensor_slice:
- * @self: a #HpSafetensorsCheckpoint
+ * @self: a [class@Hp.SafetensorsCheckpoint]
  * @name: a tensor name
  * @offsets: (array length=n_offsets): the first index of the block in
  *   each dim
  * @n_offsets: the number of offsets, the number of dims of the tensor
  * @lengths: (array length=n_lengths): the size of the block in each dim
  * @n_lengths: the number of lengths, the number of dims of the tensor
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads a block of tensor @name from its file, as
- * hp_safetensors_file_get_tensor_slice() does.
+ * [method@Hp.SafetensorsFile.get_tensor_slice] does.
  *
  * Returns: (transfer full): the block, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if the checkpoint has no tensor @name, or
- *   an error of hp_safetensors_file_get_tensor_slice()
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the checkpoint has no tensor @name, or
+ *   an error of [method@Hp.SafetensorsFile.get_tensor_slice]
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_safetensors_checkpoint_get_tensor_slice (HpSafetensorsCheckpoint  *self,
@@ -650,14 +680,16 @@ hp_safetensors_checkpoint_get_tensor_slice (HpSafetensorsCheckpoint  *self,
 
 /**
  * hp_safetensors_checkpoint_to_state_dict:
- * @self: a #HpSafetensorsCheckpoint
- * @error: return location for a #GError
+ * @self: a [class@Hp.SafetensorsCheckpoint]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads every tensor into a state dict, in the order of
- * hp_safetensors_checkpoint_get_names().
+ * [method@Hp.SafetensorsCheckpoint.get_names].
  *
- * Returns: (transfer full): a new #HpStateDict, or %NULL with the error
+ * Returns: (transfer full): a new [class@Hp.StateDict], or %NULL with the error
  *   of the first tensor that does not load
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_safetensors_checkpoint_to_state_dict (HpSafetensorsCheckpoint  *self,

@@ -37,21 +37,23 @@
  * buffer, holding exactly the bytes the dtype and shape need); the
  * tensors do not overlap and cover the data buffer without holes or
  * trailing bytes; metadata values are strings. A file that breaks a rule
- * fails with %HP_ERROR_FORMAT and a message naming the file, the tensor
+ * fails with [HP_ERROR_FORMAT][error@Hp.Error] and a message naming the file, the tensor
  * and the field, such as `model.safetensors: tensor 'w': data_offsets
  * [0, 12] hold 12 bytes but dtype F32 and shape [2, 2] need 16`; a file
- * that cannot be read fails with %HP_ERROR_IO.
+ * that cannot be read fails with [HP_ERROR_IO][error@Hp.Error].
  *
  * Tensors of dtype `F32`, `F64` and `I64` load as tensors of that dtype
  * over the mapped file, without a copy when their data is aligned (it is
- * in files written by hp_safetensors_save() and by the reference
+ * in files written by [func@Hp.safetensors_save] and by the reference
  * writer). `BF16` and `F16` tensors load converted to `F32`, exactly.
  * The other dtypes validate but do not load.
  *
  * Tensors share the mapping, which stays valid while any of them or the
  * file object is alive. As with any memory map, the file must not be
- * truncated or rewritten in place meanwhile; hp_safetensors_save()
+ * truncated or rewritten in place meanwhile; [func@Hp.safetensors_save]
  * replaces files with a new file, which is safe.
+ *
+ * Since: 1.0
  */
 
 typedef struct
@@ -146,6 +148,8 @@ hp_safetensors_file_class_init (HpSafetensorsFileClass *klass)
    *
    * The path the file was opened from, or %NULL for a file read from
    * bytes.
+   *
+   * Since: 1.0
    */
   properties[PROP_PATH] =
     g_param_spec_string ("path", NULL, NULL,
@@ -157,6 +161,8 @@ hp_safetensors_file_class_init (HpSafetensorsFileClass *klass)
    * HpSafetensorsFile:n-tensors:
    *
    * The number of tensors in the file.
+   *
+   * Since: 1.0
    */
   properties[PROP_N_TENSORS] =
     g_param_spec_uint ("n-tensors", NULL, NULL,
@@ -613,14 +619,16 @@ file_new (GBytes       *contents,
 /**
  * hp_safetensors_file_new_for_path:
  * @path: (type filename): the path of a safetensors file
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Maps the file at @path into memory and validates its header (see
- * #HpSafetensorsFile for the rules). No tensor data is read.
+ * [class@Hp.SafetensorsFile] for the rules). No tensor data is read.
  *
- * Returns: (transfer full): a new #HpSafetensorsFile, or %NULL with
- *   %HP_ERROR_IO if the file cannot be opened or mapped, or
- *   %HP_ERROR_FORMAT if it is not a valid safetensors file
+ * Returns: (transfer full): a new [class@Hp.SafetensorsFile], or %NULL with
+ *   [HP_ERROR_IO][error@Hp.Error] if the file cannot be opened or mapped, or
+ *   [HP_ERROR_FORMAT][error@Hp.Error] if it is not a valid safetensors file
+ *
+ * Since: 1.0
  */
 HpSafetensorsFile *
 hp_safetensors_file_new_for_path (const gchar  *path,
@@ -655,14 +663,16 @@ hp_safetensors_file_new_for_path (const gchar  *path,
  * @bytes: the contents of a safetensors file
  * @name: (nullable): the name of the data in error messages, or %NULL
  *   for `<bytes>`
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Validates @bytes as a safetensors file, as
- * hp_safetensors_file_new_for_path() does with a file. The tensors it
+ * [ctor@Hp.SafetensorsFile.new_for_path] does with a file. The tensors it
  * loads share @bytes, which must not change afterwards.
  *
- * Returns: (transfer full): a new #HpSafetensorsFile, or %NULL with
- *   %HP_ERROR_FORMAT if @bytes are not a valid safetensors file
+ * Returns: (transfer full): a new [class@Hp.SafetensorsFile], or %NULL with
+ *   [HP_ERROR_FORMAT][error@Hp.Error] if @bytes are not a valid safetensors file
+ *
+ * Since: 1.0
  */
 HpSafetensorsFile *
 hp_safetensors_file_new_from_bytes (GBytes       *bytes,
@@ -677,12 +687,14 @@ hp_safetensors_file_new_from_bytes (GBytes       *bytes,
 
 /**
  * hp_safetensors_file_get_path:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  *
  * Gets the path the file was opened from.
  *
  * Returns: (type filename) (nullable): the path, or %NULL for a file
  *   read from bytes
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_safetensors_file_get_path (HpSafetensorsFile *self)
@@ -694,11 +706,13 @@ hp_safetensors_file_get_path (HpSafetensorsFile *self)
 
 /**
  * hp_safetensors_file_get_n_tensors:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  *
  * Gets the number of tensors in the file.
  *
  * Returns: the number of tensors
+ *
+ * Since: 1.0
  */
 guint
 hp_safetensors_file_get_n_tensors (HpSafetensorsFile *self)
@@ -710,13 +724,15 @@ hp_safetensors_file_get_n_tensors (HpSafetensorsFile *self)
 
 /**
  * hp_safetensors_file_get_names:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  *
  * Gets the names of the tensors, sorted by strcmp() (the order of the
  * header does not count).
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of names
+ *
+ * Since: 1.0
  */
 GStrv
 hp_safetensors_file_get_names (HpSafetensorsFile *self)
@@ -728,12 +744,14 @@ hp_safetensors_file_get_names (HpSafetensorsFile *self)
 
 /**
  * hp_safetensors_file_contains:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  * @name: a tensor name
  *
  * Tells whether the file holds a tensor @name.
  *
  * Returns: %TRUE if there is a tensor @name
+ *
+ * Since: 1.0
  */
 gboolean
 hp_safetensors_file_contains (HpSafetensorsFile *self,
@@ -747,12 +765,14 @@ hp_safetensors_file_contains (HpSafetensorsFile *self,
 
 /**
  * hp_safetensors_file_get_metadata:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  *
  * Gets the `__metadata__` of the header.
  *
  * Returns: (transfer none) (element-type utf8 utf8): the metadata keys
  *   and values, empty if the header has none
+ *
+ * Since: 1.0
  */
 GHashTable *
 hp_safetensors_file_get_metadata (HpSafetensorsFile *self)
@@ -777,16 +797,18 @@ lookup_entry (HpSafetensorsFile  *self,
 
 /**
  * hp_safetensors_file_get_dtype:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  * @name: a tensor name
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the dtype of tensor @name as the file stores it, such as `F32`
- * or `BF16` (a tensor loads as %HP_DTYPE_FLOAT32 for `F32`, `BF16` and
- * `F16`, %HP_DTYPE_FLOAT64 for `F64` and %HP_DTYPE_INT64 for `I64`).
+ * or `BF16` (a tensor loads as [HP_DTYPE_FLOAT32][enum@Hp.DType] for `F32`, `BF16` and
+ * `F16`, [HP_DTYPE_FLOAT64][enum@Hp.DType] for `F64` and [HP_DTYPE_INT64][enum@Hp.DType] for `I64`).
  *
  * Returns: (transfer none): the safetensors dtype name, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if the file has no tensor @name
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the file has no tensor @name
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_safetensors_file_get_dtype (HpSafetensorsFile  *self,
@@ -805,17 +827,19 @@ hp_safetensors_file_get_dtype (HpSafetensorsFile  *self,
 
 /**
  * hp_safetensors_file_get_shape:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  * @name: a tensor name
  * @ndim: (out): return location for the number of dims
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the shape of tensor @name. The result is not %NULL for a 0-d
  * tensor; @ndim is 0 then.
  *
  * Returns: (transfer none) (array length=ndim): the shape, owned by
- *   @self, or %NULL with %HP_ERROR_INVALID_ARGUMENT if the file has no
+ *   @self, or %NULL with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the file has no
  *   tensor @name
+ *
+ * Since: 1.0
  */
 const gint64 *
 hp_safetensors_file_get_shape (HpSafetensorsFile  *self,
@@ -881,19 +905,21 @@ entry_data (HpSafetensorsFile *self,
 
 /**
  * hp_safetensors_file_get_tensor:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  * @name: a tensor name
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads tensor @name. An `F32`, `F64` or `I64` tensor shares the mapped
  * file (no copy, when its data is aligned); a `BF16` or `F16` tensor is
  * converted into a new float32 tensor.
  *
  * Returns: (transfer full): the tensor, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if the file has no tensor @name,
- *   %HP_ERROR_NOT_SUPPORTED if its dtype does not load, or
- *   %HP_ERROR_SHAPE if its shape is beyond what a #HpTensor holds
- *   (more than %HP_TENSOR_MAX_NDIM dims)
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the file has no tensor @name,
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if its dtype does not load, or
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if its shape is beyond what a [class@Hp.Tensor] holds
+ *   (more than [const@Hp.TENSOR_MAX_NDIM] dims)
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_safetensors_file_get_tensor (HpSafetensorsFile  *self,
@@ -948,14 +974,14 @@ block_is_contiguous (const gint64 *shape,
 
 /**
  * hp_safetensors_file_get_tensor_slice:
- * @self: a #HpSafetensorsFile
+ * @self: a [class@Hp.SafetensorsFile]
  * @name: a tensor name
  * @offsets: (array length=n_offsets): the first index of the block in
  *   each dim
  * @n_offsets: the number of offsets, the number of dims of the tensor
  * @lengths: (array length=n_lengths): the size of the block in each dim
  * @n_lengths: the number of lengths, the number of dims of the tensor
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads the block of tensor @name that starts at @offsets and has the
  * shape @lengths, reading only that block's data: the way to load the
@@ -965,10 +991,12 @@ block_is_contiguous (const gint64 *shape,
  * `BF16` and `F16` blocks converted to float32.
  *
  * Returns: (transfer full): the block, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if the file has no tensor @name,
- *   %HP_ERROR_NOT_SUPPORTED if its dtype does not load, or
- *   %HP_ERROR_SHAPE if the number of offsets or lengths is not the
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the file has no tensor @name,
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if its dtype does not load, or
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the number of offsets or lengths is not the
  *   number of dims or the block reaches outside the tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_safetensors_file_get_tensor_slice (HpSafetensorsFile  *self,

@@ -32,17 +32,19 @@ typedef struct
 /**
  * hp_safetensors_load:
  * @path: (type filename): a checkpoint directory, an index file or a
- *   safetensors file, as hp_safetensors_checkpoint_new_for_path() takes
- * @error: return location for a #GError
+ *   safetensors file, as [ctor@Hp.SafetensorsCheckpoint.new_for_path] takes
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads every tensor of a checkpoint into a state dict, names sorted by
  * strcmp(). `F32`, `F64` and `I64` tensors share the mapped files;
  * `BF16` and `F16` tensors are converted to float32. To load only some
- * tensors, or blocks of them, use #HpSafetensorsCheckpoint.
+ * tensors, or blocks of them, use [class@Hp.SafetensorsCheckpoint].
  *
- * Returns: (transfer full): a new #HpStateDict, or %NULL with an error
- *   of hp_safetensors_checkpoint_new_for_path() or
- *   hp_safetensors_file_get_tensor()
+ * Returns: (transfer full): a new [class@Hp.StateDict], or %NULL with an error
+ *   of [ctor@Hp.SafetensorsCheckpoint.new_for_path] or
+ *   [method@Hp.SafetensorsFile.get_tensor]
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_safetensors_load (const gchar  *path,
@@ -386,7 +388,7 @@ write_file (const gchar  *path,
  * @metadata: (nullable) (element-type utf8 utf8): the `__metadata__`
  *   keys and values, or %NULL for none
  * @path: (type filename): the file to write
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Writes @state_dict as a safetensors file: each tensor with its dtype
  * (`F32`, `F64` or `I64`), shape and data, little-endian and row-major.
@@ -403,9 +405,11 @@ write_file (const gchar  *path,
  * The file is written under a temporary name in the same directory and
  * renamed to @path when complete, so @path is never left half-written.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT if a
- *   tensor is named `__metadata__`, %HP_ERROR_NOT_SUPPORTED if a tensor
- *   is a #HpDTensor, or %HP_ERROR_IO if the file cannot be written
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if a
+ *   tensor is named `__metadata__`, [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if a tensor
+ *   is a [class@Hp.DTensor], or [HP_ERROR_IO][error@Hp.Error] if the file cannot be written
+ *
+ * Since: 1.0
  */
 gboolean
 hp_safetensors_save (HpStateDict  *state_dict,
@@ -493,7 +497,7 @@ write_temp_index (const gchar  *path,
  * @directory: (type filename): the directory to write into; it is
  *   created if it does not exist
  * @max_shard_bytes: the most tensor data bytes a shard holds, at least 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Writes @state_dict as a sharded checkpoint, as Hugging Face does:
  * shard files `model-00001-of-0000N.safetensors` ... in @directory and
@@ -505,18 +509,20 @@ write_temp_index (const gchar  *path,
  * would take the current shard past @max_shard_bytes starts a new one,
  * and a tensor larger than @max_shard_bytes has a shard of its own. An
  * empty state dict makes one empty shard. Each shard is written as
- * hp_safetensors_save() writes a file, with @metadata as its
+ * [func@Hp.safetensors_save] writes a file, with @metadata as its
  * `__metadata__`; @metadata also goes into the index's `metadata`. Every
  * file is written under a temporary name first and renamed into place
  * when all are complete (the index last), so that an error leaves the
  * files already in @directory as they were. Files of an earlier
  * checkpoint with other names are left in @directory.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT if
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if
  *   @max_shard_bytes is 0, @metadata has the key `total_size` (reserved
  *   for the index) or a tensor is named `__metadata__`,
- *   %HP_ERROR_NOT_SUPPORTED if a tensor is a #HpDTensor, or
- *   %HP_ERROR_IO if a file cannot be written
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if a tensor is a [class@Hp.DTensor], or
+ *   [HP_ERROR_IO][error@Hp.Error] if a file cannot be written
+ *
+ * Since: 1.0
  */
 gboolean
 hp_safetensors_save_sharded (HpStateDict  *state_dict,

@@ -26,7 +26,9 @@
  *
  * Both betas must be below 1: a configuration where one is 1 does not
  * validate ([vfunc@Hp.Config.validate]), so building an
- * [class@Hp.AdamW] from it fails with %HP_ERROR_CONFIG.
+ * [class@Hp.AdamW] from it fails with [HP_ERROR_CONFIG][error@Hp.Error].
+ *
+ * Since: 1.0
  */
 
 struct _HpAdamWConfig

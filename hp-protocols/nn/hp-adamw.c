@@ -17,7 +17,7 @@
  * HpAdamW:
  *
  * Adam with decoupled weight decay, the update of `torch.optim.AdamW`
- * (without amsgrad), built from an #HpAdamWConfig. For each parameter
+ * (without amsgrad), built from an [class@Hp.AdamWConfig]. For each parameter
  * `p` with gradient `g`, at the parameter's step `t` (1 at its first
  * update), with learning rate `lr`, weight decay `wd`, betas `b1`, `b2`
  * and `eps`:
@@ -32,11 +32,13 @@
  * The moments `m` and `v` start at zero. They are the states
  * `exp_avg` and `exp_avg_sq` of the parameter, with its layout, and
  * `t` is its state `step`, a float64 scalar (see
- * hp_optimizer_get_state()). A parameter's step advances only when it
+ * [method@Hp.Optimizer.get_state]). A parameter's step advances only when it
  * has a gradient, so the bias corrections of a parameter that skipped
  * steps are those of its own updates, as in PyTorch. Arithmetic is in
  * double precision; float32 parameters and moments are rounded when
  * they are stored.
+ *
+ * Since: 1.0
  */
 
 struct _HpAdamW

@@ -36,34 +36,36 @@ tp_replicate (void)
 
 /**
  * hp_set_gqa_attention_sharding:
- * @cfg: a #HpGQAttentionConfig
+ * @cfg: a [class@Hp.GQAttentionConfig]
  * @enable_sp: whether the attention sits between sequence-parallel
  *   norms
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Lays a grouped-query attention out for tensor parallelism on the
  * mesh dim `tp`, as torchtitan's Llama plan does. First
- * hp_gq_attention_config_fill_children() writes out the children; then
+ * [method@Hp.GQAttentionConfig.fill_children] writes out the children; then
  *
- * - `wq`, `wk` and `wv` get hp_sharding_colwise() (with a bias,
- *   hp_sharding_colwise_with_bias()): their outputs, and so q, k and v,
+ * - `wq`, `wk` and `wv` get [func@Hp.sharding_colwise] (with a bias,
+ *   [func@Hp.sharding_colwise_with_bias]): their outputs, and so q, k and v,
  *   are sharded on the heads (`tp:S(2)` once reshaped to [B, S, H, Dh];
  *   the reshape keeps the shard when every rank holds whole heads);
- * - `wo` gets hp_sharding_rowwise (@enable_sp) (with a bias,
- *   hp_sharding_rowwise_with_bias()): its output is all-reduced to
+ * - `wo` gets [func@Hp.sharding_rowwise] with @enable_sp as `output_sp`
+ *   (with a bias, [func@Hp.sharding_rowwise_with_bias]): its output is all-reduced to
  *   `tp:R`, or reduce-scattered to `tp:S(1)` on the sequence;
  * - `rope` lays its `cos` and `sin` tables out as `tp:R`;
  * - the attention itself takes `x` as `tp:R`, or with @enable_sp as
  *   `tp:S(1)` (the sequence shard a sequence-parallel norm leaves),
  *   which it gathers to `tp:R`.
  *
- * Each gets a new #HpShardingConfig, replacing any it had. The inner
+ * Each gets a new [class@Hp.ShardingConfig], replacing any it had. The inner
  * attention is left as it is: without a local map its DTensor inputs
- * go through the sharding rule of hp_tensor_scaled_dot_product_attention();
- * hp_set_gqa_inner_attention_local_map() runs it on local heads.
+ * go through the sharding rule of [method@Hp.Tensor.scaled_dot_product_attention];
+ * [func@Hp.set_gqa_inner_attention_local_map] runs it on local heads.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @cfg unchanged
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] and @cfg unchanged
  *   when its scalar fields do not fit together
+ *
+ * Since: 1.0
  */
 gboolean
 hp_set_gqa_attention_sharding (HpGQAttentionConfig  *cfg,
@@ -115,17 +117,19 @@ hp_set_gqa_attention_sharding (HpGQAttentionConfig  *cfg,
  * hp_set_gqa_inner_attention_local_map:
  * @inner_attn_cfg: the configuration of the inner attention
  * @return_lse: whether the inner attention returns the log-sum-exp as
- *   a second output (as #HpSDPAConfig:return-lse says)
+ *   a second output (as [property@Hp.SDPAConfig:return-lse] says)
  *
  * Marks the inner attention as a local-map region (seed Part 9 §3.3):
- * gives @inner_attn_cfg a new #HpShardingConfig whose only entry is a
- * #HpLocalMapConfig for the callable `inner_sdpa` with in_placements
+ * gives @inner_attn_cfg a new [class@Hp.ShardingConfig] whose only entry is a
+ * [class@Hp.LocalMapConfig] for the callable `inner_sdpa` with in_placements
  * q, k, v `tp:S(2)` (the heads of [B, S, H, D]) and out_placements
  * `tp:S(2)` for the output, plus `tp:S(2)` for the log-sum-exp
- * [B, S, H] when @return_lse. After hp_module_parallelize() the
+ * [B, S, H] when @return_lse. After [method@Hp.Module.parallelize] the
  * attention then runs on each rank's local heads, without
  * communication. Replaces any sharding configuration @inner_attn_cfg
- * had; #HpSDPAConfig:return-lse is not changed.
+ * had; [property@Hp.SDPAConfig:return-lse] is not changed.
+ *
+ * Since: 1.0
  */
 void
 hp_set_gqa_inner_attention_local_map (HpSDPAConfig *inner_attn_cfg,

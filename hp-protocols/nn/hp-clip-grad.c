@@ -220,14 +220,14 @@ total_norm (GPtrArray  *parameters,
 /**
  * hp_clip_grad_norm:
  * @parameters: (element-type HpTensor): the parameters whose gradients
- *   to clip, usually those of hp_module_parameters() or
- *   hp_optimizer_get_parameters()
+ *   to clip, usually those of [method@Hp.Module.parameters] or
+ *   [method@Hp.Optimizer.get_parameters]
  * @max_norm: the largest norm the gradients may have together, 0 or
  *   more
  * @norm_type: the p of the p-norm: 2 for the Euclidean norm, any
  *   positive value, or infinity (`INFINITY`) for the largest absolute
  *   value
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Clips the gradients of @parameters by their global norm, as
  * `torch.nn.utils.clip_grad_norm_` does: computes the norm of all the
@@ -235,7 +235,7 @@ total_norm (GPtrArray  *parameters,
  * `max_norm / (norm + 1e-6)` is below 1, multiplies every gradient by
  * it. Parameters without a gradient are ignored.
  *
- * The norm is global: the gradient of a #HpDTensor parameter counts as
+ * The norm is global: the gradient of a [class@Hp.DTensor] parameter counts as
  * the whole tensor (its full_tensor), each element once, whatever its
  * placements. Its local parts are summed across the mesh dims where it
  * is sharded and not across those where it is replicated. A plain
@@ -245,22 +245,24 @@ total_norm (GPtrArray  *parameters,
  * meshes of the gradients must call it with the same parameters in the
  * same order. The sums are in double precision.
  *
- * The clipped gradients are new tensors set with hp_tensor_set_grad(),
+ * The clipped gradients are new tensors set with [method@Hp.Tensor.set_grad],
  * DTensors with the placements of the gradients they replace: the old
  * gradient tensors are not written, since a gradient may share its
  * buffer with other tensors (an earlier gradient, or the tensor given
- * to hp_tensor_backward()).
+ * to [method@Hp.Tensor.backward]).
  *
  * A gradient that is not finite gives a norm that is not finite; an
  * infinite norm scales the gradients by 0 and a NaN norm makes them NaN,
  * as in PyTorch.
  *
  * Returns: the total norm of the gradients before clipping, or -1 with
- *   @error set: %HP_ERROR_INVALID_ARGUMENT for a negative or NaN
+ *   @error set: [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for a negative or NaN
  *   @max_norm or a @norm_type that is not positive,
- *   %HP_ERROR_PLACEMENT for a DTensor gradient with a `Partial`
- *   placement (reduce it first), %HP_ERROR_MPI if a collective fails.
+ *   [HP_ERROR_PLACEMENT][error@Hp.Error] for a DTensor gradient with a `Partial`
+ *   placement (reduce it first), [HP_ERROR_MPI][error@Hp.Error] if a collective fails.
  *   No gradient changes then.
+ *
+ * Since: 1.0
  */
 gdouble
 hp_clip_grad_norm (GPtrArray  *parameters,

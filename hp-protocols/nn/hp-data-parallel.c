@@ -39,10 +39,10 @@ check_dp_mesh (HpDeviceMesh  *dp_mesh,
 /**
  * hp_data_parallel_average_gradients:
  * @params: (element-type HpTensor): the parameters, as
- *   hp_module_parameters() gives them
+ *   [method@Hp.Module.parameters] gives them
  * @dp_mesh: the 1-D mesh of the ranks that hold replicas of the model
  *   and train on different data
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Replicated data parallelism (PyTorch's DDP): replaces each
  * parameter's gradient, in place, by its mean over the ranks of
@@ -54,8 +54,10 @@ check_dp_mesh (HpDeviceMesh  *dp_mesh,
  * rank must agree on. One `MPI_Allreduce` per gradient; collective
  * over @dp_mesh.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_MESH for a mesh that is not
- *   1-D or %HP_ERROR_MPI when the reduction fails
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_MESH][error@Hp.Error] for a mesh that is not
+ *   1-D or [HP_ERROR_MPI][error@Hp.Error] when the reduction fails
+ *
+ * Since: 1.0
  */
 gboolean
 hp_data_parallel_average_gradients (GPtrArray     *params,
@@ -112,12 +114,14 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
  * hp_data_parallel_average_scalar:
  * @dp_mesh: the 1-D data-parallel mesh
  * @value: (inout): this rank's value, replaced by the mean over the ranks
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Averages a number, such as a loss to print, over the replicas.
  * Collective over @dp_mesh.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_MESH or %HP_ERROR_MPI
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_MESH][error@Hp.Error] or [HP_ERROR_MPI][error@Hp.Error]
+ *
+ * Since: 1.0
  */
 gboolean
 hp_data_parallel_average_scalar (HpDeviceMesh  *dp_mesh,

@@ -80,7 +80,7 @@ colwise (gboolean bias)
 /**
  * hp_sharding_colwise:
  *
- * The column-wise tensor-parallel layout of a #HpLinear without bias
+ * The column-wise tensor-parallel layout of a [class@Hp.Linear] without bias
  * (torchtitan's `ColwiseParallel`): each rank of the `tp` axis computes
  * a slice of the output features.
  *
@@ -99,7 +99,9 @@ colwise (gboolean bias)
  * `tp` size give uneven shards (as `torch.chunk`; trailing ranks may
  * hold none), which is exact.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_colwise (void)
@@ -110,12 +112,14 @@ hp_sharding_colwise (void)
 /**
  * hp_sharding_colwise_with_bias:
  *
- * hp_sharding_colwise() for a #HpLinear with a bias: the state `bias`
+ * [func@Hp.sharding_colwise] for a [class@Hp.Linear] with a bias: the state `bias`
  * is `tp:S(0)` too, so that each rank adds the bias of its output
  * features. A sharding config must not name a parameter the module
  * lacks, hence the two functions.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_colwise_with_bias (void)
@@ -143,7 +147,7 @@ rowwise (gboolean bias,
  * @output_sp: whether the output is sharded on the sequence dim
  *   (sequence parallelism) instead of replicated
  *
- * The row-wise tensor-parallel layout of a #HpLinear without bias
+ * The row-wise tensor-parallel layout of a [class@Hp.Linear] without bias
  * (torchtitan's `RowwiseParallel`): each rank of the `tp` axis holds a
  * slice of the input features and computes a partial sum of the
  * output.
@@ -167,7 +171,9 @@ rowwise (gboolean bias,
  * rank's slice of the input features. (A source layout `tp:S(-1)` would
  * reject those DTensors, whose shard dim is stored non-negative.)
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_rowwise (gboolean output_sp)
@@ -177,15 +183,17 @@ hp_sharding_rowwise (gboolean output_sp)
 
 /**
  * hp_sharding_rowwise_with_bias:
- * @output_sp: as for hp_sharding_rowwise()
+ * @output_sp: as for [func@Hp.sharding_rowwise]
  *
- * hp_sharding_rowwise() for a #HpLinear with a bias: the state `bias`
- * is `tp:R`. hp_tensor_linear() adds a replicated bias to its partial
+ * [func@Hp.sharding_rowwise] for a [class@Hp.Linear] with a bias: the state `bias`
+ * is `tp:R`. [method@Hp.Tensor.linear] adds a replicated bias to its partial
  * sums divided by the `tp` size on each rank, so that the reduction
  * adds it once; its gradient is summed over `tp`, which gives the
  * gradient of the whole bias.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_rowwise_with_bias (gboolean output_sp)
@@ -197,7 +205,7 @@ hp_sharding_rowwise_with_bias (gboolean output_sp)
  * hp_sharding_norm:
  * @enable_sp: whether the norm runs sequence-parallel
  *
- * The layout of a #HpRMSNorm (or another norm with a `weight` and an
+ * The layout of a [class@Hp.RMSNorm] (or another norm with a `weight` and an
  * argument `input`) in a tensor-parallel decoder.
  *
  * With @enable_sp (torchtitan's `SequenceParallel`):
@@ -225,7 +233,9 @@ hp_sharding_rowwise_with_bias (gboolean output_sp)
  * input of a norm in a tensor-parallel decoder is a DTensor, and an op
  * does not mix a DTensor with a plain tensor.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_norm (gboolean enable_sp)
@@ -248,7 +258,7 @@ hp_sharding_norm (gboolean enable_sp)
  * @output_sp: whether the output is sharded on the sequence dim
  *   (sequence parallelism) instead of replicated
  *
- * The vocabulary-parallel layout of a #HpEmbedding (what torchtitan's
+ * The vocabulary-parallel layout of a [class@Hp.Embedding] (what torchtitan's
  * `RowwiseParallel` does to an `nn.Embedding`): each rank of the `tp`
  * axis holds a slice of the rows of the table.
  *
@@ -266,7 +276,9 @@ hp_sharding_norm (gboolean enable_sp)
  * carries between its blocks. A vocabulary that does not divide by the
  * `tp` size gives uneven shards, which is exact.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_embedding (gboolean output_sp)
@@ -296,14 +308,14 @@ set_layer_sharding (HpFeedForwardConfig *cfg,
 
 /**
  * hp_set_dense_ffn_sharding:
- * @cfg: a #HpFeedForwardConfig
+ * @cfg: a [class@Hp.FeedForwardConfig]
  * @enable_sp: whether the block sits between sequence-parallel norms
  *
  * Lays a feed-forward block out for tensor parallelism as torchtitan's
  * Llama parallelisation does:
  *
- * - `w1` and `w3` column-wise (hp_sharding_colwise()), `w2` row-wise
- *   (hp_sharding_rowwise() with @enable_sp as `output_sp`); the
+ * - `w1` and `w3` column-wise ([func@Hp.sharding_colwise]), `w2` row-wise
+ *   ([func@Hp.sharding_rowwise] with @enable_sp as `output_sp`); the
  *   `_with_bias` variants for layers that have a bias;
  * - the block's own input (torchtitan's `PrepareModuleInput`): with
  *   @enable_sp it arrives as `tp:S(1)` and is all-gathered to `tp:R`
@@ -323,9 +335,11 @@ set_layer_sharding (HpFeedForwardConfig *cfg,
  * output has the layout of the output of `w2`.
  *
  * The layer configurations are replaced by copies with the new
- * #HpModuleConfig:sharding-config (the old ones may be shared with
+ * [property@Hp.ModuleConfig:sharding-config] (the old ones may be shared with
  * other configurations and are left alone), and @cfg gets a new
  * sharding config of its own, replacing any it had.
+ *
+ * Since: 1.0
  */
 void
 hp_set_dense_ffn_sharding (HpFeedForwardConfig *cfg,
@@ -379,30 +393,32 @@ field (gpointer     config,
 
 /**
  * hp_set_decoder_sharding_config:
- * @cfg: a #HpDecoderConfig
+ * @cfg: a [class@Hp.DecoderConfig]
  * @loss_parallel: whether the logits stay sharded over the vocabulary
  *   for the loss
  * @enable_sp: whether norms and the residual stream are sharded over
  *   the sequence (sequence parallelism)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Installs the tensor-parallel layout of torchtitan's Llama 3 on every
- * part of @cfg (expanded first with hp_decoder_config_expand()):
+ * part of @cfg (expanded first with [method@Hp.DecoderConfig.expand]):
  *
- * - `tok-embeddings`: vocabulary-parallel (hp_sharding_embedding()),
+ * - `tok-embeddings`: vocabulary-parallel ([func@Hp.sharding_embedding]),
  *   its output replicated, or sharded over the sequence with @enable_sp;
- * - each layer: the norms with hp_sharding_norm(), the attention with
- *   hp_set_gqa_attention_sharding() and its inner attention on local
- *   heads (hp_set_gqa_inner_attention_local_map()), the feed-forward
- *   network with hp_set_dense_ffn_sharding();
- * - `norm` with hp_sharding_norm();
+ * - each layer: the norms with [func@Hp.sharding_norm], the attention with
+ *   [func@Hp.set_gqa_attention_sharding] and its inner attention on local
+ *   heads ([func@Hp.set_gqa_inner_attention_local_map]), the feed-forward
+ *   network with [func@Hp.set_dense_ffn_sharding];
+ * - `norm` with [func@Hp.sharding_norm];
  * - `lm-head` column-wise: its input gathered to tp:R (from tp:S(1)
  *   with @enable_sp), its output tp:S(-1) with @loss_parallel (the
  *   cross entropy then runs on vocabulary shards) or tp:R.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @cfg unchanged
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] and @cfg unchanged
  *   when it cannot be expanded or the sizes of a layer's attention do
  *   not fit together
+ *
+ * Since: 1.0
  */
 gboolean
 hp_set_decoder_sharding_config (HpDecoderConfig  *cfg,

@@ -545,7 +545,7 @@ new_block (HpDecoderConfig  *self,
 /**
  * hp_decoder_config_expand:
  * @self: a decoder configuration
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes the nested configurations that are missing from the sizes: the
  * token embedding, one block per layer (when
@@ -555,7 +555,7 @@ new_block (HpDecoderConfig  *self,
  * set. A new list replaces an empty one, so configurations sharing the
  * empty list are not changed.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG and @self unchanged
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] and @self unchanged
  *   when the sizes do not fit (heads not dividing dim, key/value heads
  *   not dividing heads, a layer list whose length is not
  *   [property@Hp.DecoderConfig:n-layers]), a layer is not a

@@ -16,18 +16,20 @@
 /**
  * HpEmbeddingConfig:
  *
- * The configuration of a #HpEmbedding: the number of rows of the table
+ * The configuration of a [class@Hp.Embedding]: the number of rows of the table
  * (the vocabulary size), the size of each row and the element type.
+ *
+ * Since: 1.0
  */
 
 /**
  * HpEmbedding:
  *
- * A lookup table of torch's `nn.Embedding`, as a #HpModule built from a
- * #HpEmbeddingConfig.
+ * A lookup table of torch's `nn.Embedding`, as a [class@Hp.Module] built from a
+ * [class@Hp.EmbeddingConfig].
  *
  * Its one parameter, `weight`, has shape [num-embeddings,
- * embedding-dim]. Without a #HpParamInit, hp_module_init_states()
+ * embedding-dim]. Without a [class@Hp.ParamInit], [method@Hp.Module.init_states]
  * draws it from the standard normal distribution (torchtitan's
  * initialisation of token embeddings), from the seed
  * `hp_module_derive_seed (seed, "weight")`.
@@ -35,8 +37,10 @@
  * The forward argument is `ids`, an int64 tensor of any shape with
  * values in [0, num-embeddings); the output has shape `ids.shape +
  * [embedding-dim]`. The class is marked as an embedding
- * (hp_module_class_set_embedding()), so that the parameter counts of
- * #HpBaseModelConfig leave it out of the FLOPs.
+ * ([func@Hp.Module.type_set_embedding]), so that the parameter counts of
+ * [class@Hp.BaseModelConfig] leave it out of the FLOPs.
+ *
+ * Since: 1.0
  */
 
 struct _HpEmbeddingConfig
@@ -232,14 +236,16 @@ hp_embedding_init (HpEmbedding *self)
 
 /**
  * hp_embedding_new:
- * @config: a #HpEmbeddingConfig
- * @error: return location for a #GError
+ * @config: a [class@Hp.EmbeddingConfig]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds an embedding table from @config, as hp_config_build() does.
+ * Builds an embedding table from @config, as [method@Hp.Config.build] does.
  *
- * Returns: (transfer full): the new #HpEmbedding, or %NULL with
- *   %HP_ERROR_CONFIG when #HpEmbeddingConfig:dtype is not a
+ * Returns: (transfer full): the new [class@Hp.Embedding], or %NULL with
+ *   [HP_ERROR_CONFIG][error@Hp.Error] when [property@Hp.EmbeddingConfig:dtype] is not a
  *   floating-point type
+ *
+ * Since: 1.0
  */
 HpEmbedding *
 hp_embedding_new (HpEmbeddingConfig  *config,

@@ -23,7 +23,7 @@
  * The three layer configurations are nested fields, so that JSON, the
  * traversal of [method@Hp.Config.traverse] and dotted paths such as
  * `w2.param-init` reach them. A layer field that is %NULL once a
- * construction or a change is complete (not given to g_object_new(),
+ * construction or a change is complete (not given to [ctor@GObject.Object.new],
  * or set to %NULL) gets a [class@Hp.LinearConfig] without bias derived
  * from [property@Hp.FeedForwardConfig:dim],
  * [property@Hp.FeedForwardConfig:hidden-dim] and
@@ -36,22 +36,26 @@
  * `hp_config_replace (cfg, "dim", 16, "w1", NULL, "w2", NULL, "w3", NULL, NULL)`.
  * [vfunc@Hp.Config.validate] checks that the layers fit the dims and
  * the dtype.
+ *
+ * Since: 1.0
  */
 
 /**
  * HpFeedForward:
  *
  * The SwiGLU feed-forward block of Llama,
- * `out = w2 (silu (w1 (x)) * w3 (x))`, as a #HpModule built from a
- * #HpFeedForwardConfig. Its children are the #HpLinear layers `w1`,
+ * `out = w2 (silu (w1 (x)) * w3 (x))`, as a [class@Hp.Module] built from a
+ * [class@Hp.FeedForwardConfig]. Its children are the [class@Hp.Linear] layers `w1`,
  * `w2` and `w3`, built from the configuration's nested fields; it has
  * no parameters of its own. Each layer initialises its own weight
- * (see #HpLinear), unless the layer configurations carry a
- * #HpParamInit.
+ * (see [class@Hp.Linear]), unless the layer configurations carry a
+ * [class@Hp.ParamInit].
  *
  * The forward argument is `input`, of shape [..., dim]; the output has
- * its shape. hp_set_dense_ffn_sharding() lays the block out for tensor
+ * its shape. [func@Hp.set_dense_ffn_sharding] lays the block out for tensor
  * parallelism.
+ *
+ * Since: 1.0
  */
 
 enum {
@@ -475,15 +479,17 @@ hp_feed_forward_init (HpFeedForward *self)
 
 /**
  * hp_feed_forward_new:
- * @config: a #HpFeedForwardConfig
- * @error: return location for a #GError
+ * @config: a [class@Hp.FeedForwardConfig]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds a feed-forward block from @config, as hp_config_build() does.
+ * Builds a feed-forward block from @config, as [method@Hp.Config.build] does.
  *
- * Returns: (transfer full): the new #HpFeedForward, or %NULL with
- *   %HP_ERROR_CONFIG when #HpFeedForwardConfig:dtype is not a
+ * Returns: (transfer full): the new [class@Hp.FeedForward], or %NULL with
+ *   [HP_ERROR_CONFIG][error@Hp.Error] when [property@Hp.FeedForwardConfig:dtype] is not a
  *   floating-point type or a layer configuration does not fit the dims
  *   or the dtype, or with the error of building a layer
+ *
+ * Since: 1.0
  */
 HpFeedForward *
 hp_feed_forward_new (HpFeedForwardConfig  *config,

@@ -643,7 +643,7 @@ effective_child (HpGQAttentionConfig *self,
 /**
  * hp_gq_attention_config_fill_children:
  * @self: a grouped-query attention configuration
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Sets every child field that is %NULL to the configuration the scalar
  * fields imply, so that the children can be configured further (as
@@ -651,7 +651,7 @@ effective_child (HpGQAttentionConfig *self,
  * kept. Changing a scalar field afterwards does not change the
  * children.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG, leaving @self as it
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error], leaving @self as it
  *   was, when the scalar fields do not fit together (see
  *   [class@Hp.GQAttention])
  *
@@ -692,7 +692,7 @@ hp_gq_attention_config_fill_children (HpGQAttentionConfig  *self,
  * returns a log-sum-exp, only the attention output is used.
  *
  * The configuration's [vfunc@Hp.Config.validate], which
- * [method@Hp.Config.build] runs, checks it (%HP_ERROR_CONFIG): dim must
+ * [method@Hp.Config.build] runs, checks it ([HP_ERROR_CONFIG][error@Hp.Error]): dim must
  * be a multiple of n-heads, n-heads a multiple of the number of
  * key/value heads, the head dim even, the dtype floating-point, and
  * children given explicitly must have the sizes and dtype the scalar
@@ -881,13 +881,13 @@ hp_gq_attention_init (HpGQAttention *self)
 /**
  * hp_gq_attention_new:
  * @config: a grouped-query attention configuration
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Builds a grouped-query attention module from @config, as
  * [method@Hp.Config.build] does.
  *
  * Returns: (transfer full): the new [class@Hp.GQAttention], or %NULL
- *   with %HP_ERROR_CONFIG when the configuration does not fit together
+ *   with [HP_ERROR_CONFIG][error@Hp.Error] when the configuration does not fit together
  *   (see [class@Hp.GQAttention])
  *
  * Since: 1.0

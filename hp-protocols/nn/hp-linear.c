@@ -16,7 +16,7 @@
 /**
  * HpLinearConfig:
  *
- * The configuration of a #HpLinear: the numbers of input and output
+ * The configuration of a [class@Hp.Linear]: the numbers of input and output
  * features, whether there is a bias, and the element type of the
  * parameters.
  *
@@ -24,29 +24,33 @@
  * g_autoptr(HpLinearConfig) config = hp_linear_config_new (64, 256);
  * g_autoptr(HpLinear) linear = hp_linear_new (config, &error);
  * ]|
+ *
+ * Since: 1.0
  */
 
 /**
  * HpLinear:
  *
  * The linear layer `y = x W^T + b` of torch's `nn.Linear`, as a
- * #HpModule built from a #HpLinearConfig.
+ * [class@Hp.Module] built from a [class@Hp.LinearConfig].
  *
  * Its parameters are `weight`, of shape [out-features, in-features],
- * and, when #HpLinearConfig:bias is set, `bias` of shape
- * [out-features]. Without a #HpParamInit, hp_module_init_states()
+ * and, when [property@Hp.LinearConfig:bias] is set, `bias` of shape
+ * [out-features]. Without a [class@Hp.ParamInit], [method@Hp.Module.init_states]
  * draws the weight from a normal distribution with standard deviation
  * 0.02 truncated to [-2, 2] (torchtitan's default for linear layers)
  * and sets the bias to zeros. The weight draws from
- * `hp_module_derive_seed (seed, "weight")`, the seed a #HpParamInit
+ * `hp_module_derive_seed (seed, "weight")`, the seed a [class@Hp.ParamInit]
  * entry would use, so that a sharded weight gets exactly its slice of
  * the values.
  *
  * The forward argument is `input`, of shape [..., in-features]; the
  * output has shape [..., out-features]. The computation is
- * hp_tensor_linear(), so DTensor inputs and parameters follow its
- * sharding rules: see hp_sharding_colwise() and hp_sharding_rowwise()
+ * [method@Hp.Tensor.linear], so DTensor inputs and parameters follow its
+ * sharding rules: see [func@Hp.sharding_colwise] and [func@Hp.sharding_rowwise]
  * for the two tensor-parallel layouts.
+ *
+ * Since: 1.0
  */
 
 struct _HpLinearConfig
@@ -136,7 +140,7 @@ hp_linear_config_init (HpLinearConfig *self)
  * Creates the configuration of a linear layer without bias, with
  * float32 parameters.
  *
- * Returns: (transfer full): a new #HpLinearConfig
+ * Returns: (transfer full): a new [class@Hp.LinearConfig]
  *
  * Since: 1.0
  */
@@ -277,14 +281,16 @@ hp_linear_init (HpLinear *self)
 
 /**
  * hp_linear_new:
- * @config: a #HpLinearConfig
- * @error: return location for a #GError
+ * @config: a [class@Hp.LinearConfig]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds a linear layer from @config, as hp_config_build() does.
+ * Builds a linear layer from @config, as [method@Hp.Config.build] does.
  *
- * Returns: (transfer full): the new #HpLinear, or %NULL with
- *   %HP_ERROR_CONFIG when #HpLinearConfig:dtype is not a floating-point
+ * Returns: (transfer full): the new [class@Hp.Linear], or %NULL with
+ *   [HP_ERROR_CONFIG][error@Hp.Error] when [property@Hp.LinearConfig:dtype] is not a floating-point
  *   type
+ *
+ * Since: 1.0
  */
 HpLinear *
 hp_linear_new (HpLinearConfig  *config,

@@ -28,6 +28,8 @@
  * Like every configuration it copies, compares and reads from and
  * writes to JSON field by field, so a job configuration can hold the
  * optimizer's settings.
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_ABSTRACT_TYPE (HpOptimizerConfig, hp_optimizer_config, HP_TYPE_CONFIG)

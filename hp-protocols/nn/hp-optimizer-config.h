@@ -40,6 +40,8 @@ struct _HpOptimizerConfig
  * @parent_class: the parent class
  *
  * The class of optimizer configurations.
+ *
+ * Since: 1.0
  */
 struct _HpOptimizerConfigClass
 {

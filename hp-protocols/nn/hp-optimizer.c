@@ -17,10 +17,10 @@
  *
  * The base class of optimizers, which update parameters from their
  * gradients, as `torch.optim.Optimizer` does. It is an
- * #HpConfigurable: a concrete optimizer such as #HpSGD or #HpAdamW is
- * built from its configuration (#HpOptimizerConfig and subclasses),
- * with hp_config_build() followed by hp_optimizer_add_parameters(), or
- * in one call with hp_optimizer_config_build_optimizer().
+ * [class@Hp.Configurable]: a concrete optimizer such as [class@Hp.SGD] or [class@Hp.AdamW] is
+ * built from its configuration ([class@Hp.OptimizerConfig] and subclasses),
+ * with [method@Hp.Config.build] followed by [method@Hp.Optimizer.add_parameters], or
+ * in one call with [method@Hp.OptimizerConfig.build_optimizer].
  *
  * |[<!-- language="C" -->
  * g_autoptr(HpAdamWConfig) config = hp_adamw_config_new ();
@@ -42,32 +42,34 @@
  *
  * The optimizer holds the parameter objects themselves, in the order
  * they were added; the states it keeps per parameter and the names of
- * hp_optimizer_get_state() refer to that position. hp_optimizer_step()
+ * [method@Hp.Optimizer.get_state] refer to that position. [method@Hp.Optimizer.step]
  * runs with gradient recording off and writes the new values into the
  * parameters' buffers, so every module and every tensor that holds a
  * parameter sees them, as in PyTorch. Tensors sharing a parameter's
- * buffer (made by hp_tensor_detach() or hp_tensor_reshape(), or the
- * #GBytes of hp_tensor_get_bytes()) see them too, and the buffer must
+ * buffer (made by [method@Hp.Tensor.detach] or [method@Hp.Tensor.reshape], or the
+ * [struct@GLib.Bytes] of [method@Hp.Tensor.get_bytes]) see them too, and the buffer must
  * be writable: do not optimise a tensor made by
- * hp_tensor_new_from_bytes() over read-only memory. Build the optimizer
- * after hp_module_parallelize(), which replaces the parameters it
- * distributes by new #HpDTensor objects.
+ * [ctor@Hp.Tensor.new_from_bytes] over read-only memory. Build the optimizer
+ * after [method@Hp.Module.parallelize], which replaces the parameters it
+ * distributes by new [class@Hp.DTensor] objects.
  *
- * Parameters may be #HpDTensor objects: each rank updates its local
+ * Parameters may be [class@Hp.DTensor] objects: each rank updates its local
  * tensor with its local part of the gradient and keeps its states with
  * the same local layout, so a sharded parameter is optimised without
  * communication and ends up exactly as the same optimisation of the
  * whole tensor on one rank. The gradient of a DTensor parameter, as
- * hp_tensor_backward() leaves it, is a DTensor with the parameter's
+ * [method@Hp.Tensor.backward] leaves it, is a DTensor with the parameter's
  * placements; a gradient with other placements, for example a
- * `Partial` one set with hp_tensor_set_grad(), is refused by the step
+ * `Partial` one set with [method@Hp.Tensor.set_grad], is refused by the step
  * (redistribute it to the parameter's placements first).
  *
  * A parameter without a gradient is skipped: neither it nor its states
- * change in that step. hp_optimizer_zero_grad() drops the gradients of
- * all parameters. #HpOptimizer:lr is the learning rate of the next step;
- * a schedule sets it between steps. #HpOptimizer:step-count counts the
+ * change in that step. [method@Hp.Optimizer.zero_grad] drops the gradients of
+ * all parameters. [property@Hp.Optimizer:lr] is the learning rate of the next step;
+ * a schedule sets it between steps. [property@Hp.Optimizer:step-count] counts the
  * steps taken.
+ *
+ * Since: 1.0
  */
 
 /* A parameter and the states the optimizer keeps for it, by name in
@@ -193,9 +195,11 @@ hp_optimizer_class_init (HpOptimizerClass *klass)
    * HpOptimizer:lr:
    *
    * The learning rate of the next step. It starts as the
-   * configuration's #HpOptimizerConfig:lr; a learning rate schedule
+   * configuration's [property@Hp.OptimizerConfig:lr]; a learning rate schedule
    * changes it between steps. The configuration itself keeps the
    * starting value.
+   *
+   * Since: 1.0
    */
   properties[PROP_LR] =
     g_param_spec_double ("lr", NULL, NULL,
@@ -207,9 +211,11 @@ hp_optimizer_class_init (HpOptimizerClass *klass)
   /**
    * HpOptimizer:step-count:
    *
-   * The number of steps taken: hp_optimizer_step() calls that
+   * The number of steps taken: [method@Hp.Optimizer.step] calls that
    * succeeded. (It is not named `step`, which would clash with
-   * hp_optimizer_step() in some languages.)
+   * [method@Hp.Optimizer.step] in some languages.)
+   *
+   * Since: 1.0
    */
   properties[PROP_STEP_COUNT] =
     g_param_spec_uint64 ("step-count", NULL, NULL,
@@ -235,18 +241,20 @@ hp_optimizer_init (HpOptimizer *self)
 /**
  * hp_optimizer_config_build_optimizer:
  * @self: the configuration of a concrete optimizer, such as an
- *   #HpSGDConfig or an #HpAdamWConfig
+ *   [class@Hp.SGDConfig] or an [class@Hp.AdamWConfig]
  * @parameters: (element-type HpTensor) (nullable): the parameters to
- *   optimise, as hp_module_parameters() gives them, or %NULL to add them
+ *   optimise, as [method@Hp.Module.parameters] gives them, or %NULL to add them
  *   later
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds the optimizer @self names (hp_config_build()) and adds
- * @parameters to it (hp_optimizer_add_parameters()), the equivalent of
+ * Builds the optimizer @self names ([method@Hp.Config.build]) and adds
+ * @parameters to it ([method@Hp.Optimizer.add_parameters]), the equivalent of
  * `torch.optim.AdamW(model.parameters(), lr=...)`.
  *
  * Returns: (transfer full): the new optimizer, or %NULL with the error
- *   of hp_config_build() or hp_optimizer_add_parameters()
+ *   of [method@Hp.Config.build] or [method@Hp.Optimizer.add_parameters]
+ *
+ * Since: 1.0
  */
 HpOptimizer *
 hp_optimizer_config_build_optimizer (HpOptimizerConfig  *self,
@@ -348,20 +356,22 @@ check_new_parameter (HpOptimizer  *self,
 
 /**
  * hp_optimizer_add_parameters:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  * @parameters: (element-type HpTensor): the parameters to add
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds parameters to optimise, after those @self already has. A
  * parameter is a floating point leaf tensor, usually one of
- * hp_module_parameters(); it does not need to require gradients
- * (parameters without a gradient are skipped by the step). A #HpDTensor
+ * [method@Hp.Module.parameters]; it does not need to require gradients
+ * (parameters without a gradient are skipped by the step). A [class@Hp.DTensor]
  * may not have a `Partial` placement.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT for
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for
  *   a tensor given twice or already held, an int64 tensor or one with
- *   gradient history, or %HP_ERROR_PLACEMENT for a `Partial` DTensor. No
+ *   gradient history, or [HP_ERROR_PLACEMENT][error@Hp.Error] for a `Partial` DTensor. No
  *   parameter is added then.
+ *
+ * Since: 1.0
  */
 gboolean
 hp_optimizer_add_parameters (HpOptimizer  *self,
@@ -395,19 +405,21 @@ hp_optimizer_add_parameters (HpOptimizer  *self,
 
 /**
  * hp_optimizer_get_parameters:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  *
  * Gets the parameters @self optimises, in the order they were added.
  *
  * The array is annotated `(transfer container)` although the caller owns
  * the parameters' references too: the array holds one reference to each
- * and drops it when it is freed (its free function is g_object_unref()),
+ * and drops it when it is freed (its free function is [method@GObject.Object.unref]),
  * so freeing the array is all a caller does. Language bindings read
  * `(transfer full)` on such an array as one reference per element on top
  * of that and unref the elements twice.
  *
  * Returns: (transfer container) (element-type HpTensor): a new array of
  *   the parameters that unrefs them when freed
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_optimizer_get_parameters (HpOptimizer *self)
@@ -430,11 +442,13 @@ hp_optimizer_get_parameters (HpOptimizer *self)
 
 /**
  * hp_optimizer_get_n_parameters:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  *
  * Gets the number of parameters @self optimises.
  *
  * Returns: the number of parameters
+ *
+ * Since: 1.0
  */
 guint
 hp_optimizer_get_n_parameters (HpOptimizer *self)
@@ -588,19 +602,21 @@ _hp_optimizer_add_state (HpOptimizer *self,
 
 /**
  * hp_optimizer_step:
- * @self: a #HpOptimizer
- * @error: return location for a #GError
+ * @self: a [class@Hp.Optimizer]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Updates every parameter that has a gradient, in place, with
- * #HpOptimizerClass.step, with gradient recording off, then advances
- * #HpOptimizer:step-count. It needs no communication between ranks.
+ * [vfunc@Hp.Optimizer.step], with gradient recording off, then advances
+ * [property@Hp.Optimizer:step-count]. It needs no communication between ranks.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_PLACEMENT or
- *   %HP_ERROR_MESH if the gradient of a parameter does not have the
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_PLACEMENT][error@Hp.Error] or
+ *   [HP_ERROR_MESH][error@Hp.Error] if the gradient of a parameter does not have the
  *   parameter's layout (a plain gradient for a DTensor, or other
- *   placements such as `Partial`), %HP_ERROR_NOT_SUPPORTED if the class
- *   of @self does not implement #HpOptimizerClass.step, or the error of
+ *   placements such as `Partial`), [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if the class
+ *   of @self does not implement [vfunc@Hp.Optimizer.step], or the error of
  *   the step. No parameter and no state changes then.
+ *
+ * Since: 1.0
  */
 gboolean
 hp_optimizer_step (HpOptimizer  *self,
@@ -637,10 +653,12 @@ hp_optimizer_step (HpOptimizer  *self,
 
 /**
  * hp_optimizer_zero_grad:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  *
- * Drops the gradient of every parameter (hp_tensor_zero_grad()), so
+ * Drops the gradient of every parameter ([method@Hp.Tensor.zero_grad]), so
  * that the next backward pass starts from nothing.
+ *
+ * Since: 1.0
  */
 void
 hp_optimizer_zero_grad (HpOptimizer *self)
@@ -660,11 +678,13 @@ hp_optimizer_zero_grad (HpOptimizer *self)
 
 /**
  * hp_optimizer_get_step_count:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  *
  * Gets the number of steps taken.
  *
- * Returns: the #HpOptimizer:step-count
+ * Returns: the [property@Hp.Optimizer:step-count]
+ *
+ * Since: 1.0
  */
 guint64
 hp_optimizer_get_step_count (HpOptimizer *self)
@@ -679,11 +699,13 @@ hp_optimizer_get_step_count (HpOptimizer *self)
 
 /**
  * hp_optimizer_get_lr:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  *
  * Gets the learning rate of the next step.
  *
- * Returns: the #HpOptimizer:lr
+ * Returns: the [property@Hp.Optimizer:lr]
+ *
+ * Since: 1.0
  */
 gdouble
 hp_optimizer_get_lr (HpOptimizer *self)
@@ -698,11 +720,13 @@ hp_optimizer_get_lr (HpOptimizer *self)
 
 /**
  * hp_optimizer_set_lr:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  * @lr: the learning rate, 0 or more
  *
- * Sets the learning rate of the next steps (#HpOptimizer:lr), as a
+ * Sets the learning rate of the next steps ([property@Hp.Optimizer:lr]), as a
  * learning rate schedule does. The configuration is not changed.
+ *
+ * Since: 1.0
  */
 void
 hp_optimizer_set_lr (HpOptimizer *self,
@@ -723,14 +747,14 @@ hp_optimizer_set_lr (HpOptimizer *self,
 
 /**
  * hp_optimizer_get_state:
- * @self: a #HpOptimizer
+ * @self: a [class@Hp.Optimizer]
  *
  * Gets the states @self keeps per parameter, such as the momentum
- * buffer of #HpSGD or the moments of #HpAdamW, named
+ * buffer of [class@Hp.SGD] or the moments of [class@Hp.AdamW], named
  * `<index>.<state>` after the parameter's position in @self (`0.exp_avg`,
  * `0.exp_avg_sq`, `0.step`, `1.exp_avg`, ...), in parameter order. A
  * state that has the parameter's shape has its layout too: for a
- * #HpDTensor parameter it is a DTensor with the parameter's mesh and
+ * [class@Hp.DTensor] parameter it is a DTensor with the parameter's mesh and
  * placements. A parameter gets its states at its first update, so a
  * parameter that never had a gradient has none.
  *
@@ -738,6 +762,8 @@ hp_optimizer_set_lr (HpOptimizer *self,
  * changes them in place.
  *
  * Returns: (transfer full): the states
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_optimizer_get_state (HpOptimizer *self)
@@ -937,12 +963,12 @@ state_values (HpTensor *param,
 
 /**
  * hp_optimizer_load_state:
- * @self: a #HpOptimizer
- * @state: states named as hp_optimizer_get_state() names them
- * @step_count: the #HpOptimizer:step-count to continue from
- * @error: return location for a #GError
+ * @self: a [class@Hp.Optimizer]
+ * @state: states named as [method@Hp.Optimizer.get_state] names them
+ * @step_count: the [property@Hp.Optimizer:step-count] to continue from
+ * @error: return location for a [struct@GLib.Error]
  *
- * Restores the states of hp_optimizer_get_state(), for example from a
+ * Restores the states of [method@Hp.Optimizer.get_state], for example from a
  * checkpoint, so that training continues exactly: each parameter's
  * states are replaced by copies of the entries `<index>.<state>` (a
  * parameter without entries gets none, as before its first update).
@@ -951,19 +977,21 @@ state_values (HpTensor *param,
  * a DTensor laid out like the parameter; other entries (scalars such as
  * AdamW's step) are kept as they are. No communication.
  *
- * For #HpSGD and #HpAdamW, the states must be those their step keeps
+ * For [class@Hp.SGD] and [class@Hp.AdamW], the states must be those their step keeps
  * (`momentum_buffer`; `step`, `exp_avg` and `exp_avg_sq`), all of them
  * for a parameter that has any, each with the parameter's dtype and
  * global shape (`step`: a float64 scalar).
  *
  * Everything is checked first: on error the optimizer is unchanged.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT for a name
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for a name
  *   that is not `<index>.<state>` with an index below the number of
  *   parameters, a state the optimizer does not keep or a parameter
- *   with only some of its states, %HP_ERROR_SHAPE for a state of the
- *   wrong shape or dtype, %HP_ERROR_MESH or %HP_ERROR_PLACEMENT for a
+ *   with only some of its states, [HP_ERROR_SHAPE][error@Hp.Error] for a state of the
+ *   wrong shape or dtype, [HP_ERROR_MESH][error@Hp.Error] or [HP_ERROR_PLACEMENT][error@Hp.Error] for a
  *   DTensor laid out unlike its parameter
+ *
+ * Since: 1.0
  */
 gboolean
 hp_optimizer_load_state (HpOptimizer  *self,

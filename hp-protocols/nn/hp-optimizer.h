@@ -26,11 +26,13 @@ G_DECLARE_DERIVABLE_TYPE (HpOptimizer, hp_optimizer, HP, OPTIMIZER, HpConfigurab
  * HpOptimizerClass:
  * @parent_class: the parent class
  * @step: updates the parameters from their gradients; called by
- *   hp_optimizer_step() with gradient recording off. Returns %FALSE with
+ *   [method@Hp.Optimizer.step] with gradient recording off. Returns %FALSE with
  *   the error set, in which case no parameter and no state may have
  *   changed.
  *
  * The class of optimizers. A subclass implements @step.
+ *
+ * Since: 1.0
  */
 struct _HpOptimizerClass
 {

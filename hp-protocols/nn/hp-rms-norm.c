@@ -16,9 +16,11 @@
 /**
  * HpRMSNormConfig:
  *
- * The configuration of a #HpRMSNorm: the size of the normalised dim,
+ * The configuration of a [class@Hp.RMSNorm]: the size of the normalised dim,
  * the epsilon added to the mean square and the element type of the
  * scale.
+ *
+ * Since: 1.0
  */
 
 /**
@@ -26,14 +28,16 @@
  *
  * Root mean square normalisation over the last dim with a learned
  * scale, `y = x / sqrt (mean (x^2) + eps) * weight`, as torch's
- * `nn.RMSNorm`; a #HpModule built from a #HpRMSNormConfig.
+ * `nn.RMSNorm`; a [class@Hp.Module] built from a [class@Hp.RMSNormConfig].
  *
- * Its one parameter, `weight`, has shape [dim]; without a #HpParamInit,
- * hp_module_init_states() sets it to ones. The forward argument is
+ * Its one parameter, `weight`, has shape [dim]; without a [class@Hp.ParamInit],
+ * [method@Hp.Module.init_states] sets it to ones. The forward argument is
  * `input`, of shape [..., dim]; the output has its shape. The
- * computation is hp_tensor_rms_norm(): a DTensor input sharded on any
- * dim but the last (sequence parallelism, see hp_sharding_norm()) is
+ * computation is [method@Hp.Tensor.rms_norm]: a DTensor input sharded on any
+ * dim but the last (sequence parallelism, see [func@Hp.sharding_norm]) is
  * normalised shard by shard with no communication.
+ *
+ * Since: 1.0
  */
 
 struct _HpRMSNormConfig
@@ -228,14 +232,16 @@ hp_rms_norm_init (HpRMSNorm *self)
 
 /**
  * hp_rms_norm_new:
- * @config: a #HpRMSNormConfig
- * @error: return location for a #GError
+ * @config: a [class@Hp.RMSNormConfig]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds an RMS normalisation from @config, as hp_config_build() does.
+ * Builds an RMS normalisation from @config, as [method@Hp.Config.build] does.
  *
- * Returns: (transfer full): the new #HpRMSNorm, or %NULL with
- *   %HP_ERROR_CONFIG when #HpRMSNormConfig:dtype is not a
+ * Returns: (transfer full): the new [class@Hp.RMSNorm], or %NULL with
+ *   [HP_ERROR_CONFIG][error@Hp.Error] when [property@Hp.RMSNormConfig:dtype] is not a
  *   floating-point type
+ *
+ * Since: 1.0
  */
 HpRMSNorm *
 hp_rms_norm_new (HpRMSNormConfig  *config,

@@ -18,9 +18,11 @@
 /**
  * HpRotaryEmbeddingConfig:
  *
- * The configuration of a #HpRotaryEmbedding: the head dim it rotates,
+ * The configuration of a [class@Hp.RotaryEmbedding]: the head dim it rotates,
  * the longest sequence its tables cover, the base of its frequencies
  * and the dtype of its tables (that of the tensors it rotates).
+ *
+ * Since: 1.0
  */
 
 struct _HpRotaryEmbeddingConfig
@@ -188,13 +190,13 @@ HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, Hp
  *
  * Rotary position embedding (RoPE) as Meta Llama and torchtitan apply
  * it to queries and keys, in the interleaved-pairs convention of
- * hp_tensor_apply_rotary().
+ * [method@Hp.Tensor.apply_rotary].
  *
  * The module keeps two non-persistent buffers, `cos` and `sin`, of
  * shape [max-seq-len, head-dim / 2]: entry [s, i] is the cosine and
  * sine of `s * theta^(-2i / head-dim)`, computed in double precision
- * and stored in #HpRotaryEmbeddingConfig:dtype. They are computed when
- * the module is built and again by hp_module_init_states().
+ * and stored in [property@Hp.RotaryEmbeddingConfig:dtype]. They are computed when
+ * the module is built and again by [method@Hp.Module.init_states].
  *
  * Its forward takes one argument `x` of shape [B, S, H, D] (any number
  * of leading dims before S works) with D = head-dim and S at most
@@ -207,7 +209,9 @@ HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, Hp
  *
  * Build it with [method@Hp.Config.build], which refuses a configuration
  * with an odd head-dim or an integer dtype ([vfunc@Hp.Config.validate],
- * %HP_ERROR_CONFIG).
+ * [HP_ERROR_CONFIG][error@Hp.Error]).
+ *
+ * Since: 1.0
  */
 
 struct _HpRotaryEmbedding
@@ -383,14 +387,16 @@ hp_rotary_embedding_init (HpRotaryEmbedding *self)
 
 /**
  * hp_rotary_embedding_new:
- * @config: a #HpRotaryEmbeddingConfig
- * @error: return location for a #GError
+ * @config: a [class@Hp.RotaryEmbeddingConfig]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds a rotary embedding from @config, as hp_config_build() does.
+ * Builds a rotary embedding from @config, as [method@Hp.Config.build] does.
  *
- * Returns: (transfer full): the new #HpRotaryEmbedding, or %NULL with
- *   %HP_ERROR_CONFIG for an odd #HpRotaryEmbeddingConfig:head-dim or an
- *   integer #HpRotaryEmbeddingConfig:dtype
+ * Returns: (transfer full): the new [class@Hp.RotaryEmbedding], or %NULL with
+ *   [HP_ERROR_CONFIG][error@Hp.Error] for an odd [property@Hp.RotaryEmbeddingConfig:head-dim] or an
+ *   integer [property@Hp.RotaryEmbeddingConfig:dtype]
+ *
+ * Since: 1.0
  */
 HpRotaryEmbedding *
 hp_rotary_embedding_new (HpRotaryEmbeddingConfig  *config,

@@ -26,9 +26,11 @@
 /**
  * HpSDPAConfig:
  *
- * The configuration of a #HpSDPA: whether attention is causal, the
+ * The configuration of a [class@Hp.SDPA]: whether attention is causal, the
  * scale of the scores and whether the module also returns the
  * log-sum-exp of the scores.
+ *
+ * Since: 1.0
  */
 
 struct _HpSDPAConfig
@@ -146,25 +148,27 @@ HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gdouble, scale, 0.0)
  *
  * Scaled dot-product attention over queries, keys and values laid out
  * as [batch, seq, heads, head_dim], the inner attention of
- * #HpGQAttention.
+ * [class@Hp.GQAttention].
  *
  * Its forward takes `q` [B, S, H, D], `k` and `v` [B, Skv, Hkv, D]
  * (grouped-query attention when Hkv divides H: query head h uses key
  * and value head h / (H / Hkv)) and returns the attention output
- * [B, S, H, D]; with #HpSDPAConfig:return-lse also the log-sum-exp of
+ * [B, S, H, D]; with [property@Hp.SDPAConfig:return-lse] also the log-sum-exp of
  * each query's scaled, masked scores, [B, S, H]. Both are
  * differentiable.
  *
  * The work is done by the module's registered callable
- * %HP_SDPA_CALLABLE (`inner_sdpa`): it moves the heads in front of the
- * sequence, calls hp_tensor_scaled_dot_product_attention() and moves
- * them back. A #HpLocalMapConfig naming `inner_sdpa` (see
- * hp_set_gqa_inner_attention_local_map()) makes hp_module_parallelize()
+ * [const@Hp.SDPA_CALLABLE] (`inner_sdpa`): it moves the heads in front of the
+ * sequence, calls [method@Hp.Tensor.scaled_dot_product_attention] and moves
+ * them back. A [class@Hp.LocalMapConfig] naming `inner_sdpa` (see
+ * [func@Hp.set_gqa_inner_attention_local_map]) makes [method@Hp.Module.parallelize]
  * run it on each rank's local heads with no communication. The heads
  * must then split into whole groups: with H != Hkv both must be
  * multiples of the number of ranks sharding them, else the forward
- * fails with %HP_ERROR_PLACEMENT before anything is computed. Without
+ * fails with [HP_ERROR_PLACEMENT][error@Hp.Error] before anything is computed. Without
  * a local map, DTensor inputs go through the ops' sharding rules.
+ *
+ * Since: 1.0
  */
 
 struct _HpSDPA
@@ -508,13 +512,15 @@ hp_sdpa_init (HpSDPA *self)
 
 /**
  * hp_sdpa_new:
- * @config: a #HpSDPAConfig
- * @error: return location for a #GError
+ * @config: a [class@Hp.SDPAConfig]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds an inner attention module from @config, as hp_config_build()
+ * Builds an inner attention module from @config, as [method@Hp.Config.build]
  * does.
  *
- * Returns: (transfer full): the new #HpSDPA, or %NULL with @error set
+ * Returns: (transfer full): the new [class@Hp.SDPA], or %NULL with @error set
+ *
+ * Since: 1.0
  */
 HpSDPA *
 hp_sdpa_new (HpSDPAConfig  *config,

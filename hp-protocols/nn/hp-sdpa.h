@@ -28,8 +28,10 @@ G_DECLARE_FINAL_TYPE (HpSDPA, hp_sdpa, HP, SDPA, HpModule)
 /**
  * HP_SDPA_CALLABLE:
  *
- * The name of the inner callable of #HpSDPA, `inner_sdpa`: the piece a
- * #HpLocalMapConfig names to run attention on local heads.
+ * The name of the inner callable of [class@Hp.SDPA], `inner_sdpa`: the piece a
+ * [class@Hp.LocalMapConfig] names to run attention on local heads.
+ *
+ * Since: 1.0
  */
 #define HP_SDPA_CALLABLE "inner_sdpa"
 

@@ -25,7 +25,9 @@
  * Nesterov momentum needs a momentum above 0 and no dampening; a
  * configuration that has [property@Hp.SGDConfig:nesterov] set
  * otherwise does not validate ([vfunc@Hp.Config.validate]), so
- * building an [class@Hp.SGD] from it fails with %HP_ERROR_CONFIG.
+ * building an [class@Hp.SGD] from it fails with [HP_ERROR_CONFIG][error@Hp.Error].
+ *
+ * Since: 1.0
  */
 
 struct _HpSGDConfig

@@ -16,7 +16,7 @@
  *
  * Stochastic gradient descent with optional momentum, Nesterov momentum
  * and weight decay, the update of `torch.optim.SGD`, built from an
- * #HpSGDConfig. For each parameter `p` with gradient `g`, with learning
+ * [class@Hp.SGDConfig]. For each parameter `p` with gradient `g`, with learning
  * rate `lr`, weight decay `wd`, momentum `mu` and dampening `tau`:
  *
  * |[
@@ -28,9 +28,11 @@
  * ]|
  *
  * The momentum buffer `b` is the state `momentum_buffer` of the
- * parameter (see hp_optimizer_get_state()); it exists only with
+ * parameter (see [method@Hp.Optimizer.get_state]); it exists only with
  * momentum. Arithmetic is in double precision; float32 parameters and
  * buffers are rounded when they are stored.
+ *
+ * Since: 1.0
  */
 
 struct _HpSGD

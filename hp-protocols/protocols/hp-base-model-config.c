@@ -12,11 +12,13 @@
 /**
  * HpBaseModelConfig:
  *
- * The configuration of a whole model (#HpBaseModel). Besides its
+ * The configuration of a whole model ([class@Hp.BaseModel]). Besides its
  * fields it knows how to adjust itself to a training job
- * (#HpBaseModelConfigClass.update_from_config) and how to count the
+ * ([vfunc@Hp.BaseModelConfig.update_from_config]) and how to count the
  * parameters and FLOPs of the model it builds
- * (#HpBaseModelConfigClass.get_nparams_and_flops).
+ * ([vfunc@Hp.BaseModelConfig.get_nparams_and_flops]).
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_TYPE (HpBaseModelConfig, hp_base_model_config, HP_TYPE_MODULE_CONFIG)
@@ -117,9 +119,9 @@ hp_base_model_config_init (HpBaseModelConfig *self)
 
 /**
  * hp_base_model_config_update_from_config:
- * @self: a #HpBaseModelConfig
+ * @self: a [class@Hp.BaseModelConfig]
  * @job_config: (nullable): the configuration of the training job
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adjusts @self to @job_config: a model checks that it fits the
  * parallelism (heads divisible by the tensor-parallel degree, ...) and
@@ -127,6 +129,8 @@ hp_base_model_config_init (HpBaseModelConfig *self)
  *
  * Returns: %TRUE, or %FALSE with @error set when the model cannot run
  *   that job
+ *
+ * Since: 1.0
  */
 gboolean
 hp_base_model_config_update_from_config (HpBaseModelConfig  *self,
@@ -142,7 +146,7 @@ hp_base_model_config_update_from_config (HpBaseModelConfig  *self,
 
 /**
  * hp_base_model_config_get_nparams_and_flops:
- * @self: a #HpBaseModelConfig
+ * @self: a [class@Hp.BaseModelConfig]
  * @model: the model built from @self
  * @seq_len: the training sequence length
  * @nparams: (out): the number of parameters (global sizes; shared
@@ -153,9 +157,11 @@ hp_base_model_config_update_from_config (HpBaseModelConfig  *self,
  * transformer estimate: `6 * (nparams - embedding parameters) +
  * 6 * n_layers * n_heads * head_dim * seq_len`, where the embedding
  * parameters are those of direct children marked with
- * hp_module_class_set_embedding(), and `n-layers`, `n-heads` and `dim`
+ * [func@Hp.Module.type_set_embedding], and `n-layers`, `n-heads` and `dim`
  * are integer fields of @self (the attention term is 0 without them;
  * head_dim = dim / n_heads).
+ *
+ * Since: 1.0
  */
 void
 hp_base_model_config_get_nparams_and_flops (HpBaseModelConfig *self,

@@ -31,6 +31,8 @@ G_DECLARE_DERIVABLE_TYPE (HpBaseModelConfig, hp_base_model_config, HP, BASE_MODE
  *   training FLOPs per token at @seq_len
  *
  * The class of model configurations.
+ *
+ * Since: 1.0
  */
 struct _HpBaseModelConfigClass
 {

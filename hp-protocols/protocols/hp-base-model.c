@@ -13,10 +13,12 @@
 /**
  * HpBaseModel:
  *
- * The root module of a model, built from a #HpBaseModelConfig. On top
- * of #HpModule it checks that the whole tree follows the module
- * protocol (hp_base_model_verify_module_protocol()) and initialises
- * its weights (hp_base_model_init_weights()).
+ * The root module of a model, built from a [class@Hp.BaseModelConfig]. On top
+ * of [class@Hp.Module] it checks that the whole tree follows the module
+ * protocol ([method@Hp.BaseModel.verify_module_protocol]) and initialises
+ * its weights ([method@Hp.BaseModel.init_weights]).
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_TYPE (HpBaseModel, hp_base_model, HP_TYPE_MODULE)
@@ -129,19 +131,21 @@ check_tree (HpModule    *module,
 
 /**
  * hp_base_model_verify_module_protocol:
- * @self: a #HpBaseModel
- * @error: return location for a #GError
+ * @self: a [class@Hp.BaseModel]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks that every module of the tree follows the protocol: each
- * parameter has an initialiser (an entry in its module's #HpParamInit,
- * or, without one, a #HpModuleClass.reset_parameters); each
+ * parameter has an initialiser (an entry in its module's [class@Hp.ParamInit],
+ * or, without one, a [vfunc@Hp.Module.reset_parameters]); each
  * `state_shardings` key names a parameter or buffer of its module; each
  * `in_src_shardings` and `in_dst_shardings` key names a forward
- * argument; each #HpLocalMapConfig names a registered callable.
+ * argument; each [class@Hp.LocalMapConfig] names a registered callable.
  * Output shardings are by index and are checked when the module runs.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG listing every
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] listing every
  *   offender, with its path from @self
+ *
+ * Since: 1.0
  */
 gboolean
 hp_base_model_verify_module_protocol (HpBaseModel  *self,
@@ -170,14 +174,16 @@ hp_base_model_verify_module_protocol (HpBaseModel  *self,
 
 /**
  * hp_base_model_init_weights:
- * @self: a #HpBaseModel
+ * @self: a [class@Hp.BaseModel]
  * @seed: the seed of the whole model
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Initialises every parameter and buffer of the model: the same as
- * hp_module_init_states().
+ * [method@Hp.Module.init_states].
  *
- * Returns: %TRUE, or %FALSE with the errors of hp_module_init_states()
+ * Returns: %TRUE, or %FALSE with the errors of [method@Hp.Module.init_states]
+ *
+ * Since: 1.0
  */
 gboolean
 hp_base_model_init_weights (HpBaseModel  *self,

@@ -25,6 +25,8 @@ G_DECLARE_DERIVABLE_TYPE (HpBaseModel, hp_base_model, HP, BASE_MODEL, HpModule)
  * @parent_class: the parent class
  *
  * The class of models.
+ *
+ * Since: 1.0
  */
 struct _HpBaseModelClass
 {

@@ -440,7 +440,7 @@ hp_config_class_install_fields (HpConfigClass       *klass,
  * hp_config_class_install_private_fields: (skip)
  * @klass: the class of a configuration type, in its class_init
  * @private_offset: the offset of the type's private struct, the
- *   `TypeName_private_offset` of G_DEFINE_TYPE_WITH_PRIVATE() (final
+ *   `TypeName_private_offset` of [func@GObject.DEFINE_TYPE_WITH_PRIVATE] (final
  *   by the time class_init runs)
  * @fields: (array length=n_fields): the table of its fields, whose
  *   members are those of the private struct; it must live as long as
@@ -540,8 +540,8 @@ convert_optional (GParamSpec    *pspec,
  * @config_type: a configuration type (a subtype of [class@Hp.Config])
  *   that has no subclasses yet
  * @name: the field's name: words joined by `-` (or `_`)
- * @value_type: its type: #gboolean, #gint, #guint, #gint64, #guint64,
- *   #glong, #gulong, #gfloat, #gdouble, a string, an enum, a flags type, a string array
+ * @value_type: its type: `gboolean`, `gint`, `guint`, `gint64`, `guint64`,
+ *   `glong`, `gulong`, `gfloat`, `gdouble`, a string, an enum, a flags type, a string array
  *   (%G_TYPE_STRV) or one of the object types a field may have (see
  *   [class@Hp.Config])
  * @default_value: (nullable): the default, any value that converts
@@ -553,7 +553,7 @@ convert_optional (GParamSpec    *pspec,
  * @minimum: (nullable): the least value of a numeric field, or %NULL
  * @maximum: (nullable): the greatest value of a numeric field, or %NULL
  * @blurb: (nullable): a one-line description
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Declares a field of a configuration class defined in a language
  * binding, whose instances have no C struct to hold it: the library
@@ -566,10 +566,10 @@ convert_optional (GParamSpec    *pspec,
  * functions they replace. The Python override calls this for each
  * annotated attribute of a `Config` class.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT when
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when
  *   @config_type has subclasses, @name is not a valid property name or is
  *   already a property of @config_type, or @value_type is not a type a
- *   field may have, or with %HP_ERROR_CONFIG when a default or a bound
+ *   field may have, or with [HP_ERROR_CONFIG][error@Hp.Error] when a default or a bound
  *   does not convert to @value_type or lies outside the bounds, or an
  *   object default is not a configuration or a configuration list
  *

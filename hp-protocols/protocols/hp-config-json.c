@@ -487,11 +487,13 @@ _hp_config_json_node_to_string (JsonNode *node,
 
 /**
  * hp_config_to_json_node:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  *
- * Gets the JSON form of @self as a tree (see hp_config_to_json()).
+ * Gets the JSON form of @self as a tree (see [method@Hp.Config.to_json]).
  *
  * Returns: (transfer full): a new JSON object node
+ *
+ * Since: 1.0
  */
 JsonNode *
 hp_config_to_json_node (HpConfig *self)
@@ -503,7 +505,7 @@ hp_config_to_json_node (HpConfig *self)
 
 /**
  * hp_config_to_json:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @pretty: whether to write one member per line, indented, rather than
  *   everything on one line
  *
@@ -537,12 +539,14 @@ hp_config_to_json_node (HpConfig *self)
  * - %NULL strings, string arrays and objects as `null`.
  *
  * The text is also valid YAML: characters YAML does not take in
- * strings are escaped. hp_config_new_from_json() reads it back to an
+ * strings are escaped. [ctor@Hp.Config.new_from_json] reads it back to an
  * equal configuration, unless configurations are nested so deep that
  * the JSON has more than 64 levels of objects and arrays, which it
- * refuses (hp_config_new_from_json_node() has no such limit).
+ * refuses ([ctor@Hp.Config.new_from_json_node] has no such limit).
  *
  * Returns: (transfer full): the JSON text
+ *
+ * Since: 1.0
  */
 gchar *
 hp_config_to_json (HpConfig *self,
@@ -1369,15 +1373,15 @@ _hp_config_json_parse (const gchar  *text,
 /**
  * hp_config_new_from_json:
  * @config_type: the type of configuration expected (a subtype of
- *   #HpConfig)
- * @json: JSON text, as hp_config_to_json() writes it
- * @error: return location for a #GError
+ *   [class@Hp.Config])
+ * @json: JSON text, as [method@Hp.Config.to_json] writes it
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads a configuration from JSON text (see
- * hp_config_new_from_json_node() for the rules).
+ * [ctor@Hp.Config.new_from_json_node] for the rules).
  *
  * The text must be one strict JSON value (RFC 8259), as
- * hp_config_to_json() writes it: comments, single quotes, a member
+ * [method@Hp.Config.to_json] writes it: comments, single quotes, a member
  * given twice in one object, data after the value, an integer literal
  * beyond 64 bits, an unpaired surrogate escape or `\u0000` in a
  * string, and nesting deeper than 64 objects and arrays are errors
@@ -1385,9 +1389,11 @@ _hp_config_json_parse (const gchar  *text,
  * that is not UTF-8 (`not valid UTF-8 at byte 12`).
  *
  * Returns: (transfer full): a new configuration of @config_type or a
- *   subtype, or %NULL with %HP_ERROR_FORMAT when @json is not strict
- *   JSON, or with %HP_ERROR_CONFIG as for
- *   hp_config_new_from_json_node()
+ *   subtype, or %NULL with [HP_ERROR_FORMAT][error@Hp.Error] when @json is not strict
+ *   JSON, or with [HP_ERROR_CONFIG][error@Hp.Error] as for
+ *   [ctor@Hp.Config.new_from_json_node]
+ *
+ * Since: 1.0
  */
 HpConfig *
 hp_config_new_from_json (GType         config_type,
@@ -1409,11 +1415,11 @@ hp_config_new_from_json (GType         config_type,
 /**
  * hp_config_new_from_json_node:
  * @config_type: the type of configuration expected (a subtype of
- *   #HpConfig)
- * @node: a JSON object node, as hp_config_to_json_node() makes it
- * @error: return location for a #GError
+ *   [class@Hp.Config])
+ * @node: a JSON object node, as [method@Hp.Config.to_json_node] makes it
+ * @error: return location for a [struct@GLib.Error]
  *
- * Reads a configuration from the JSON form hp_config_to_json()
+ * Reads a configuration from the JSON form [method@Hp.Config.to_json]
  * describes. The `"@type"` member, when there is one, names the type
  * to make, which must be @config_type or a subtype of it and known to
  * the type system (a C type is once its get_type function has run);
@@ -1430,7 +1436,9 @@ hp_config_new_from_json (GType         config_type,
  * (`layers.1.n-heads: value 0 out of range [1, 1024]`).
  *
  * Returns: (transfer full): a new configuration of @config_type or a
- *   subtype, or %NULL with %HP_ERROR_CONFIG
+ *   subtype, or %NULL with [HP_ERROR_CONFIG][error@Hp.Error]
+ *
+ * Since: 1.0
  */
 HpConfig *
 hp_config_new_from_json_node (GType         config_type,

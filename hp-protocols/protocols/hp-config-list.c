@@ -16,16 +16,18 @@
  * of the layers of a model (a `list[Config]` field of a torchtitan
  * configuration).
  *
- * The list implements #GListModel with %HP_TYPE_CONFIG items and emits
- * #GListModel::items-changed on every change. Items may be of different
- * configuration types. hp_config_traverse() gives the items of a list
+ * The list implements [iface@Gio.ListModel] with [HP_TYPE_CONFIG][class@Hp.Config] items and emits
+ * [signal@Gio.ListModel::items-changed] on every change. Items may be of different
+ * configuration types. [method@Hp.Config.traverse] gives the items of a list
  * field `layers` the paths `layers.0`, `layers.1`, ...; the JSON form
  * of a list is an array of configuration objects, each with its
  * `"@type"`.
  *
  * Like the rest of a configuration, lists are shared by shallow copies:
- * hp_config_copy() copies the reference to the list, and
- * hp_config_list_copy() makes a new list of the same configurations.
+ * [method@Hp.Config.copy] copies the reference to the list, and
+ * [method@Hp.ConfigList.copy] makes a new list of the same configurations.
+ *
+ * Since: 1.0
  */
 
 struct _HpConfigList
@@ -120,6 +122,8 @@ hp_config_list_class_init (HpConfigListClass *klass)
    * HpConfigList:n-items:
    *
    * The number of configurations in the list.
+   *
+   * Since: 1.0
    */
   properties[PROP_N_ITEMS] =
     g_param_spec_uint ("n-items", NULL, NULL,
@@ -151,7 +155,9 @@ items_changed (HpConfigList *self,
  *
  * Creates an empty list of configurations.
  *
- * Returns: (transfer full): a new #HpConfigList
+ * Returns: (transfer full): a new [class@Hp.ConfigList]
+ *
+ * Since: 1.0
  */
 HpConfigList *
 hp_config_list_new (void)
@@ -161,10 +167,12 @@ hp_config_list_new (void)
 
 /**
  * hp_config_list_append:
- * @self: a #HpConfigList
+ * @self: a [class@Hp.ConfigList]
  * @config: the configuration to add
  *
  * Adds @config (a reference to it, not a copy) at the end of @self.
+ *
+ * Since: 1.0
  */
 void
 hp_config_list_append (HpConfigList *self,
@@ -178,12 +186,14 @@ hp_config_list_append (HpConfigList *self,
 
 /**
  * hp_config_list_insert:
- * @self: a #HpConfigList
+ * @self: a [class@Hp.ConfigList]
  * @position: where to insert @config, at most the length of @self
  * @config: the configuration to add
  *
  * Inserts @config (a reference to it, not a copy) at @position, moving
  * the items from @position on one place further.
+ *
+ * Since: 1.0
  */
 void
 hp_config_list_insert (HpConfigList *self,
@@ -200,10 +210,12 @@ hp_config_list_insert (HpConfigList *self,
 
 /**
  * hp_config_list_remove:
- * @self: a #HpConfigList
+ * @self: a [class@Hp.ConfigList]
  * @position: the position of the item to remove
  *
  * Removes the item at @position.
+ *
+ * Since: 1.0
  */
 void
 hp_config_list_remove (HpConfigList *self,
@@ -230,13 +242,15 @@ _hp_config_list_set (HpConfigList *self,
 
 /**
  * hp_config_list_peek:
- * @self: a #HpConfigList
+ * @self: a [class@Hp.ConfigList]
  * @position: the position of an item
  *
  * Gets the item at @position without adding a reference, unlike
- * g_list_model_get_item().
+ * [method@Gio.ListModel.get_item].
  *
  * Returns: (transfer none): the configuration at @position
+ *
+ * Since: 1.0
  */
 HpConfig *
 hp_config_list_peek (HpConfigList *self,
@@ -250,11 +264,13 @@ hp_config_list_peek (HpConfigList *self,
 
 /**
  * hp_config_list_get_length:
- * @self: a #HpConfigList
+ * @self: a [class@Hp.ConfigList]
  *
  * Gets the number of configurations in @self.
  *
  * Returns: the number of items
+ *
+ * Since: 1.0
  */
 guint
 hp_config_list_get_length (HpConfigList *self)
@@ -266,13 +282,15 @@ hp_config_list_get_length (HpConfigList *self)
 
 /**
  * hp_config_list_copy:
- * @self: a #HpConfigList
+ * @self: a [class@Hp.ConfigList]
  *
  * Makes a new list of the same configurations, in the same order. The
  * copy is shallow: the items are shared, not copied; adding or removing
  * items of either list later does not change the other.
  *
  * Returns: (transfer full): the new list
+ *
+ * Since: 1.0
  */
 HpConfigList *
 hp_config_list_copy (HpConfigList *self)

@@ -702,16 +702,16 @@ sharding_parse (PathTarget   *target,
 
 /**
  * hp_config_set_path_from_string:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @path: a dotted path to a field, through nested configurations and
  *   list items, such as `layers.0.attention.n-heads`; field names may
  *   use `_` for `-`
  * @value: (nullable): the new value as text, or %NULL for a string,
  *   string array or object field that is to be %NULL
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Sets the field at @path from its text form, the form
- * hp_config_get_path_as_string() gives:
+ * [method@Hp.Config.get_path_as_string] gives:
  *
  * - booleans: `true` or `false`;
  * - integers in decimal; numbers as C reads them (`0.1`, `1e-5`), and
@@ -721,13 +721,13 @@ sharding_parse (PathTarget   *target,
  * - string arrays as items separated by commas (stripped of
  *   surrounding whitespace; the empty string is the empty array), or as
  *   a JSON array of strings;
- * - named placements as hp_named_placement_new_from_string() reads them
+ * - named placements as [ctor@Hp.NamedPlacement.new_from_string] reads them
  *   (`tp:S(0), dp:R`), parameter initialisers as
- *   hp_param_init_new_from_string() reads them
+ *   [ctor@Hp.ParamInit.new_from_string] reads them
  *   (`weight=normal(std=0.02); bias=zeros`), initialisers as
- *   hp_initializer_new_from_string() does;
+ *   [ctor@Hp.Initializer.new_from_string] does;
  * - nested configurations, lists, sharding configs and local map
- *   configs in their JSON form (see hp_config_to_json()):
+ *   configs in their JSON form (see [method@Hp.Config.to_json]):
  *   `{"@type": "MyLeafConfig", "depth": 2}`.
  *
  * A path ending in a list item (`layers.1`) replaces that item of the
@@ -748,9 +748,9 @@ sharding_parse (PathTarget   *target,
  * field holds no entries: setting one gives the field a new sharding
  * config.
  *
- * JSON forms are read strictly, as hp_config_new_from_json() reads
+ * JSON forms are read strictly, as [ctor@Hp.Config.new_from_json] reads
  * them (no comments, single quotes, member given twice or data after
- * the value), but the error is %HP_ERROR_CONFIG naming the path
+ * the value), but the error is [HP_ERROR_CONFIG][error@Hp.Error] naming the path
  * (`layers.1: not valid JSON: unexpected end at byte 1`).
  *
  * The value is checked against the field's param spec (an out-of-range
@@ -758,11 +758,13 @@ sharding_parse (PathTarget   *target,
  * field is changed in place, so configurations sharing it (shallow
  * copies) see the change. On error nothing is changed.
  *
- * Returns: %TRUE on success, %FALSE with %HP_ERROR_CONFIG naming the
+ * Returns: %TRUE on success, %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] naming the
  *   path (`layers.0.attention.n-heads: expected an integer, got 'x'`,
  *   `layers.9: index out of range (2 items)`,
  *   `foo: no field 'foo' in MyConfig`) when the path leads nowhere or the
  *   value does not fit the field
+ *
+ * Since: 1.0
  */
 gboolean
 hp_config_set_path_from_string (HpConfig     *self,
@@ -818,13 +820,13 @@ hp_config_set_path_from_string (HpConfig     *self,
 
 /**
  * hp_config_get_path_as_string:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @path: a dotted path to a field or list item, as for
- *   hp_config_set_path_from_string()
- * @error: return location for a #GError
+ *   [method@Hp.Config.set_path_from_string]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the value of the field (or list item) at @path in the text form
- * that hp_config_set_path_from_string() reads back to an equal value.
+ * that [method@Hp.Config.set_path_from_string] reads back to an equal value.
  * Numbers are written in their shortest form that reads back exactly;
  * a string array whose items the comma form cannot hold (empty items,
  * commas, surrounding whitespace) in its JSON form.
@@ -832,8 +834,10 @@ hp_config_set_path_from_string (HpConfig     *self,
  * Returns: (transfer full) (nullable): the value as text; %NULL without
  *   an error for a string, string array or object field that is %NULL,
  *   and for a sharding config entry that is not set;
- *   %NULL with %HP_ERROR_CONFIG naming the path when the path leads
+ *   %NULL with [HP_ERROR_CONFIG][error@Hp.Error] naming the path when the path leads
  *   nowhere
+ *
+ * Since: 1.0
  */
 gchar *
 hp_config_get_path_as_string (HpConfig     *self,
@@ -871,16 +875,16 @@ hp_config_get_path_as_string (HpConfig     *self,
  * @self: a configuration
  * @path: a dotted path to a field or list item, as for
  *   [method@Hp.Config.set_path_from_string]
- * @value: (out caller-allocates): an uninitialised #GValue for the value
- * @error: return location for a #GError
+ * @value: (out caller-allocates): an uninitialised [struct@GObject.Value] for the value
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the value of the field (or list item) at @path: a value of the
  * field's type (a list item's is its configuration; a sharding config
- * entry's a #HpNamedPlacement, %NULL when it is not set). Language bindings
+ * entry's a [class@Hp.NamedPlacement], %NULL when it is not set). Language bindings
  * read fields they declared with [func@Hp.Config.type_add_field]
  * through this.
  *
- * Returns: (skip): %TRUE with @value set; %FALSE with %HP_ERROR_CONFIG
+ * Returns: (skip): %TRUE with @value set; %FALSE with [HP_ERROR_CONFIG][error@Hp.Error]
  *   naming the path when the path leads nowhere, @value untouched
  *
  * Since: 1.0
@@ -920,16 +924,16 @@ hp_config_get_value (HpConfig     *self,
  *   [method@Hp.Config.set_path_from_string]
  * @value: the new value: one of the field's type, a number of another
  *   type that the field holds exactly, a configuration for a list
- *   item, or a #HpNamedPlacement (or %NULL, to remove the entry) for a
+ *   item, or a [class@Hp.NamedPlacement] (or %NULL, to remove the entry) for a
  *   sharding config entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Sets the field (or list item) at @path, checking @value as
  * [method@Hp.Config.replace] does: a value out of range or of a wrong
  * type is an error, not clamped or ignored with a warning as
- * g_object_set_property() would.
+ * [method@GObject.Object.set_property] would.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_CONFIG naming the
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] naming the
  *   path otherwise, and then nothing has changed
  *
  * Since: 1.0

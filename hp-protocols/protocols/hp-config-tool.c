@@ -44,7 +44,7 @@
  * ```
  *
  * The tool writes to the standard output and the standard error of the
- * process (errors through g_printerr()), and flushes the standard
+ * process (errors through [func@GLib.printerr]), and flushes the standard
  * output before each error line and before [method@Hp.ConfigTool.run]
  * returns, so that a program written in another language gets the
  * output in order if it flushes its own streams before the call.
@@ -1655,7 +1655,7 @@ hp_config_tool_set_description (HpConfigTool *self,
  * Runs one `hp-config` command: prints its output on the standard
  * output and its errors, one line each, on the standard error, and
  * gives the exit status of the program. While it runs, the program name
- * (g_get_prgname()) is `hp-config` or `hp-config COMMAND`, as the
+ * ([func@GLib.get_prgname]) is `hp-config` or `hp-config COMMAND`, as the
  * messages and `--help` name the program; it is set back afterwards.
  *
  * Returns: the exit status: 0 on success, 1 on an error, 2 on a usage

@@ -28,7 +28,7 @@ G_DECLARE_FINAL_TYPE (HpConfigTool, hp_config_tool, HP, CONFIG_TOOL, GObject)
  *   in the order given; empty when it was not given
  * @user_data: (closure): the data given to
  *   [method@Hp.ConfigTool.add_load_option]
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads the configuration types that the values of a load option name
  * (the libraries of `--require NAMESPACE-VERSION`, the Python modules

@@ -27,37 +27,37 @@
  * The configuration of an object, the torchtitan `Config` dataclass
  * nested in every configurable class, as a GObject.
  *
- * A configuration class is a subclass of #HpConfig whose **fields** are
+ * A configuration class is a subclass of [class@Hp.Config] whose **fields** are
  * its readable and writable properties (construct-only properties are
  * not fields). The param specs are the documentation and the validation
  * of the fields: their defaults are the defaults of the configuration,
  * their ranges the values it accepts. The fields are ordered as they
  * are declared: the fields of a parent class first, then those of the
- * class itself by property id (hp_config_list_fields()); printing, JSON
- * and hp_config_traverse() follow that order.
+ * class itself by property id ([method@Hp.Config.list_fields]); printing, JSON
+ * and [method@Hp.Config.traverse] follow that order.
  *
- * A field may have one of these types: #gboolean, #gint, #guint,
- * #glong, #gulong, #gint64, #guint64, #gfloat, #gdouble, a string, an
+ * A field may have one of these types: `gboolean`, `gint`, `guint`,
+ * `glong`, `gulong`, `gint64`, `guint64`, `gfloat`, `gdouble`, a string, an
  * enum, a flags type, a string array (%G_TYPE_STRV), a nested
- * configuration (any #HpConfig type; the value may be of a subtype), an
- * #HpConfigList, an #HpNamedPlacement, an #HpShardingConfig, an
- * #HpLocalMapConfig, an #HpParamInit or an #HpInitializer. A readable
+ * configuration (any [class@Hp.Config] type; the value may be of a subtype), an
+ * [class@Hp.ConfigList], an [class@Hp.NamedPlacement], an [class@Hp.ShardingConfig], an
+ * [class@Hp.LocalMapConfig], an [class@Hp.ParamInit] or an [class@Hp.Initializer]. A readable
  * and writable property of any other type is not a field: it is
  * neither copied, compared nor written, and a warning names it the
  * first time the fields of its class are listed.
  *
  * Each configuration class names the class it builds, its **owner**, in
- * its class_init with hp_config_class_set_owner_type(), or from a
- * language binding with hp_config_register_owner(). A configuration
+ * its class_init with [method@Hp.ConfigClass.set_owner_type], or from a
+ * language binding with [func@Hp.Config.register_owner]. A configuration
  * class without an owner of its own builds the owner of its nearest
- * ancestor. hp_config_build() makes a new owner instance whose
- * #HpConfigurable:config is a shallow copy of the configuration, so a
+ * ancestor. [method@Hp.Config.build] makes a new owner instance whose
+ * [property@Hp.Configurable:config] is a shallow copy of the configuration, so a
  * configuration can be built any number of times and changing it later
  * does not change what was built from it.
  *
- * Configurations are values: hp_config_copy() and hp_config_replace()
- * make new ones, hp_config_equal() compares them field by field, and
- * hp_config_to_json() and hp_config_new_from_json() write and strictly
+ * Configurations are values: [method@Hp.Config.copy] and [method@Hp.Config.replace]
+ * make new ones, [method@Hp.Config.equal] compares them field by field, and
+ * [method@Hp.Config.to_json] and [ctor@Hp.Config.new_from_json] write and strictly
  * read them. Copies are shallow, as Python's `dataclasses.replace()`
  * is: nested configurations, lists and the other object values are
  * shared between a configuration and its copies, strings and string
@@ -65,9 +65,11 @@
  *
  * Fields can also be reached by a dotted path through nested
  * configurations and list items, as `layers.0.attention.n-heads`, and
- * set from and read as text (hp_config_set_path_from_string(),
- * hp_config_get_path_as_string()), which is what a command-line
+ * set from and read as text ([method@Hp.Config.set_path_from_string],
+ * [method@Hp.Config.get_path_as_string]), which is what a command-line
  * override or a configuration editor needs.
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (HpConfig, hp_config, G_TYPE_OBJECT)
@@ -125,7 +127,7 @@ hp_config_real_validate (HpConfig  *self,
 /**
  * HpConfigClass::validate:
  * @self: the configuration
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks what the param specs of the fields cannot: how fields agree
  * with each other (the number of heads divides the model dim, ...).
@@ -136,7 +138,7 @@ hp_config_real_validate (HpConfig  *self,
  * base implementation accepts everything.
  *
  * Returns: %TRUE if @self is valid, %FALSE with @error set
- *   (%HP_ERROR_CONFIG) otherwise
+ *   ([HP_ERROR_CONFIG][error@Hp.Error]) otherwise
  *
  * Since: 1.0
  */
@@ -154,10 +156,12 @@ hp_config_class_init (HpConfigClass *klass)
   /**
    * HpConfig::built:
    * @self: the configuration
-   * @instance: the object hp_config_build() just made
+   * @instance: the object [method@Hp.Config.build] just made
    *
-   * Emitted by hp_config_build() and hp_config_build_with_properties()
+   * Emitted by [method@Hp.Config.build] and [method@Hp.Config.build_with_properties]
    * after they made an instance of the owner class.
+   *
+   * Since: 1.0
    */
   signals[BUILT] =
     g_signal_new ("built",
@@ -235,16 +239,18 @@ initialise_config_classes (GType type)
 /**
  * hp_config_class_set_owner_type:
  * @klass: the class of a configuration type, in its class_init
- * @owner_type: the #HpConfigurable type that configurations of this
+ * @owner_type: the [class@Hp.Configurable] type that configurations of this
  *   class build
  *
- * Names the class that hp_config_build() makes from configurations of
+ * Names the class that [method@Hp.Config.build] makes from configurations of
  * @klass and its subclasses that do not name an owner of their own.
  * This is what the torchtitan `__init_subclass__` hook does for a
  * `Config` class nested in a configurable class.
  *
  * The first configuration type named for an owner type is also the one
- * hp_config_type_for_owner() gives for it.
+ * [func@Hp.Config.type_for_owner] gives for it.
+ *
+ * Since: 1.0
  */
 void
 hp_config_class_set_owner_type (HpConfigClass *klass,
@@ -258,13 +264,15 @@ hp_config_class_set_owner_type (HpConfigClass *klass,
 
 /**
  * hp_config_register_owner:
- * @config_type: a configuration type (a subtype of #HpConfig)
- * @owner_type: the #HpConfigurable type that configurations of
+ * @config_type: a configuration type (a subtype of [class@Hp.Config])
+ * @owner_type: the [class@Hp.Configurable] type that configurations of
  *   @config_type build
  *
- * Names the owner of @config_type as hp_config_class_set_owner_type()
+ * Names the owner of @config_type as [method@Hp.ConfigClass.set_owner_type]
  * does, for language bindings, where a class_init is out of reach.
  * Registering another owner for @config_type replaces the first one.
+ *
+ * Since: 1.0
  */
 void
 hp_config_register_owner (GType config_type,
@@ -278,14 +286,16 @@ hp_config_register_owner (GType config_type,
 
 /**
  * hp_config_get_owner_type:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  *
- * Gets the class that hp_config_build() makes from @self: the owner
+ * Gets the class that [method@Hp.Config.build] makes from @self: the owner
  * registered for the type of @self or, if it has none, for its nearest
  * ancestor.
  *
  * Returns: the owner type, or %G_TYPE_INVALID if neither the type of
  *   @self nor any of its ancestors has an owner
+ *
+ * Since: 1.0
  */
 GType
 hp_config_get_owner_type (HpConfig *self)
@@ -297,21 +307,23 @@ hp_config_get_owner_type (HpConfig *self)
 
 /**
  * hp_config_type_for_owner:
- * @owner_type: an #HpConfigurable type
+ * @owner_type: an [class@Hp.Configurable] type
  *
  * Gets the configuration type whose owner is @owner_type or, if there
  * is none, the one whose owner is the nearest ancestor of @owner_type.
  * When several configuration types name the same owner, the first one
- * registered is given. An #HpConfigurable made without a configuration
+ * registered is given. An [class@Hp.Configurable] made without a configuration
  * gets a default configuration of this type.
  *
  * The configuration types considered are those registered with the
  * type system: a C configuration class is found once its get_type
  * function has run (an owner class can make sure of that with
- * g_type_ensure() in its class_init).
+ * [func@GObject.type_ensure] in its class_init).
  *
  * Returns: the configuration type, or %G_TYPE_INVALID if none names
  *   @owner_type or one of its ancestors
+ *
+ * Since: 1.0
  */
 GType
 hp_config_type_for_owner (GType owner_type)
@@ -535,16 +547,18 @@ _hp_config_type_find_field (GType        config_type,
 
 /**
  * hp_config_list_fields:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @n_fields: (out) (optional): return location for the number of fields
  *
  * Lists the fields of @self: its readable and writable properties that
  * are not construct-only and have a type configurations support (see
- * #HpConfig), in field order: the fields of the parent classes first,
+ * [class@Hp.Config]), in field order: the fields of the parent classes first,
  * then those of each class in the order of their property ids.
  *
  * Returns: (transfer container) (array length=n_fields): the param specs
- *   of the fields; free the array with g_free()
+ *   of the fields; free the array with [func@GLib.free]
+ *
+ * Since: 1.0
  */
 GParamSpec **
 hp_config_list_fields (HpConfig *self,
@@ -589,19 +603,21 @@ format_names (GPtrArray *names)
 
 /**
  * hp_config_build:
- * @self: a #HpConfig
- * @error: return location for a #GError
+ * @self: a [class@Hp.Config]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Builds an instance of the owner class of @self (see
- * hp_config_get_owner_type()) whose #HpConfigurable:config is a
+ * [method@Hp.Config.get_owner_type]) whose [property@Hp.Configurable:config] is a
  * shallow copy of @self, as torchtitan's `Config.build()` does. Emits
- * #HpConfig::built.
+ * [signal@Hp.Config::built].
  *
  * Returns: (transfer full): the new instance, or %NULL
- *   with %HP_ERROR_NOT_SUPPORTED when the type of @self has no owner
+ *   with [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] when the type of @self has no owner
  *   class or its owner is abstract, or with the error of the owner's
- *   g_initable_init() when the owner implements #GInitable and its
+ *   [method@Gio.Initable.init] when the owner implements [iface@Gio.Initable] and its
  *   initialisation fails
+ *
+ * Since: 1.0
  */
 GObject *
 hp_config_build (HpConfig  *self,
@@ -615,26 +631,28 @@ hp_config_build (HpConfig  *self,
 
 /**
  * hp_config_build_with_properties:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @n_properties: the number of runtime properties
  * @names: (array length=n_properties) (nullable): the names of
  *   properties of the owner class
  * @values: (array length=n_properties) (nullable): their values
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds an instance of the owner class of @self as hp_config_build()
+ * Builds an instance of the owner class of @self as [method@Hp.Config.build]
  * does, setting also the given properties of the owner: runtime
  * arguments that are not part of the configuration, as the keyword
  * arguments of torchtitan's `Config.build(**kwargs)`. A value of
  * another numeric type than its property is converted when the
- * property's range holds it exactly. Emits #HpConfig::built.
+ * property's range holds it exactly. Emits [signal@Hp.Config::built].
  *
  * Returns: (transfer full): the new instance, or %NULL
- *   with an error: %HP_ERROR_NOT_SUPPORTED as for hp_config_build();
- *   %HP_ERROR_CONFIG when names are also fields of @self
+ *   with an error: [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] as for [method@Hp.Config.build];
+ *   [HP_ERROR_CONFIG][error@Hp.Error] when names are also fields of @self
  *   (`build() arguments {a, b} overlap with config fields`), a name is
  *   given twice, is `config`, or is not a writable property of the
  *   owner, or a value does not fit its property
+ *
+ * Since: 1.0
  */
 GObject *
 hp_config_build_with_properties (HpConfig      *self,
@@ -782,7 +800,7 @@ new_with_fields (HpConfig *self,
 
 /**
  * hp_config_copy:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  *
  * Copies @self: a new configuration of the same type whose fields have
  * the values of those of @self. The copy is shallow: nested
@@ -790,6 +808,8 @@ new_with_fields (HpConfig *self,
  * sharding configs, ...) are shared, strings and string arrays copied.
  *
  * Returns: (transfer full): the copy
+ *
+ * Since: 1.0
  */
 HpConfig *
 hp_config_copy (HpConfig *self)
@@ -844,21 +864,23 @@ replace_fields (HpConfig      *self,
 
 /**
  * hp_config_replace: (skip)
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @first_property_name: the name of the first field to change
  * @...: its value, then more name-value pairs, then %NULL
  *
- * Makes a shallow copy of @self (see hp_config_copy()) with some fields
+ * Makes a shallow copy of @self (see [method@Hp.Config.copy]) with some fields
  * changed, as Python's `dataclasses.replace()`; @self is not changed.
- * Values are collected as g_object_new() collects them, so each must
+ * Values are collected as [ctor@GObject.Object.new] collects them, so each must
  * have the C type of its field. Names may use `_` for `-`.
  *
  * A name that is not a field of @self or a value that the field does
  * not accept is a programmer error here; use
- * hp_config_replace_with_properties() to get a #GError instead.
+ * [method@Hp.Config.replace_with_properties] to get a [struct@GLib.Error] instead.
  *
  * Returns: (transfer full) (nullable): the new configuration, or %NULL
  *   after a critical warning
+ *
+ * Since: 1.0
  */
 HpConfig *
 hp_config_replace (HpConfig    *self,
@@ -912,23 +934,25 @@ hp_config_replace (HpConfig    *self,
 
 /**
  * hp_config_replace_with_properties: (rename-to hp_config_replace)
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @n_properties: the number of fields to change
  * @names: (array length=n_properties) (nullable): their names (`_` may
  *   stand for `-`)
  * @values: (array length=n_properties) (nullable): their new values
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Makes a shallow copy of @self (see hp_config_copy()) with some fields
+ * Makes a shallow copy of @self (see [method@Hp.Config.copy]) with some fields
  * changed, as Python's `dataclasses.replace()`; @self is not changed. A
  * value of another numeric type than its field is converted when the
  * field's range holds it exactly. Values are checked as
- * g_param_value_validate() checks them, but a value out of range is an
+ * [func@GObject.param_value_validate] checks them, but a value out of range is an
  * error, not clamped.
  *
  * Returns: (transfer full): the new configuration, or %NULL with
- *   %HP_ERROR_CONFIG when a name is not a field of @self or is given
+ *   [HP_ERROR_CONFIG][error@Hp.Error] when a name is not a field of @self or is given
  *   twice, or a value does not fit its field
+ *
+ * Since: 1.0
  */
 HpConfig *
 hp_config_replace_with_properties (HpConfig      *self,
@@ -946,8 +970,8 @@ hp_config_replace_with_properties (HpConfig      *self,
 
 /**
  * hp_config_equal:
- * @self: a #HpConfig
- * @other: another #HpConfig
+ * @self: a [class@Hp.Config]
+ * @other: another [class@Hp.Config]
  *
  * Tells whether two configurations have the same type and equal
  * fields. Nested configurations, lists, named placements, sharding
@@ -955,6 +979,8 @@ hp_config_replace_with_properties (HpConfig      *self,
  * (with their own `equal` functions), numbers exactly (`-0.0` equals `0.0`).
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_config_equal (HpConfig *self,
@@ -1030,7 +1056,7 @@ validate_tree (HpConfig     *self,
 /**
  * hp_config_validate:
  * @self: a configuration
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Runs the checks of [vfunc@Hp.Config.validate] on @self and on every
  * configuration nested in it, depth first in field order: the checks
@@ -1122,9 +1148,9 @@ traverse_config (Traversal   *traversal,
 
 /**
  * hp_config_traverse:
- * @self: a #HpConfig
+ * @self: a [class@Hp.Config]
  * @match_type: the configuration type to look for, or %G_TYPE_NONE (or
- *   %HP_TYPE_CONFIG) for every configuration
+ *   [HP_TYPE_CONFIG][class@Hp.Config]) for every configuration
  * @recurse: whether to look inside the configurations that match too
  * @func: (scope call): called for each matching configuration
  * @user_data: (closure): data for @func
@@ -1133,7 +1159,7 @@ traverse_config (Traversal   *traversal,
  * order, and calls @func for each one that is an instance of
  * @match_type, with its dotted path from @self (its "fqn"), its parent
  * configuration, the field of the parent that holds it and its index
- * in that field's #HpConfigList. @self itself is visited first, with
+ * in that field's [class@Hp.ConfigList]. @self itself is visited first, with
  * the path "", no parent and index -1; the items of a list field
  * `layers` get the paths `layers.0`, `layers.1`, ... Paths use the
  * canonical field names (`n-heads`).
@@ -1144,6 +1170,8 @@ traverse_config (Traversal   *traversal,
  * list `layers` of configurations holding a `leaf`, every
  * configuration is visited in the order `""`, `middle`, `middle.leaf`,
  * `layers.0`, `layers.0.leaf`, `layers.1`, `layers.1.leaf`.
+ *
+ * Since: 1.0
  */
 void
 hp_config_traverse (HpConfig             *self,

@@ -54,10 +54,12 @@ struct _HpConfigClass
  *   root
  * @attribute: (nullable): the name of the field of @parent holding
  *   @config (for a list item, the list's field), %NULL for the root
- * @index: the position of @config in its #HpConfigList, or -1
- * @user_data: (closure): the data given to hp_config_traverse()
+ * @index: the position of @config in its [class@Hp.ConfigList], or -1
+ * @user_data: (closure): the data given to [method@Hp.Config.traverse]
  *
- * Called by hp_config_traverse() for each configuration that matches.
+ * Called by [method@Hp.Config.traverse] for each configuration that matches.
+ *
+ * Since: 1.0
  */
 typedef void (*HpConfigTraverseFunc) (const gchar *fqn,
                                       HpConfig    *config,

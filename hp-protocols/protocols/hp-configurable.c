@@ -23,16 +23,16 @@
  * parameters, children, buffers, checks of the configuration against
  * what the class supports. It runs after every construct property is
  * set, in every language the same way: C classes implement
- * `HpConfigurableClass.setup` (chaining up first), Python classes
+ * [vfunc@Hp.Configurable.setup] (chaining up first), Python classes
  * `do_setup(self)`, gjs classes `vfunc_setup()`, Vala classes
  * `public override bool setup () throws Error`. An error there is the
  * error of [method@Hp.Config.build], which then returns nothing.
  *
  * The object implements [iface@Gio.Initable]: an instance made with
- * g_object_new() is set up by g_initable_init(); only the first call
+ * [ctor@GObject.Object.new] is set up by [method@Gio.Initable.init]; only the first call
  * runs `setup`, later calls give its result again.
  *
- * An instance made without a configuration (g_object_new() with no
+ * An instance made without a configuration ([ctor@GObject.Object.new] with no
  * `config`) gets a new default configuration of the type
  * [func@Hp.Config.type_for_owner] gives for its class, when there is
  * one.
@@ -200,11 +200,11 @@ hp_configurable_set_property (GObject      *object,
  * HpConfigurableClass::setup:
  * @self: the object, with its configuration and every construct
  *   property set
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes the object's state from its configuration. Runs once, when the
  * object is initialised (by [method@Hp.Config.build] or
- * g_initable_init()). An implementation chains up to its parent class
+ * [method@Gio.Initable.init]). An implementation chains up to its parent class
  * first; the base implementation does nothing.
  *
  * Returns: %TRUE on success, %FALSE with @error set otherwise

@@ -19,8 +19,10 @@
  * parallelize like any other module (the `from_nn_module` escape hatch
  * of the torchtitan protocols).
  *
- * Several function modules may share one #HpModuleConfig: it is used as
+ * Several function modules may share one [class@Hp.ModuleConfig]: it is used as
  * given, not copied.
+ *
+ * Since: 1.0
  */
 
 struct _HpFunctionModule
@@ -83,7 +85,9 @@ hp_function_module_init (HpFunctionModule *self)
  *
  * Creates a module whose forward is @func.
  *
- * Returns: (transfer full): a new #HpFunctionModule
+ * Returns: (transfer full): a new [class@Hp.FunctionModule]
+ *
+ * Since: 1.0
  */
 HpFunctionModule *
 hp_function_module_new (HpModuleConfig      *config,

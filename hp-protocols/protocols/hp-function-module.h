@@ -16,16 +16,18 @@ G_BEGIN_DECLS
 
 /**
  * HpModuleForwardFunc:
- * @module: the #HpFunctionModule being run
+ * @module: the [class@Hp.FunctionModule] being run
  * @args: (element-type HpTensor): the arguments
- * @user_data: (closure): the data given to hp_function_module_new()
- * @error: return location for a #GError
+ * @user_data: (closure): the data given to [ctor@Hp.FunctionModule.new]
+ * @error: return location for a [struct@GLib.Error]
  *
- * The forward of a #HpFunctionModule. It may use the parameters the
+ * The forward of a [class@Hp.FunctionModule]. It may use the parameters the
  * caller registered on @module.
  *
  * Returns: (transfer full) (element-type HpTensor) (nullable): the
  *   outputs, or %NULL with @error set
+ *
+ * Since: 1.0
  */
 typedef GPtrArray *(*HpModuleForwardFunc) (HpModule   *module,
                                            GPtrArray  *args,

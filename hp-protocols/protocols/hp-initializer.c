@@ -23,12 +23,12 @@
  * samples of a normal, truncated normal or uniform distribution.
  *
  * An initialiser is an immutable value: make one with a constructor such
- * as hp_initializer_new_normal() or parse its text form with
- * hp_initializer_new_from_string(), then fill tensors with
- * hp_initializer_apply(). Since nothing changes after construction, one
- * initialiser can be shared by any number of #HpParamInit maps.
+ * as [ctor@Hp.Initializer.new_normal] or parse its text form with
+ * [ctor@Hp.Initializer.new_from_string], then fill tensors with
+ * [method@Hp.Initializer.apply]. Since nothing changes after construction, one
+ * initialiser can be shared by any number of [class@Hp.ParamInit] maps.
  *
- * The text form, written by hp_initializer_to_string(), is the kind
+ * The text form, written by [method@Hp.Initializer.to_string], is the kind
  * followed by its arguments as keywords:
  *
  * - `zeros`, `ones`
@@ -48,14 +48,16 @@
  * the small standard deviations it is used with, hardly truncate at all).
  *
  * Random kinds are counter-based: the value of element i of a tensor
- * filled with seed s depends on i and s only. So a #HpDTensor filled on
+ * filled with seed s depends on i and s only. So a [class@Hp.DTensor] filled on
  * any number of ranks holds exactly the slice of the tensor one rank
  * fills with the same seed. `normal (mean=0, std=1)` gives the values of
- * hp_tensor_new_randn() and `uniform (a, b)` those of
- * hp_tensor_new_uniform() with the same seed. The truncated normal turns
+ * [ctor@Hp.Tensor.new_randn] and `uniform (a, b)` those of
+ * [ctor@Hp.Tensor.new_uniform] with the same seed. The truncated normal turns
  * the uniform stream into normal samples on [a, b] by the inverse of the
  * normal distribution function, so it needs no rejection and stays
  * slice-exact.
+ *
+ * Since: 1.0
  */
 
 struct _HpInitializer
@@ -133,7 +135,9 @@ initializer_new (HpInitKind kind)
  *
  * Creates the initialiser that sets every value to 0.
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_zeros (void)
@@ -146,7 +150,9 @@ hp_initializer_new_zeros (void)
  *
  * Creates the initialiser that sets every value to 1.
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_ones (void)
@@ -163,7 +169,9 @@ hp_initializer_new_ones (void)
  *
  * Creates the initialiser that sets every value to @value.
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_constant (gdouble value)
@@ -185,7 +193,9 @@ hp_initializer_new_constant (gdouble value)
  * Creates the initialiser that draws samples of the normal distribution
  * with @mean and @std.
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_normal (gdouble mean,
@@ -214,7 +224,9 @@ hp_initializer_new_normal (gdouble mean,
  * `torch.nn.init.trunc_normal_`, @a and @b are absolute values, not
  * multiples of @std.
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_trunc_normal (gdouble mean,
@@ -243,7 +255,9 @@ hp_initializer_new_trunc_normal (gdouble mean,
  *
  * Creates the initialiser that draws samples uniform on [@a, @b).
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_uniform (gdouble a,
@@ -269,7 +283,9 @@ hp_initializer_new_uniform (gdouble a,
  * mean 0, standard deviation `std / sqrt (2 (depth + 1))` and the
  * absolute bounds -2 and 2.
  *
- * Returns: (transfer full): a new #HpInitializer
+ * Returns: (transfer full): a new [class@Hp.Initializer]
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_depth_scaled_normal (gdouble std,
@@ -289,12 +305,14 @@ hp_initializer_new_depth_scaled_normal (gdouble std,
 
 /**
  * hp_initializer_get_kind:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the kind of @self, which says which of the other getters carry
  * its arguments.
  *
  * Returns: the kind
+ *
+ * Since: 1.0
  */
 HpInitKind
 hp_initializer_get_kind (HpInitializer *self)
@@ -306,12 +324,14 @@ hp_initializer_get_kind (HpInitializer *self)
 
 /**
  * hp_initializer_get_mean:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the mean of a normal or truncated normal initialiser.
  *
  * Returns: the mean; 0 for the other kinds (depth_scaled_normal always
  *   has mean 0)
+ *
+ * Since: 1.0
  */
 gdouble
 hp_initializer_get_mean (HpInitializer *self)
@@ -323,13 +343,15 @@ hp_initializer_get_mean (HpInitializer *self)
 
 /**
  * hp_initializer_get_std:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the standard deviation of a normal, truncated normal or
  * depth-scaled normal initialiser. For depth_scaled_normal this is the
  * argument before the scaling by depth.
  *
  * Returns: the standard deviation; 0 for the other kinds
+ *
+ * Since: 1.0
  */
 gdouble
 hp_initializer_get_std (HpInitializer *self)
@@ -341,12 +363,14 @@ hp_initializer_get_std (HpInitializer *self)
 
 /**
  * hp_initializer_get_a:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the lower bound of a truncated normal or uniform initialiser.
  *
  * Returns: the lower bound; -2 for depth_scaled_normal, whose bounds
  *   are fixed; 0 for the other kinds
+ *
+ * Since: 1.0
  */
 gdouble
 hp_initializer_get_a (HpInitializer *self)
@@ -358,12 +382,14 @@ hp_initializer_get_a (HpInitializer *self)
 
 /**
  * hp_initializer_get_b:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the upper bound of a truncated normal or uniform initialiser.
  *
  * Returns: the upper bound; 2 for depth_scaled_normal, whose bounds are
  *   fixed; 0 for the other kinds
+ *
+ * Since: 1.0
  */
 gdouble
 hp_initializer_get_b (HpInitializer *self)
@@ -375,12 +401,14 @@ hp_initializer_get_b (HpInitializer *self)
 
 /**
  * hp_initializer_get_value:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the value a constant initialiser fills in.
  *
  * Returns: the value of a constant; 0 for zeros, 1 for ones; 0 for the
  *   random kinds
+ *
+ * Since: 1.0
  */
 gdouble
 hp_initializer_get_value (HpInitializer *self)
@@ -392,11 +420,13 @@ hp_initializer_get_value (HpInitializer *self)
 
 /**
  * hp_initializer_get_depth:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Gets the layer depth of a depth-scaled normal initialiser.
  *
  * Returns: the depth; 0 for the other kinds
+ *
+ * Since: 1.0
  */
 guint
 hp_initializer_get_depth (HpInitializer *self)
@@ -467,15 +497,17 @@ append_double (GString *out,
 
 /**
  * hp_initializer_to_string:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  *
  * Formats @self in its canonical text form, such as `zeros` or
  * `normal(mean=0, std=0.02)`: the kind, then every argument of the kind
  * as `name=value` in a fixed order. Numbers are the shortest decimal
  * form that reads back to the same double, so
- * hp_initializer_new_from_string() gives back an equal initialiser.
+ * [ctor@Hp.Initializer.new_from_string] gives back an equal initialiser.
  *
  * Returns: (transfer full): the text
+ *
+ * Since: 1.0
  */
 gchar *
 hp_initializer_to_string (HpInitializer *self)
@@ -505,13 +537,15 @@ hp_initializer_to_string (HpInitializer *self)
 
 /**
  * hp_initializer_equal:
- * @self: a #HpInitializer
- * @other: another #HpInitializer
+ * @self: a [class@Hp.Initializer]
+ * @other: another [class@Hp.Initializer]
  *
  * Tells whether two initialisers have the same kind and the same
  * arguments, so that they fill tensors with the same values.
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_initializer_equal (HpInitializer *self,
@@ -707,9 +741,9 @@ check_bounds (const gchar  *text,
 /**
  * hp_initializer_new_from_string:
  * @text: an initialiser such as "normal(std=0.02)"
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Parses an initialiser in the text form hp_initializer_to_string()
+ * Parses an initialiser in the text form [method@Hp.Initializer.to_string]
  * writes: a kind name (`zeros`, `ones`, `constant`, `normal`,
  * `trunc_normal`, `uniform`, `depth_scaled_normal`), optionally followed
  * by keyword arguments in parentheses, in any order. Whitespace around
@@ -718,11 +752,13 @@ check_bounds (const gchar  *text,
  * b=2`; uniform `a=0, b=1`; depth_scaled_normal `std=0.02, depth=0`.
  * constant needs its `value`.
  *
- * Returns: (transfer full): a new #HpInitializer, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT, quoting @text, for an unknown kind,
+ * Returns: (transfer full): a new [class@Hp.Initializer], or %NULL with
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error], quoting @text, for an unknown kind,
  *   unbalanced parentheses, an unknown, repeated or missing argument, a
  *   value that is not a finite number (or, for depth, a non-negative
  *   integer), a negative std, or bounds with a not less than b
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_initializer_new_from_string (const gchar  *text,
@@ -1095,17 +1131,17 @@ fill_block (HpInitializer  *self,
 
 /**
  * hp_initializer_apply:
- * @self: a #HpInitializer
+ * @self: a [class@Hp.Initializer]
  * @tensor: the tensor to fill: a leaf, such as a parameter
  * @seed: the seed of the random kinds
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Fills @tensor in place with the values @self gives it. Random kinds
  * give element i (row-major index) a value that depends only on i and
  * @seed, so the same seed fills the same tensor the same way on every
  * machine.
  *
- * For a #HpDTensor, each rank fills its local tensor with exactly its
+ * For a [class@Hp.DTensor], each rank fills its local tensor with exactly its
  * block of the values @self gives the global tensor: a sharded
  * parameter (`Shard` placements, uneven shards included) or a
  * replicated one ends up equal to the tensor filled on one rank with
@@ -1118,19 +1154,21 @@ fill_block (HpInitializer  *self,
  *
  * This is one of the few places where a tensor changes after it was
  * made: its buffer is overwritten. Tensors that share the buffer (made
- * by hp_tensor_detach() or hp_tensor_reshape() of @tensor, or the
- * #GBytes of hp_tensor_get_bytes()) see the new values too, as views do
+ * by [method@Hp.Tensor.detach] or [method@Hp.Tensor.reshape] of @tensor, or the
+ * [struct@GLib.Bytes] of [method@Hp.Tensor.get_bytes]) see the new values too, as views do
  * in PyTorch. The buffer must be writable: a tensor made by
- * hp_tensor_new_from_bytes() shares the caller's memory, so do not fill
+ * [ctor@Hp.Tensor.new_from_bytes] shares the caller's memory, so do not fill
  * one made over read-only memory. The gradient and the requires-grad
  * flag of @tensor stay as they are.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_STATE if @tensor was
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_STATE][error@Hp.Error] if @tensor was
  *   produced by a recorded op (it has gradient history),
- *   %HP_ERROR_PLACEMENT for a DTensor with a `Partial` placement, or
- *   %HP_ERROR_INVALID_ARGUMENT for a random kind and an int64 tensor, or
+ *   [HP_ERROR_PLACEMENT][error@Hp.Error] for a DTensor with a `Partial` placement, or
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for a random kind and an int64 tensor, or
  *   a constant that is not an integer and an int64 tensor; @tensor is
  *   unchanged then
+ *
+ * Since: 1.0
  */
 gboolean
 hp_initializer_apply (HpInitializer  *self,

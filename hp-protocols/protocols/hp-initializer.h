@@ -29,7 +29,9 @@ G_BEGIN_DECLS
  *   by sqrt (2 (depth + 1)), as deep transformers scale their output
  *   projections
  *
- * The kinds of #HpInitializer.
+ * The kinds of [class@Hp.Initializer].
+ *
+ * Since: 1.0
  */
 typedef enum
 {

@@ -14,19 +14,21 @@
  *
  * Which inner callable of a module runs on local shards, and how its
  * arguments and results are laid out: the `local_map` of a
- * #HpShardingConfig.
+ * [class@Hp.ShardingConfig].
  *
  * When a module is parallelised, the callable the module registered
- * under #HpLocalMapConfig:callable-path is wrapped with a #HpLocalMap
+ * under [property@Hp.LocalMapConfig:callable-path] is wrapped with a [class@Hp.LocalMap]
  * made from the three lists of named placements: one entry per argument
- * (#HpLocalMapConfig:in-placements), one per output
- * (#HpLocalMapConfig:out-placements) and, optionally, one per argument
- * for its gradient (#HpLocalMapConfig:in-grad-placements). A %NULL entry
+ * ([property@Hp.LocalMapConfig:in-placements]), one per output
+ * ([property@Hp.LocalMapConfig:out-placements]) and, optionally, one per argument
+ * for its gradient ([property@Hp.LocalMapConfig:in-grad-placements]). A %NULL entry
  * marks an argument or output that is not a tensor.
  *
  * The setters keep a copy of the array they are given, but share its
  * named placements: treat a named placement as a value once it is in a
  * config, and set a new one instead of changing it.
+ *
+ * Since: 1.0
  */
 
 struct _HpLocalMapConfig
@@ -140,7 +142,9 @@ hp_local_map_config_class_init (HpLocalMapConfigClass *klass)
    * HpLocalMapConfig:callable-path:
    *
    * The name under which the module registered the callable to wrap
-   * (see hp_module_register_callable()), or %NULL while it is not set.
+   * (see [method@Hp.Module.register_callable]), or %NULL while it is not set.
+   *
+   * Since: 1.0
    */
   properties[PROP_CALLABLE_PATH] =
     g_param_spec_string ("callable-path", NULL, NULL,
@@ -154,6 +158,8 @@ hp_local_map_config_class_init (HpLocalMapConfigClass *klass)
    *
    * One named placement per argument of the callable, %NULL for an
    * argument that is not a tensor. Never %NULL itself: empty by default.
+   *
+   * Since: 1.0
    */
   properties[PROP_IN_PLACEMENTS] =
     g_param_spec_boxed ("in-placements", NULL, NULL,
@@ -167,6 +173,8 @@ hp_local_map_config_class_init (HpLocalMapConfigClass *klass)
    *
    * One named placement per output of the callable, %NULL for an output
    * that is not a tensor. Never %NULL itself: empty by default.
+   *
+   * Since: 1.0
    */
   properties[PROP_OUT_PLACEMENTS] =
     g_param_spec_boxed ("out-placements", NULL, NULL,
@@ -179,7 +187,9 @@ hp_local_map_config_class_init (HpLocalMapConfigClass *klass)
    * HpLocalMapConfig:in-grad-placements: (type GPtrArray(HpNamedPlacement))
    *
    * One named placement per argument for the layout of its gradient, or
-   * %NULL (the default) to let #HpLocalMap choose.
+   * %NULL (the default) to let [class@Hp.LocalMap] choose.
+   *
+   * Since: 1.0
    */
   properties[PROP_IN_GRAD_PLACEMENTS] =
     g_param_spec_boxed ("in-grad-placements", NULL, NULL,
@@ -205,7 +215,9 @@ hp_local_map_config_init (HpLocalMapConfig *self)
  * Creates a config for wrapping @callable_path, with no argument and no
  * output placements yet.
  *
- * Returns: (transfer full): a new #HpLocalMapConfig
+ * Returns: (transfer full): a new [class@Hp.LocalMapConfig]
+ *
+ * Since: 1.0
  */
 HpLocalMapConfig *
 hp_local_map_config_new (const gchar *callable_path)
@@ -217,11 +229,13 @@ hp_local_map_config_new (const gchar *callable_path)
 
 /**
  * hp_local_map_config_get_callable_path:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  *
- * Gets #HpLocalMapConfig:callable-path.
+ * Gets [property@Hp.LocalMapConfig:callable-path].
  *
  * Returns: (transfer none) (nullable): the name of the callable
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_local_map_config_get_callable_path (HpLocalMapConfig *self)
@@ -233,10 +247,12 @@ hp_local_map_config_get_callable_path (HpLocalMapConfig *self)
 
 /**
  * hp_local_map_config_set_callable_path:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  * @callable_path: (nullable): the name of the callable to wrap
  *
- * Sets #HpLocalMapConfig:callable-path.
+ * Sets [property@Hp.LocalMapConfig:callable-path].
+ *
+ * Since: 1.0
  */
 void
 hp_local_map_config_set_callable_path (HpLocalMapConfig *self,
@@ -289,13 +305,15 @@ set_list (HpLocalMapConfig  *self,
 
 /**
  * hp_local_map_config_get_in_placements:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  *
- * Gets #HpLocalMapConfig:in-placements.
+ * Gets [property@Hp.LocalMapConfig:in-placements].
  *
  * Returns: (transfer none) (element-type HpNamedPlacement): the named
  *   placements of the arguments, entries %NULL for non-tensor arguments;
  *   owned by @self
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_local_map_config_get_in_placements (HpLocalMapConfig *self)
@@ -307,13 +325,15 @@ hp_local_map_config_get_in_placements (HpLocalMapConfig *self)
 
 /**
  * hp_local_map_config_set_in_placements:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  * @placements: (nullable) (element-type HpNamedPlacement): one named
  *   placement or %NULL per argument; %NULL for none
  *
- * Sets #HpLocalMapConfig:in-placements to a copy of @placements that
+ * Sets [property@Hp.LocalMapConfig:in-placements] to a copy of @placements that
  * shares its named placements. Notifies unless the entries equal the
  * current ones.
+ *
+ * Since: 1.0
  */
 void
 hp_local_map_config_set_in_placements (HpLocalMapConfig *self,
@@ -327,13 +347,15 @@ hp_local_map_config_set_in_placements (HpLocalMapConfig *self,
 
 /**
  * hp_local_map_config_get_out_placements:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  *
- * Gets #HpLocalMapConfig:out-placements.
+ * Gets [property@Hp.LocalMapConfig:out-placements].
  *
  * Returns: (transfer none) (element-type HpNamedPlacement): the named
  *   placements of the outputs, entries %NULL for non-tensor outputs;
  *   owned by @self
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_local_map_config_get_out_placements (HpLocalMapConfig *self)
@@ -345,13 +367,15 @@ hp_local_map_config_get_out_placements (HpLocalMapConfig *self)
 
 /**
  * hp_local_map_config_set_out_placements:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  * @placements: (nullable) (element-type HpNamedPlacement): one named
  *   placement or %NULL per output; %NULL for none
  *
- * Sets #HpLocalMapConfig:out-placements to a copy of @placements that
+ * Sets [property@Hp.LocalMapConfig:out-placements] to a copy of @placements that
  * shares its named placements. Notifies unless the entries equal the
  * current ones.
+ *
+ * Since: 1.0
  */
 void
 hp_local_map_config_set_out_placements (HpLocalMapConfig *self,
@@ -365,13 +389,15 @@ hp_local_map_config_set_out_placements (HpLocalMapConfig *self,
 
 /**
  * hp_local_map_config_get_in_grad_placements:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  *
- * Gets #HpLocalMapConfig:in-grad-placements.
+ * Gets [property@Hp.LocalMapConfig:in-grad-placements].
  *
  * Returns: (transfer none) (nullable) (element-type HpNamedPlacement):
  *   the named placements of the arguments' gradients, or %NULL if they
  *   are not set; owned by @self
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_local_map_config_get_in_grad_placements (HpLocalMapConfig *self)
@@ -383,13 +409,15 @@ hp_local_map_config_get_in_grad_placements (HpLocalMapConfig *self)
 
 /**
  * hp_local_map_config_set_in_grad_placements:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  * @placements: (nullable) (element-type HpNamedPlacement): one named
  *   placement or %NULL per argument, or %NULL to unset them
  *
- * Sets #HpLocalMapConfig:in-grad-placements to a copy of @placements
+ * Sets [property@Hp.LocalMapConfig:in-grad-placements] to a copy of @placements
  * that shares its named placements. %NULL (not set) and an empty array
  * differ. Notifies unless the entries equal the current ones.
+ *
+ * Since: 1.0
  */
 void
 hp_local_map_config_set_in_grad_placements (HpLocalMapConfig *self,
@@ -403,12 +431,14 @@ hp_local_map_config_set_in_grad_placements (HpLocalMapConfig *self,
 
 /**
  * hp_local_map_config_copy:
- * @self: a #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
  *
  * Copies @self: new arrays sharing the named placements, so setting or
  * changing a list of either config does not affect the other.
  *
- * Returns: (transfer full): a new #HpLocalMapConfig
+ * Returns: (transfer full): a new [class@Hp.LocalMapConfig]
+ *
+ * Since: 1.0
  */
 HpLocalMapConfig *
 hp_local_map_config_copy (HpLocalMapConfig *self)
@@ -429,15 +459,17 @@ hp_local_map_config_copy (HpLocalMapConfig *self)
 
 /**
  * hp_local_map_config_equal:
- * @self: a #HpLocalMapConfig
- * @other: another #HpLocalMapConfig
+ * @self: a [class@Hp.LocalMapConfig]
+ * @other: another [class@Hp.LocalMapConfig]
  *
  * Tells whether two configs name the same callable and have equal
  * lists: the same length, %NULL entries in the same places and equal
- * named placements elsewhere (see hp_named_placement_equal()). Unset
+ * named placements elsewhere (see [method@Hp.NamedPlacement.equal]). Unset
  * gradient placements equal only unset ones.
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_local_map_config_equal (HpLocalMapConfig *self,

@@ -18,11 +18,11 @@
  * (the `ModelConfigConverter` of the torchtitan protocols).
  *
  * The class is abstract: a converter derives from it, implements
- * #HpModelConfigConverterClass.convert and, like every
- * #HpConfigurable, has a configuration class whose owner it is
- * (hp_config_class_set_owner_type()), so a job configuration can list
+ * [vfunc@Hp.ModelConfigConverter.convert] and, like every
+ * [class@Hp.Configurable], has a configuration class whose owner it is
+ * ([method@Hp.ConfigClass.set_owner_type]), so a job configuration can list
  * converters by their configurations and build them with
- * hp_config_build().
+ * [method@Hp.Config.build].
  *
  * |[<!-- language="C" -->
  * g_autoptr(HpModelConfigConverter) converter =
@@ -30,6 +30,8 @@
  * g_autoptr(HpBaseModelConfig) converted =
  *   hp_model_config_converter_convert (converter, model_config, &error);
  * ]|
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_ABSTRACT_TYPE (HpModelConfigConverter, hp_model_config_converter, HP_TYPE_CONFIGURABLE)
@@ -46,20 +48,22 @@ hp_model_config_converter_init (HpModelConfigConverter *self)
 
 /**
  * hp_model_config_converter_convert:
- * @self: a #HpModelConfigConverter
+ * @self: a [class@Hp.ModelConfigConverter]
  * @model_config: the model configuration to convert
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Converts @model_config with #HpModelConfigConverterClass.convert.
+ * Converts @model_config with [vfunc@Hp.ModelConfigConverter.convert].
  * Depending on the converter, the result is a new configuration and
  * @model_config is left as it was, or it is @model_config itself,
  * changed in place.
  *
  * Returns: (transfer full): the converted configuration, or %NULL with
- *   @error set: %HP_ERROR_NOT_SUPPORTED if the class of @self does not
- *   implement #HpModelConfigConverterClass.convert, %HP_ERROR_STATE if
- *   it returns something other than a #HpBaseModelConfig or nothing
+ *   @error set: [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if the class of @self does not
+ *   implement [vfunc@Hp.ModelConfigConverter.convert], [HP_ERROR_STATE][error@Hp.Error] if
+ *   it returns something other than a [class@Hp.BaseModelConfig] or nothing
  *   without an error, or the error of the converter
+ *
+ * Since: 1.0
  */
 HpBaseModelConfig *
 hp_model_config_converter_convert (HpModelConfigConverter  *self,

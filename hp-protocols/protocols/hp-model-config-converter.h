@@ -29,6 +29,8 @@ G_DECLARE_DERIVABLE_TYPE (HpModelConfigConverter, hp_model_config_converter, HP,
  *
  * The class of model configuration converters. A subclass implements
  * @convert.
+ *
+ * Since: 1.0
  */
 struct _HpModelConfigConverterClass
 {

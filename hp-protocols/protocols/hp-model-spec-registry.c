@@ -14,12 +14,14 @@
  * HpModelSpecRegistry:
  *
  * The process-wide registry of model specs by name, reached with
- * hp_model_spec_registry_get_default(). Specs are added with
- * hp_model_spec_register() and found with hp_model_spec_lookup(); the
- * registry itself is there to emit #HpModelSpecRegistry::registered.
+ * [func@Hp.ModelSpecRegistry.get_default]. Specs are added with
+ * [method@Hp.ModelSpec.register] and found with [func@Hp.ModelSpec.lookup]; the
+ * registry itself is there to emit [signal@Hp.ModelSpecRegistry::registered].
  *
  * The registry may be used from several threads; its signal is emitted
  * on the thread that registers.
+ *
+ * Since: 1.0
  */
 
 struct _HpModelSpecRegistry
@@ -62,7 +64,9 @@ hp_model_spec_registry_class_init (HpModelSpecRegistryClass *klass)
    * @self: the registry
    * @spec: the spec just registered
    *
-   * Emitted after hp_model_spec_register() added @spec.
+   * Emitted after [method@Hp.ModelSpec.register] added @spec.
+   *
+   * Since: 1.0
    */
   signals[REGISTERED] =
     g_signal_new ("registered",
@@ -86,6 +90,8 @@ hp_model_spec_registry_init (HpModelSpecRegistry *self)
  * the life of the process.
  *
  * Returns: (transfer none): the registry
+ *
+ * Since: 1.0
  */
 HpModelSpecRegistry *
 hp_model_spec_registry_get_default (void)
@@ -123,16 +129,18 @@ sorted_names (HpModelSpecRegistry *self)
 
 /**
  * hp_model_spec_register:
- * @self: a #HpModelSpec
- * @error: return location for a #GError
+ * @self: a [class@Hp.ModelSpec]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Validates @self (hp_model_spec_validate()) and adds it to the
- * registry under its name, then emits #HpModelSpecRegistry::registered.
+ * Validates @self ([method@Hp.ModelSpec.validate]) and adds it to the
+ * registry under its name, then emits [signal@Hp.ModelSpecRegistry::registered].
  * The registry keeps a reference to @self.
  *
  * Returns: %TRUE, or %FALSE with @error set: the error of
- *   hp_model_spec_validate(), or %HP_ERROR_CONFIG (`ModelSpec 'llama3'
+ *   [method@Hp.ModelSpec.validate], or [HP_ERROR_CONFIG][error@Hp.Error] (`ModelSpec 'llama3'
  *   is already registered`) if a spec of that name is
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_register (HpModelSpec  *self,
@@ -172,13 +180,15 @@ hp_model_spec_register (HpModelSpec  *self,
 /**
  * hp_model_spec_lookup:
  * @name: the name of a registered spec
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finds the spec registered under @name.
  *
- * Returns: (transfer full): the spec, or %NULL with %HP_ERROR_CONFIG
+ * Returns: (transfer full): the spec, or %NULL with [HP_ERROR_CONFIG][error@Hp.Error]
  *   listing the registered names in order (`Unknown model 'x'.
  *   Available: [llama3, qwen3]`) if no spec has that name
+ *
+ * Since: 1.0
  */
 HpModelSpec *
 hp_model_spec_lookup (const gchar  *name,
@@ -217,6 +227,8 @@ hp_model_spec_lookup (const gchar  *name,
  *
  * Returns: (transfer full) (array zero-terminated=1): the names in
  *   ascending order, an empty array if none is registered
+ *
+ * Since: 1.0
  */
 GStrv
 hp_model_spec_list_names (void)
@@ -238,6 +250,8 @@ hp_model_spec_list_names (void)
  * that register specs of their own for a while.
  *
  * Returns: %TRUE if a spec was removed, %FALSE if none had that name
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_unregister (const gchar *name)

@@ -16,19 +16,19 @@
  * Everything a trainer needs to know about one model, under a name (the
  * `ModelSpec` of torchtitan): how to build it, how to parallelize it
  * and split it into pipeline stages, what to do once its optimizers
- * exist, and which #HpStateDictAdapter converts its checkpoints to and
+ * exist, and which [iface@Hp.StateDictAdapter] converts its checkpoints to and
  * from Hugging Face's.
  *
  * The model comes from exactly one of two sources: a model
- * configuration (#HpModelSpec:model), built with hp_config_build(), or
- * a build function (hp_model_spec_set_build_model_func()), the older
+ * configuration ([property@Hp.ModelSpec:model]), built with [method@Hp.Config.build], or
+ * a build function ([method@Hp.ModelSpec.set_build_model_func]), the older
  * way that lets existing specs keep working.
- * hp_model_spec_validate() checks that one and only one is set, and
- * hp_model_spec_build_model() builds from it.
+ * [method@Hp.ModelSpec.validate] checks that one and only one is set, and
+ * [method@Hp.ModelSpec.build_model] builds from it.
  *
  * Specs are registered by name in a process-wide registry
- * (hp_model_spec_register(), hp_model_spec_lookup(),
- * hp_model_spec_list_names()), the #HpModelSpecRegistry, which signals
+ * ([method@Hp.ModelSpec.register], [func@Hp.ModelSpec.lookup],
+ * [func@Hp.ModelSpec.list_names]), the [class@Hp.ModelSpecRegistry], which signals
  * each registration. The registry keeps a reference to the spec itself,
  * so changes made to a spec after registering it are seen by the
  * callers that look it up; the name is fixed at construction.
@@ -43,6 +43,8 @@
  * g_autoptr(HpModelSpec) found = hp_model_spec_lookup ("llama3", &error);
  * g_autoptr(HpBaseModel) model = hp_model_spec_build_model (found, &error);
  * ]|
+ *
+ * Since: 1.0
  */
 
 /* A function with its data, freed by its destroy notify */
@@ -200,6 +202,8 @@ hp_model_spec_class_init (HpModelSpecClass *klass)
    *
    * The name the spec is registered and looked up by, such as
    * `llama3`. It is set at construction and does not change.
+   *
+   * Since: 1.0
    */
   properties[PROP_NAME] =
     g_param_spec_string ("name", NULL, NULL,
@@ -212,6 +216,8 @@ hp_model_spec_class_init (HpModelSpecClass *klass)
    * HpModelSpec:flavor:
    *
    * The variant of the model, such as `debugmodel` or `8B`, or %NULL.
+   *
+   * Since: 1.0
    */
   properties[PROP_FLAVOR] =
     g_param_spec_string ("flavor", NULL, NULL,
@@ -224,7 +230,9 @@ hp_model_spec_class_init (HpModelSpecClass *klass)
    * HpModelSpec:model:
    *
    * The configuration the model is built from, or %NULL when the spec
-   * has a build function instead (hp_model_spec_set_build_model_func()).
+   * has a build function instead ([method@Hp.ModelSpec.set_build_model_func]).
+   *
+   * Since: 1.0
    */
   properties[PROP_MODEL] =
     g_param_spec_object ("model", NULL, NULL,
@@ -236,9 +244,11 @@ hp_model_spec_class_init (HpModelSpecClass *klass)
   /**
    * HpModelSpec:state-dict-adapter-type:
    *
-   * The type of the #HpStateDictAdapter that converts the model's state
+   * The type of the [iface@Hp.StateDictAdapter] that converts the model's state
    * dicts to and from Hugging Face checkpoints, an instantiable type
    * implementing the interface, or %G_TYPE_NONE for none.
+   *
+   * Since: 1.0
    */
   properties[PROP_STATE_DICT_ADAPTER_TYPE] =
     g_param_spec_gtype ("state-dict-adapter-type", NULL, NULL,
@@ -263,7 +273,9 @@ hp_model_spec_init (HpModelSpec *self)
  * Creates a spec with no model configuration and no functions; set one
  * of the two sources of the model before building or registering it.
  *
- * Returns: (transfer full): a new #HpModelSpec
+ * Returns: (transfer full): a new [class@Hp.ModelSpec]
+ *
+ * Since: 1.0
  */
 HpModelSpec *
 hp_model_spec_new (const gchar *name)
@@ -275,12 +287,14 @@ hp_model_spec_new (const gchar *name)
 
 /**
  * hp_model_spec_get_name:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Gets the name the spec is registered under.
  *
- * Returns: (nullable): the #HpModelSpec:name, %NULL only for a spec
+ * Returns: (nullable): the [property@Hp.ModelSpec:name], %NULL only for a spec
  *   made without one
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_model_spec_get_name (HpModelSpec *self)
@@ -292,11 +306,13 @@ hp_model_spec_get_name (HpModelSpec *self)
 
 /**
  * hp_model_spec_get_flavor:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Gets the flavor of the model, such as a size name.
  *
- * Returns: (nullable): the #HpModelSpec:flavor
+ * Returns: (nullable): the [property@Hp.ModelSpec:flavor]
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_model_spec_get_flavor (HpModelSpec *self)
@@ -308,10 +324,12 @@ hp_model_spec_get_flavor (HpModelSpec *self)
 
 /**
  * hp_model_spec_set_flavor:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @flavor: (nullable): the variant of the model
  *
- * Sets #HpModelSpec:flavor.
+ * Sets [property@Hp.ModelSpec:flavor].
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_flavor (HpModelSpec *self,
@@ -328,11 +346,13 @@ hp_model_spec_set_flavor (HpModelSpec *self,
 
 /**
  * hp_model_spec_get_model:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Gets the model configuration the spec builds from.
  *
- * Returns: (transfer none) (nullable): the #HpModelSpec:model
+ * Returns: (transfer none) (nullable): the [property@Hp.ModelSpec:model]
+ *
+ * Since: 1.0
  */
 HpBaseModelConfig *
 hp_model_spec_get_model (HpModelSpec *self)
@@ -344,11 +364,13 @@ hp_model_spec_get_model (HpModelSpec *self)
 
 /**
  * hp_model_spec_set_model:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @model: (nullable): the configuration the model is built from
  *
- * Sets #HpModelSpec:model. The spec keeps a reference to @model, not a
+ * Sets [property@Hp.ModelSpec:model]. The spec keeps a reference to @model, not a
  * copy.
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_model (HpModelSpec       *self,
@@ -363,12 +385,14 @@ hp_model_spec_set_model (HpModelSpec       *self,
 
 /**
  * hp_model_spec_get_state_dict_adapter_type:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Gets the type of the adapter to Hugging Face checkpoints.
  *
- * Returns: the #HpModelSpec:state-dict-adapter-type, %G_TYPE_NONE for
+ * Returns: the [property@Hp.ModelSpec:state-dict-adapter-type], %G_TYPE_NONE for
  *   none
+ *
+ * Since: 1.0
  */
 GType
 hp_model_spec_get_state_dict_adapter_type (HpModelSpec *self)
@@ -380,11 +404,13 @@ hp_model_spec_get_state_dict_adapter_type (HpModelSpec *self)
 
 /**
  * hp_model_spec_set_state_dict_adapter_type:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @adapter_type: an instantiable, non-abstract type implementing
- *   #HpStateDictAdapter, or %G_TYPE_NONE
+ *   [iface@Hp.StateDictAdapter], or %G_TYPE_NONE
  *
- * Sets #HpModelSpec:state-dict-adapter-type.
+ * Sets [property@Hp.ModelSpec:state-dict-adapter-type].
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_state_dict_adapter_type (HpModelSpec *self,
@@ -404,7 +430,7 @@ hp_model_spec_set_state_dict_adapter_type (HpModelSpec *self,
 
 /**
  * hp_model_spec_set_build_model_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @func: (nullable) (scope notified) (closure user_data) (destroy destroy):
  *   the function that builds the model, or %NULL for none
  * @user_data: data for @func
@@ -412,7 +438,9 @@ hp_model_spec_set_state_dict_adapter_type (HpModelSpec *self,
  *   or the spec is disposed
  *
  * Sets the function that builds the model, for a spec without
- * #HpModelSpec:model (the `build_model_fn` of torchtitan).
+ * [property@Hp.ModelSpec:model] (the `build_model_fn` of torchtitan).
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_build_model_func (HpModelSpec      *self,
@@ -427,11 +455,13 @@ hp_model_spec_set_build_model_func (HpModelSpec      *self,
 
 /**
  * hp_model_spec_has_build_model_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Whether a build-model function is set.
  *
  * Returns: %TRUE if @self has a build function
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_has_build_model_func (HpModelSpec *self)
@@ -443,14 +473,16 @@ hp_model_spec_has_build_model_func (HpModelSpec *self)
 
 /**
  * hp_model_spec_set_parallelize_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @func: (nullable) (scope notified) (closure user_data) (destroy destroy):
  *   the function that parallelizes the model, or %NULL for none
  * @user_data: data for @func
  * @destroy: (nullable): frees @user_data when the function is replaced
  *   or the spec is disposed
  *
- * Sets the function hp_model_spec_parallelize() runs.
+ * Sets the function [method@Hp.ModelSpec.parallelize] runs.
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_parallelize_func (HpModelSpec       *self,
@@ -465,11 +497,13 @@ hp_model_spec_set_parallelize_func (HpModelSpec       *self,
 
 /**
  * hp_model_spec_has_parallelize_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Whether a parallelize function is set.
  *
  * Returns: %TRUE if @self has a parallelize function
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_has_parallelize_func (HpModelSpec *self)
@@ -481,14 +515,16 @@ hp_model_spec_has_parallelize_func (HpModelSpec *self)
 
 /**
  * hp_model_spec_set_pipelining_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @func: (nullable) (scope notified) (closure user_data) (destroy destroy):
  *   the function that applies pipeline parallelism, or %NULL for none
  * @user_data: data for @func
  * @destroy: (nullable): frees @user_data when the function is replaced
  *   or the spec is disposed
  *
- * Sets the function hp_model_spec_pipeline() runs.
+ * Sets the function [method@Hp.ModelSpec.pipeline] runs.
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_pipelining_func (HpModelSpec      *self,
@@ -503,12 +539,14 @@ hp_model_spec_set_pipelining_func (HpModelSpec      *self,
 
 /**
  * hp_model_spec_has_pipelining_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Whether a pipelining function is set.
  *
  * Returns: %TRUE if @self has a pipelining function, that is, if the
  *   model supports pipeline parallelism
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_has_pipelining_func (HpModelSpec *self)
@@ -520,14 +558,16 @@ hp_model_spec_has_pipelining_func (HpModelSpec *self)
 
 /**
  * hp_model_spec_set_post_optimizer_build_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @func: (nullable) (scope notified) (closure user_data) (destroy destroy):
  *   the function to run once the optimizers are built, or %NULL for none
  * @user_data: data for @func
  * @destroy: (nullable): frees @user_data when the function is replaced
  *   or the spec is disposed
  *
- * Sets the function hp_model_spec_post_optimizer_build() runs.
+ * Sets the function [method@Hp.ModelSpec.post_optimizer_build] runs.
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_set_post_optimizer_build_func (HpModelSpec              *self,
@@ -542,11 +582,13 @@ hp_model_spec_set_post_optimizer_build_func (HpModelSpec              *self,
 
 /**
  * hp_model_spec_has_post_optimizer_build_func:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  *
  * Whether a post-optimizer-build function is set.
  *
  * Returns: %TRUE if @self has a post-optimizer-build function
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_has_post_optimizer_build_func (HpModelSpec *self)
@@ -558,16 +600,18 @@ hp_model_spec_has_post_optimizer_build_func (HpModelSpec *self)
 
 /**
  * hp_model_spec_validate:
- * @self: a #HpModelSpec
- * @error: return location for a #GError
+ * @self: a [class@Hp.ModelSpec]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks that @self has a name and exactly one source for its model:
- * a #HpModelSpec:model or a build function.
+ * a [property@Hp.ModelSpec:model] or a build function.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG: `ModelSpec 'llama3'
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error]: `ModelSpec 'llama3'
  *   requires build_model_fn or model config` when it has neither,
  *   `ModelSpec 'llama3' must not set both build_model_fn and model
  *   config` when it has both, or `ModelSpec has no name`
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_validate (HpModelSpec  *self,
@@ -626,21 +670,23 @@ build_from_config (HpModelSpec  *self,
 
 /**
  * hp_model_spec_build_model:
- * @self: a #HpModelSpec
- * @error: return location for a #GError
+ * @self: a [class@Hp.ModelSpec]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds the model: with hp_config_build() from #HpModelSpec:model, or
+ * Builds the model: with [method@Hp.Config.build] from [property@Hp.ModelSpec:model], or
  * with the build function. @self must be valid
- * (hp_model_spec_validate()). A model configuration is built as it is
+ * ([method@Hp.ModelSpec.validate]). A model configuration is built as it is
  * now; the model keeps a copy of it.
  *
  * Returns: (transfer full): a new model, or %NULL with @error set: the
- *   error of hp_model_spec_validate(); the error of hp_config_build()
- *   prefixed with the spec's name; %HP_ERROR_CONFIG if the model
- *   configuration builds something that is not a #HpBaseModel;
- *   %HP_ERROR_STATE if the build function returns something that is
- *   not a #HpBaseModel, or nothing without an error; or the error of
+ *   error of [method@Hp.ModelSpec.validate]; the error of [method@Hp.Config.build]
+ *   prefixed with the spec's name; [HP_ERROR_CONFIG][error@Hp.Error] if the model
+ *   configuration builds something that is not a [class@Hp.BaseModel];
+ *   [HP_ERROR_STATE][error@Hp.Error] if the build function returns something that is
+ *   not a [class@Hp.BaseModel], or nothing without an error; or the error of
  *   the build function
+ *
+ * Since: 1.0
  */
 HpBaseModel *
 hp_model_spec_build_model (HpModelSpec  *self,
@@ -691,17 +737,19 @@ run_model_func (HpModelSpec     *self,
 
 /**
  * hp_model_spec_parallelize:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @model: the model to parallelize
  * @dims: the resolved parallel dims of the job
- *   (hp_parallel_dims_resolve())
- * @error: return location for a #GError
+ *   ([method@Hp.ParallelDims.resolve])
+ * @error: return location for a [struct@GLib.Error]
  *
  * Runs the parallelize function on @model.
  *
- * Returns: %TRUE, or %FALSE with @error set: %HP_ERROR_NOT_SUPPORTED if
- *   @self has no parallelize function, %HP_ERROR_STATE if it failed
+ * Returns: %TRUE, or %FALSE with @error set: [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if
+ *   @self has no parallelize function, [HP_ERROR_STATE][error@Hp.Error] if it failed
  *   without an error, or its error
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_parallelize (HpModelSpec     *self,
@@ -720,18 +768,20 @@ hp_model_spec_parallelize (HpModelSpec     *self,
 
 /**
  * hp_model_spec_pipeline:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @model: the model to split into pipeline stages
  * @dims: the resolved parallel dims of the job
- *   (hp_parallel_dims_resolve())
- * @error: return location for a #GError
+ *   ([method@Hp.ParallelDims.resolve])
+ * @error: return location for a [struct@GLib.Error]
  *
  * Runs the pipelining function on @model.
  *
- * Returns: %TRUE, or %FALSE with @error set: %HP_ERROR_NOT_SUPPORTED if
+ * Returns: %TRUE, or %FALSE with @error set: [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if
  *   @self has no pipelining function (the model does not support
- *   pipeline parallelism), %HP_ERROR_STATE if it failed without an
+ *   pipeline parallelism), [HP_ERROR_STATE][error@Hp.Error] if it failed without an
  *   error, or its error
+ *
+ * Since: 1.0
  */
 gboolean
 hp_model_spec_pipeline (HpModelSpec     *self,
@@ -750,12 +800,14 @@ hp_model_spec_pipeline (HpModelSpec     *self,
 
 /**
  * hp_model_spec_post_optimizer_build:
- * @self: a #HpModelSpec
+ * @self: a [class@Hp.ModelSpec]
  * @optimizers: the optimizers of the job
  * @model: the model they optimize
  *
  * Runs the post-optimizer-build function, if @self has one; does
  * nothing otherwise.
+ *
+ * Since: 1.0
  */
 void
 hp_model_spec_post_optimizer_build (HpModelSpec *self,

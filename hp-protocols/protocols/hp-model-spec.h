@@ -33,14 +33,16 @@ G_DECLARE_FINAL_TYPE (HpModelSpecRegistry, hp_model_spec_registry, HP, MODEL_SPE
  * HpBuildModelFunc:
  * @spec: the model spec
  * @user_data: (closure): the data given to
- *   hp_model_spec_set_build_model_func()
- * @error: return location for a #GError
+ *   [method@Hp.ModelSpec.set_build_model_func]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Builds the model of a #HpModelSpec that has no model configuration
+ * Builds the model of a [class@Hp.ModelSpec] that has no model configuration
  * (the `build_model_fn` of torchtitan).
  *
  * Returns: (transfer full) (nullable): a new model, or %NULL with
  *   @error set
+ *
+ * Since: 1.0
  */
 typedef HpBaseModel *(*HpBuildModelFunc) (HpModelSpec  *spec,
                                           gpointer      user_data,
@@ -51,13 +53,15 @@ typedef HpBaseModel *(*HpBuildModelFunc) (HpModelSpec  *spec,
  * @model: the model to parallelize, changed in place
  * @dims: the resolved parallel dims of the job
  * @user_data: (closure): the data given to
- *   hp_model_spec_set_parallelize_func()
- * @error: return location for a #GError
+ *   [method@Hp.ModelSpec.set_parallelize_func]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Applies tensor, context and data parallelism to a model (the
  * `parallelize_fn` of torchtitan).
  *
  * Returns: %TRUE, or %FALSE with @error set
+ *
+ * Since: 1.0
  */
 typedef gboolean (*HpParallelizeFunc) (HpBaseModel     *model,
                                        HpParallelDims  *dims,
@@ -69,13 +73,15 @@ typedef gboolean (*HpParallelizeFunc) (HpBaseModel     *model,
  * @model: the model to split into pipeline stages, changed in place
  * @dims: the resolved parallel dims of the job
  * @user_data: (closure): the data given to
- *   hp_model_spec_set_pipelining_func()
- * @error: return location for a #GError
+ *   [method@Hp.ModelSpec.set_pipelining_func]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Applies pipeline parallelism to a model (the `pipelining_fn` of
  * torchtitan).
  *
  * Returns: %TRUE, or %FALSE with @error set
+ *
+ * Since: 1.0
  */
 typedef gboolean (*HpPipeliningFunc) (HpBaseModel     *model,
                                       HpParallelDims  *dims,
@@ -87,10 +93,12 @@ typedef gboolean (*HpPipeliningFunc) (HpBaseModel     *model,
  * @optimizers: the optimizers of the job
  * @model: the model they optimize
  * @user_data: (closure): the data given to
- *   hp_model_spec_set_post_optimizer_build_func()
+ *   [method@Hp.ModelSpec.set_post_optimizer_build_func]
  *
  * Adjusts the optimizers once they are built, for example by adding
  * hooks (the `post_optimizer_build_fn` of torchtitan).
+ *
+ * Since: 1.0
  */
 typedef void (*HpPostOptimizerBuildFunc) (GObject     *optimizers,
                                           HpBaseModel *model,

@@ -23,6 +23,8 @@
  * before building is the module's; later changes go through
  * [method@Hp.Module.set_sharding_config] and
  * [method@Hp.Module.set_param_init].
+ *
+ * Since: 1.0
  */
 
 typedef struct

@@ -26,6 +26,8 @@ G_DECLARE_DERIVABLE_TYPE (HpModuleConfig, hp_module_config, HP, MODULE_CONFIG, H
  * @parent_class: the parent class
  *
  * The class of module configurations.
+ *
+ * Since: 1.0
  */
 struct _HpModuleConfigClass
 {

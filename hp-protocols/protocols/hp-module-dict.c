@@ -14,6 +14,8 @@
  *
  * A module holding other modules as children by name, in insertion
  * order. It has no forward of its own.
+ *
+ * Since: 1.0
  */
 
 struct _HpModuleDict
@@ -38,7 +40,9 @@ hp_module_dict_init (HpModuleDict *self)
  *
  * Creates an empty module dict.
  *
- * Returns: (transfer full): a new empty #HpModuleDict
+ * Returns: (transfer full): a new empty [class@Hp.ModuleDict]
+ *
+ * Since: 1.0
  */
 HpModuleDict *
 hp_module_dict_new (void)
@@ -49,15 +53,17 @@ hp_module_dict_new (void)
 
 /**
  * hp_module_dict_insert:
- * @self: a #HpModuleDict
+ * @self: a [class@Hp.ModuleDict]
  * @name: the key, without dots
  * @module: the module
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds @module under @name (replacing a module of that name in its
- * position), as hp_module_add_child() does.
+ * position), as [method@Hp.Module.add_child] does.
  *
- * Returns: %TRUE, or %FALSE with the errors of hp_module_add_child()
+ * Returns: %TRUE, or %FALSE with the errors of [method@Hp.Module.add_child]
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_dict_insert (HpModuleDict  *self,
@@ -72,12 +78,14 @@ hp_module_dict_insert (HpModuleDict  *self,
 
 /**
  * hp_module_dict_lookup:
- * @self: a #HpModuleDict
+ * @self: a [class@Hp.ModuleDict]
  * @name: a key
  *
  * Looks a module up by key.
  *
  * Returns: (transfer none) (nullable): the module under @name, or %NULL
+ *
+ * Since: 1.0
  */
 HpModule *
 hp_module_dict_lookup (HpModuleDict *self,

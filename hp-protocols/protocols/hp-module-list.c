@@ -72,7 +72,9 @@ hp_module_list_init (HpModuleList *self)
  *
  * Creates an empty module list.
  *
- * Returns: (transfer full): a new empty #HpModuleList
+ * Returns: (transfer full): a new empty [class@Hp.ModuleList]
+ *
+ * Since: 1.0
  */
 HpModuleList *
 hp_module_list_new (void)
@@ -83,11 +85,13 @@ hp_module_list_new (void)
 
 /**
  * hp_module_list_get_length:
- * @self: a #HpModuleList
+ * @self: a [class@Hp.ModuleList]
  *
  * Counts the modules in the list.
  *
  * Returns: the number of modules in the list
+ *
+ * Since: 1.0
  */
 guint
 hp_module_list_get_length (HpModuleList *self)
@@ -102,15 +106,17 @@ hp_module_list_get_length (HpModuleList *self)
 
 /**
  * hp_module_list_append:
- * @self: a #HpModuleList
+ * @self: a [class@Hp.ModuleList]
  * @module: the module to add
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds @module at the end of the list, as the child named by its
  * position.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT when
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when
  *   @module is the list or contains it; the list is unchanged then
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_list_append (HpModuleList  *self,
@@ -134,13 +140,15 @@ hp_module_list_append (HpModuleList  *self,
 
 /**
  * hp_module_list_get:
- * @self: a #HpModuleList
+ * @self: a [class@Hp.ModuleList]
  * @index: a position in the list
  *
  * Gets the module at a position.
  *
  * Returns: (transfer none) (nullable): the module at @index, or %NULL
  *   past the end
+ *
+ * Since: 1.0
  */
 HpModule *
 hp_module_list_get (HpModuleList *self,

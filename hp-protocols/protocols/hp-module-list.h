@@ -23,7 +23,9 @@ G_DECLARE_DERIVABLE_TYPE (HpModuleList, hp_module_list, HP, MODULE_LIST, HpModul
  * HpModuleListClass:
  * @parent_class: the parent class
  *
- * The class of module lists; #HpSequential derives from it.
+ * The class of module lists; [class@Hp.Sequential] derives from it.
+ *
+ * Since: 1.0
  */
 struct _HpModuleListClass
 {

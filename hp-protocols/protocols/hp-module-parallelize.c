@@ -181,7 +181,7 @@ typedef struct
   HpTensor *replacement;        /* the DTensor, once distributed */
   GPtrArray *placements;
   gboolean is_parameter;
-  gchar *where;                 /* "HpFoo.path", for errors */
+  gchar *where;                 /* `HpFoo.path`, for errors */
 } StatePlan;
 
 typedef struct
@@ -550,37 +550,39 @@ commit (Plan *plan)
 
 /**
  * hp_module_parallelize:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @mesh: a device mesh with dim names
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Lays the tree out over @mesh as the modules' sharding configurations
- * say. For each module with a #HpShardingConfig:
+ * say. For each module with a [class@Hp.ShardingConfig]:
  *
  * 1. each `state_shardings` entry (a parameter or buffer path, dots
  *    allowed) is resolved against the mesh's dim names
- *    (hp_resolve_placements()) and the state replaced by
+ *    ([func@Hp.resolve_placements]) and the state replaced by
  *    `hp_dtensor_distribute (state, mesh, placements, -1)`, a new leaf
  *    that requires gradients when the state did. A state that is
  *    already a DTensor must have those placements; a tensor shared by
  *    several modules is distributed once and stays shared.
- * 2. the input and output shardings take effect in hp_module_call().
- * 3. a #HpLocalMapConfig wraps the registered callable at its
- *    `callable_path` in a #HpLocalMap over @mesh; hp_module_run_callable() runs
+ * 2. the input and output shardings take effect in [method@Hp.Module.call].
+ * 3. a [class@Hp.LocalMapConfig] wraps the registered callable at its
+ *    `callable_path` in a [class@Hp.LocalMap] over @mesh; [method@Hp.Module.run_callable] runs
  *    it on local shards from then on.
  *
  * Modules without a sharding configuration are passed through to their
  * children. Everything is checked for the whole tree before any state
  * changes, so on error the tree is as it was. Then
- * #HpModule::parallelized is emitted on every module. Collective over
+ * [signal@Hp.Module::parallelized] is emitted on every module. Collective over
  * @mesh only in that distributing a state cuts the local part out of
  * it, without communication.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_STATE ("HpFoo has already
- *   been parallelized"), %HP_ERROR_MESH (a mesh without dim names),
- *   %HP_ERROR_CONFIG (a state path or callable path that names
- *   nothing), %HP_ERROR_PLACEMENT (an axis not in the mesh, placements
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_STATE][error@Hp.Error] (`HpFoo has already
+ *   been parallelized`), [HP_ERROR_MESH][error@Hp.Error] (a mesh without dim names),
+ *   [HP_ERROR_CONFIG][error@Hp.Error] (a state path or callable path that names
+ *   nothing), [HP_ERROR_PLACEMENT][error@Hp.Error] (an axis not in the mesh, placements
  *   that do not fit a state)
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_parallelize (HpModule      *self,

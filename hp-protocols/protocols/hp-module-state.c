@@ -49,16 +49,18 @@ collect (HpModule    *self,
 
 /**
  * hp_module_state_dict:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * The state of the tree by dotted path, as a checkpoint holds it: for
  * each module its parameters, then its persistent buffers, then its
- * children's, depth first. Unlike hp_module_named_parameters(), a tensor
+ * children's, depth first. Unlike [method@Hp.Module.named_parameters], a tensor
  * reachable by several paths (tied weights, a shared module) appears
  * under each of them, as in PyTorch. The tensors are the module's own
  * (DTensors for laid-out states), not copies.
  *
  * Returns: (transfer full): the state dict
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_module_state_dict (HpModule *self)
@@ -206,11 +208,11 @@ local_part (HpTensor *target,
 
 /**
  * hp_module_load_state_dict:
- * @self: a #HpModule
- * @state_dict: the values, by the paths of hp_module_state_dict()
+ * @self: a [class@Hp.Module]
+ * @state_dict: the values, by the paths of [method@Hp.Module.state_dict]
  * @strict: whether every state of the module must be in @state_dict and
  *   nothing else
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Copies values into the module's parameters and persistent buffers,
  * in place: the tensor objects stay the same (an optimizer holding them
@@ -223,10 +225,12 @@ local_part (HpTensor *target,
  * Everything is checked before anything is written: on error the
  * module is as it was.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT (with
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] (with
  *   @strict, missing and unexpected keys, all listed; an int64 value for
- *   a floating-point state or the reverse), %HP_ERROR_SHAPE (a shape
- *   that differs) or %HP_ERROR_PLACEMENT (a DTensor laid out otherwise)
+ *   a floating-point state or the reverse), [HP_ERROR_SHAPE][error@Hp.Error] (a shape
+ *   that differs) or [HP_ERROR_PLACEMENT][error@Hp.Error] (a DTensor laid out otherwise)
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_load_state_dict (HpModule     *self,

@@ -20,36 +20,36 @@
 /**
  * HpModule:
  *
- * A building block of a model, built from a #HpModuleConfig: named
+ * A building block of a model, built from a [class@Hp.ModuleConfig]: named
  * parameters and buffers, ordered named children, named inner
- * callables, and a #HpModuleClass.forward that computes outputs from
+ * callables, and a [vfunc@Hp.Module.forward] that computes outputs from
  * tensors.
  *
  * This is the `Module` of the torchtitan protocols. Parameters and
- * buffers are registered by name (hp_module_register_parameter(),
- * hp_module_register_buffer()), children by name
- * (hp_module_add_child()); all three are found by dotted paths such as
+ * buffers are registered by name ([method@Hp.Module.register_parameter],
+ * [method@Hp.Module.register_buffer]), children by name
+ * ([method@Hp.Module.add_child]); all three are found by dotted paths such as
  * `layers.0.attention.wq.weight`.
  *
- * hp_module_init_states() gives every parameter of the tree its first
+ * [method@Hp.Module.init_states] gives every parameter of the tree its first
  * values, children first: each parameter named in the module's
- * #HpParamInit gets that initialiser, otherwise the module's
- * #HpModuleClass.reset_parameters runs; then
- * #HpModuleClass.init_self_buffers computes the buffers. Random
+ * [class@Hp.ParamInit] gets that initialiser, otherwise the module's
+ * [vfunc@Hp.Module.reset_parameters] runs; then
+ * [vfunc@Hp.Module.init_self_buffers] computes the buffers. Random
  * initialisers draw from a counter-based generator keyed by a seed
  * derived from the root seed and the path of the parameter
- * (hp_module_derive_seed()), so the values are the same on every rank
+ * ([func@Hp.Module.derive_seed]), so the values are the same on every rank
  * and for every layout: a sharded parameter gets exactly its slice of
  * the unsharded values.
  *
- * hp_module_parallelize() lays the tree out over a device mesh as the
- * modules' #HpShardingConfig say: states named in `state_shardings`
+ * [method@Hp.Module.parallelize] lays the tree out over a device mesh as the
+ * modules' [class@Hp.ShardingConfig] say: states named in `state_shardings`
  * become DTensors, forward arguments and outputs are converted and
- * redistributed by hp_module_call(), and the inner callable named by
- * the #HpLocalMapConfig runs on local shards through a #HpLocalMap.
+ * redistributed by [method@Hp.Module.call], and the inner callable named by
+ * the [class@Hp.LocalMapConfig] runs on local shards through a [class@Hp.LocalMap].
  *
  * Subclasses implement [vfunc@Hp.Module.forward] in every language the
- * same way: `HpModuleClass.forward` in C, `do_forward` in Python (or
+ * same way: [vfunc@Hp.Module.forward] in C, `do_forward` in Python (or
  * `forward (self, x, ...)` through the override), `vfunc_forward` in
  * gjs, `public override ... forward (...)` in Vala. The names of the
  * forward arguments, which the input shardings refer to, belong to the
@@ -264,7 +264,7 @@ hp_module_real_forward (HpModule   *self,
  *   order of [method@Hp.Module.get_forward_arg_names], already laid out
  *   as the input shardings say; entries may be %NULL. The array and the
  *   tensors belong to the caller.
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Computes the module's outputs: the `forward` of a PyTorch module.
  * [method@Hp.Module.call] calls it; call that, not this, to run a
@@ -273,7 +273,7 @@ hp_module_real_forward (HpModule   *self,
  * The ownership contract, the same in every language: the arguments are
  * borrowed; the implementation returns a new array holding a new
  * reference to each output (entries may be %NULL). The array may have
- * g_object_unref() as its free function or none; the caller takes both
+ * [method@GObject.Object.unref] as its free function or none; the caller takes both
  * the array and the references. [method@Hp.Module.call] hands the
  * outputs on as an array that owns its tensors.
  *
@@ -301,6 +301,8 @@ hp_module_class_init (HpModuleClass *klass)
    *
    * The initialiser of each own parameter by name, from the
    * configuration the module was built from.
+   *
+   * Since: 1.0
    */
   properties[PROP_PARAM_INIT] =
     g_param_spec_object ("param-init", NULL, NULL,
@@ -312,8 +314,10 @@ hp_module_class_init (HpModuleClass *klass)
   /**
    * HpModule:sharding-config:
    *
-   * How hp_module_parallelize() lays out the module's states, inputs
+   * How [method@Hp.Module.parallelize] lays out the module's states, inputs
    * and outputs, from the configuration the module was built from.
+   *
+   * Since: 1.0
    */
   properties[PROP_SHARDING_CONFIG] =
     g_param_spec_object ("sharding-config", NULL, NULL,
@@ -326,6 +330,8 @@ hp_module_class_init (HpModuleClass *klass)
    * HpModule:mesh:
    *
    * The device mesh the module was parallelized over, or %NULL.
+   *
+   * Since: 1.0
    */
   properties[PROP_MESH] =
     g_param_spec_object ("mesh", NULL, NULL,
@@ -340,9 +346,11 @@ hp_module_class_init (HpModuleClass *klass)
    * HpModule::forward-pre:
    * @self: the module
    * @args: (element-type HpTensor): the arguments, as given to
-   *   hp_module_call()
+   *   [method@Hp.Module.call]
    *
-   * Emitted by hp_module_call() before anything else.
+   * Emitted by [method@Hp.Module.call] before anything else.
+   *
+   * Since: 1.0
    */
   signals[SIGNAL_FORWARD_PRE] =
     g_signal_new ("forward-pre",
@@ -355,11 +363,13 @@ hp_module_class_init (HpModuleClass *klass)
    * HpModule::forward-post:
    * @self: the module
    * @args: (element-type HpTensor): the arguments, as given to
-   *   hp_module_call()
-   * @outputs: (element-type HpTensor): the outputs hp_module_call()
+   *   [method@Hp.Module.call]
+   * @outputs: (element-type HpTensor): the outputs [method@Hp.Module.call]
    *   returns
    *
-   * Emitted by hp_module_call() when the outputs are ready.
+   * Emitted by [method@Hp.Module.call] when the outputs are ready.
+   *
+   * Since: 1.0
    */
   signals[SIGNAL_FORWARD_POST] =
     g_signal_new ("forward-post",
@@ -373,8 +383,10 @@ hp_module_class_init (HpModuleClass *klass)
    * @self: the module
    * @mesh: the device mesh
    *
-   * Emitted on every module of a tree once hp_module_parallelize() has
+   * Emitted on every module of a tree once [method@Hp.Module.parallelize] has
    * laid the whole tree out over @mesh.
+   *
+   * Since: 1.0
    */
   signals[SIGNAL_PARALLELIZED] =
     g_signal_new ("parallelized",
@@ -387,8 +399,10 @@ hp_module_class_init (HpModuleClass *klass)
    * HpModule::states-initialized:
    * @self: the module
    *
-   * Emitted on every module of a tree when hp_module_init_states() has
+   * Emitted on every module of a tree when [method@Hp.Module.init_states] has
    * initialised its parameters and buffers.
+   *
+   * Since: 1.0
    */
   signals[SIGNAL_STATES_INITIALIZED] =
     g_signal_new ("states-initialized",
@@ -494,7 +508,9 @@ _hp_module_is_embedding (HpModule *self)
  * Creates a module with nothing in it and no forward: a container to
  * which children, parameters and buffers are added.
  *
- * Returns: (transfer full): a new #HpModule
+ * Returns: (transfer full): a new [class@Hp.Module]
+ *
+ * Since: 1.0
  */
 HpModule *
 hp_module_new (void)
@@ -509,12 +525,14 @@ hp_module_new (void)
  * @name: a name
  *
  * The seed of the part of a tree called @name, from the seed of the
- * whole: hp_module_init_states() gives each child and each parameter
+ * whole: [method@Hp.Module.init_states] gives each child and each parameter
  * the seed derived from its module's seed and its own name. A
- * #HpModuleClass.reset_parameters implementation uses it to give each
+ * [vfunc@Hp.Module.reset_parameters] implementation uses it to give each
  * of its parameters a seed of its own.
  *
  * Returns: the derived seed
+ *
+ * Since: 1.0
  */
 guint64
 hp_module_derive_seed (guint64      seed,
@@ -638,18 +656,20 @@ store_state (GPtrArray   *entries,
 
 /**
  * hp_module_register_parameter:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @name: the parameter's name, without dots
  * @tensor: a floating-point leaf tensor (plain or DTensor)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Registers @tensor as the parameter @name of @self and makes it
  * require gradients. A parameter of that name is replaced, keeping its
  * position in the registration order.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT when @name
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @name
  *   is empty, has a dot or is a buffer or child, or @tensor is not a
  *   floating-point leaf
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_register_parameter (HpModule     *self,
@@ -686,18 +706,20 @@ hp_module_register_parameter (HpModule     *self,
 
 /**
  * hp_module_register_buffer:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @name: the buffer's name, without dots
  * @tensor: the buffer
  * @persistent: whether the buffer belongs in a state dict
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Registers @tensor as the buffer @name of @self: state that is not
  * trained, such as a rotary cache. A buffer of that name is replaced,
  * keeping its position.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT when @name
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @name
  *   is empty, has a dot or is a parameter or child
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_register_buffer (HpModule     *self,
@@ -738,18 +760,20 @@ is_ancestor_or_self (HpModule *self,
 
 /**
  * hp_module_add_child:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @name: the child's name, without dots
  * @child: the child module
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds @child to @self under @name, after the children already there;
  * a child of that name is replaced in its position. A module may be the
  * child of several modules (it is then shared, with its parameters).
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_INVALID_ARGUMENT when @name
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @name
  *   is empty, has a dot or is a parameter or buffer, or @child contains
  *   @self (a cycle)
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_add_child (HpModule     *self,
@@ -804,12 +828,14 @@ resolve_owner (HpModule     *self,
 
 /**
  * hp_module_get_child:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a dotted path of child names, such as `layers.0.attention`
  *
  * Looks a descendant module up by dotted path.
  *
  * Returns: (transfer none) (nullable): the module at @path, or %NULL
+ *
+ * Since: 1.0
  */
 HpModule *
 hp_module_get_child (HpModule    *self,
@@ -847,12 +873,14 @@ _hp_module_lookup_state (HpModule    *self,
 
 /**
  * hp_module_get_parameter:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a parameter name, or a dotted path such as `attention.wq.weight`
  *
  * Looks a parameter up by name or dotted path.
  *
  * Returns: (transfer none) (nullable): the parameter at @path, or %NULL
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_module_get_parameter (HpModule    *self,
@@ -869,12 +897,14 @@ hp_module_get_parameter (HpModule    *self,
 
 /**
  * hp_module_get_buffer:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a buffer name, or a dotted path
  *
  * Looks a buffer up by name or dotted path.
  *
  * Returns: (transfer none) (nullable): the buffer at @path, or %NULL
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_module_get_buffer (HpModule    *self,
@@ -891,13 +921,15 @@ hp_module_get_buffer (HpModule    *self,
 
 /**
  * hp_module_buffer_is_persistent:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a buffer name, or a dotted path
  *
  * Whether the buffer at @path goes into state dicts.
  *
  * Returns: whether the buffer at @path exists and belongs in a state
  *   dict
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_buffer_is_persistent (HpModule    *self,
@@ -930,12 +962,14 @@ entry_names (GPtrArray *entries,
 
 /**
  * hp_module_get_parameter_names:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * Lists the module's own parameters.
  *
  * Returns: (transfer full): the names of the module's own parameters,
  *   in registration order
+ *
+ * Since: 1.0
  */
 GStrv
 hp_module_get_parameter_names (HpModule *self)
@@ -947,12 +981,14 @@ hp_module_get_parameter_names (HpModule *self)
 
 /**
  * hp_module_get_buffer_names:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * Lists the module's own buffers.
  *
  * Returns: (transfer full): the names of the module's own buffers, in
  *   registration order
+ *
+ * Since: 1.0
  */
 GStrv
 hp_module_get_buffer_names (HpModule *self)
@@ -964,12 +1000,14 @@ hp_module_get_buffer_names (HpModule *self)
 
 /**
  * hp_module_get_child_names:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * Lists the module's children.
  *
  * Returns: (transfer full): the names of the module's children, in
  *   order
+ *
+ * Since: 1.0
  */
 GStrv
 hp_module_get_child_names (HpModule *self)
@@ -1019,13 +1057,15 @@ named_states (HpModule *self,
 
 /**
  * hp_module_named_parameters:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * All parameters of the tree by dotted path: own parameters in
  * registration order, then each child's, depth first. A tensor shared
  * by several modules appears once, under its first path.
  *
  * Returns: (transfer full): the parameters
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_module_named_parameters (HpModule *self)
@@ -1037,12 +1077,14 @@ hp_module_named_parameters (HpModule *self)
 
 /**
  * hp_module_named_buffers:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * All buffers of the tree by dotted path, persistent or not, in the
- * order of hp_module_named_parameters().
+ * order of [method@Hp.Module.named_parameters].
  *
  * Returns: (transfer full): the buffers
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_module_named_buffers (HpModule *self)
@@ -1054,11 +1096,13 @@ hp_module_named_buffers (HpModule *self)
 
 /**
  * hp_module_parameters:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
- * The tensors of hp_module_named_parameters(), for an optimizer.
+ * The tensors of [method@Hp.Module.named_parameters], for an optimizer.
  *
  * Returns: (transfer container) (element-type HpTensor): the parameters
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_module_parameters (HpModule *self)
@@ -1079,11 +1123,13 @@ hp_module_parameters (HpModule *self)
 
 /**
  * hp_module_get_param_init:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * Gets the initialisers of the module's parameters.
  *
- * Returns: (transfer none) (nullable): the #HpModule:param-init
+ * Returns: (transfer none) (nullable): the [property@Hp.Module:param-init]
+ *
+ * Since: 1.0
  */
 HpParamInit *
 hp_module_get_param_init (HpModule *self)
@@ -1095,10 +1141,12 @@ hp_module_get_param_init (HpModule *self)
 
 /**
  * hp_module_set_param_init:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @param_init: (nullable): the initialisers
  *
- * Sets #HpModule:param-init.
+ * Sets [property@Hp.Module:param-init].
+ *
+ * Since: 1.0
  */
 void
 hp_module_set_param_init (HpModule    *self,
@@ -1113,11 +1161,13 @@ hp_module_set_param_init (HpModule    *self,
 
 /**
  * hp_module_get_sharding_config:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * Gets the module's sharding configuration.
  *
- * Returns: (transfer none) (nullable): the #HpModule:sharding-config
+ * Returns: (transfer none) (nullable): the [property@Hp.Module:sharding-config]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_module_get_sharding_config (HpModule *self)
@@ -1129,11 +1179,13 @@ hp_module_get_sharding_config (HpModule *self)
 
 /**
  * hp_module_set_sharding_config:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @sharding_config: (nullable): the sharding configuration
  *
- * Sets #HpModule:sharding-config. It takes effect at
- * hp_module_parallelize(); changing it afterwards changes nothing.
+ * Sets [property@Hp.Module:sharding-config]. It takes effect at
+ * [method@Hp.Module.parallelize]; changing it afterwards changes nothing.
+ *
+ * Since: 1.0
  */
 void
 hp_module_set_sharding_config (HpModule         *self,
@@ -1258,25 +1310,27 @@ init_self_parameters (HpModule  *self,
 
 /**
  * hp_module_init_self_parameters:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @seed: the seed of the module
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gives the module's own parameters (not its children's) their first
- * values: each from its entry in #HpModule:param-init when the module
- * has one, otherwise through #HpModuleClass.reset_parameters. Parameter
- * `name` of a #HpParamInit draws from the seed
+ * values: each from its entry in [property@Hp.Module:param-init] when the module
+ * has one, otherwise through [vfunc@Hp.Module.reset_parameters]. Parameter
+ * `name` of a [class@Hp.ParamInit] draws from the seed
  * `hp_module_derive_seed (seed, name)`. Runs with gradient recording
  * off.
  *
- * Returns: %TRUE, or %FALSE with %HP_ERROR_CONFIG when a parameter has
- *   no initialiser ("No initializer for parameter 'n' in HpFoo.
- *   Available: [...]") or nothing initialises the module's parameters
- *   ("HpFoo has parameters [...] but neither param_init nor
- *   reset_parameters is available"), or with %HP_ERROR_PLACEMENT when a
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] when a parameter has
+ *   no initialiser (`No initializer for parameter 'n' in HpFoo.
+ *   Available: [...]`) or nothing initialises the module's parameters
+ *   (`HpFoo has parameters [...] but neither param_init nor
+ *   reset_parameters is available`), or with [HP_ERROR_PLACEMENT][error@Hp.Error] when a
  *   parameter is a DTensor with a `Partial` placement, which no
- *   initialiser fills ("HpFoo.w: cannot initialise a Partial DTensor
- *   (placements (P(sum)))"); no parameter is changed then
+ *   initialiser fills (`HpFoo.w: cannot initialise a Partial DTensor
+ *   (placements (P(sum)))`); no parameter is changed then
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_init_self_parameters (HpModule  *self,
@@ -1392,17 +1446,17 @@ init_states (HpModule    *self,
 
 /**
  * hp_module_init_states:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @seed: the seed of the whole tree
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Initialises the parameters and buffers of the whole tree: for each
  * module, children first (in order, each with the seed
  * `hp_module_derive_seed (seed, child_name)`), then its own parameters
- * (hp_module_init_self_parameters()), then its own buffers
- * (#HpModuleClass.init_self_buffers). A buffer that was a DTensor and
+ * ([method@Hp.Module.init_self_parameters]), then its own buffers
+ * ([vfunc@Hp.Module.init_self_buffers]). A buffer that was a DTensor and
  * is computed anew as a plain tensor is laid out as before. Runs with
- * gradient recording off, and emits #HpModule::states-initialized on
+ * gradient recording off, and emits [signal@Hp.Module::states-initialized] on
  * every module.
  *
  * Parameters keep their identity: their values are overwritten in
@@ -1411,12 +1465,14 @@ init_states (HpModule    *self,
  *
  * Returns: %TRUE, or %FALSE with @error set. Missing initialisers and
  *   parameters no initialiser can fill are found in the whole tree
- *   before any value is written (%HP_ERROR_CONFIG and
- *   %HP_ERROR_PLACEMENT, the messages of
- *   hp_module_init_self_parameters()); the tree is then as it was. An
- *   error of a #HpModuleClass.reset_parameters or
- *   #HpModuleClass.init_self_buffers implementation stops the walk where
+ *   before any value is written ([HP_ERROR_CONFIG][error@Hp.Error] and
+ *   [HP_ERROR_PLACEMENT][error@Hp.Error], the messages of
+ *   [method@Hp.Module.init_self_parameters]); the tree is then as it was. An
+ *   error of a [vfunc@Hp.Module.reset_parameters] or
+ *   [vfunc@Hp.Module.init_self_buffers] implementation stops the walk where
  *   it happens.
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_init_states (HpModule  *self,
@@ -1529,12 +1585,14 @@ _hp_module_lookup_callable (HpModule    *self,
 
 /**
  * hp_module_has_callable:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a callable name, or a dotted path such as `attention.inner_sdpa`
  *
  * Whether an inner callable is registered at @path.
  *
  * Returns: whether a callable is registered at @path
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_has_callable (HpModule    *self,
@@ -1548,13 +1606,15 @@ hp_module_has_callable (HpModule    *self,
 
 /**
  * hp_module_callable_is_local_mapped:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a callable name, or a dotted path
  *
  * Whether the callable at @path runs on local shards.
  *
- * Returns: whether hp_module_parallelize() wrapped the callable at
- *   @path in a #HpLocalMap
+ * Returns: whether [method@Hp.Module.parallelize] wrapped the callable at
+ *   @path in a [class@Hp.LocalMap]
+ *
+ * Since: 1.0
  */
 gboolean
 hp_module_callable_is_local_mapped (HpModule    *self,
@@ -1608,18 +1668,20 @@ take_outputs (GPtrArray    *returned,
 
 /**
  * hp_module_run_callable:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @path: a callable name, or a dotted path such as `attention.inner_sdpa`
  * @args: (element-type HpTensor): the arguments; entries may be %NULL
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Runs the inner callable registered at @path: directly, or, when
- * hp_module_parallelize() wrapped it, through its #HpLocalMap on the
+ * [method@Hp.Module.parallelize] wrapped it, through its [class@Hp.LocalMap] on the
  * local shards of DTensor arguments.
  *
  * Returns: (transfer container) (element-type HpTensor): the outputs, or
- *   %NULL with @error set (%HP_ERROR_INVALID_ARGUMENT for an unknown
+ *   %NULL with @error set ([HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an unknown
  *   @path)
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_module_run_callable (HpModule     *self,
@@ -1653,28 +1715,30 @@ hp_module_run_callable (HpModule     *self,
 
 /**
  * hp_module_call:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @args: (element-type HpTensor): the arguments, in the order of
- *   hp_module_get_forward_arg_names(); entries may be %NULL
- * @error: return location for a #GError
+ *   [method@Hp.Module.get_forward_arg_names]; entries may be %NULL
+ * @error: return location for a [struct@GLib.Error]
  *
- * Runs the module: emits #HpModule::forward-pre; once the module is
+ * Runs the module: emits [signal@Hp.Module::forward-pre]; once the module is
  * parallelized with a sharding configuration, converts each named
  * argument as `in_src_shardings` and `in_dst_shardings` say (a plain
  * tensor becomes a DTensor with its `in_src` placements, or else its
  * `in_dst` ones; a DTensor must have its `in_src` placements; then it is
  * redistributed to `in_dst`); calls [vfunc@Hp.Module.forward]; converts the
  * outputs by index with `out_src_shardings` and `out_dst_shardings` in
- * the same way; emits #HpModule::forward-post.
+ * the same way; emits [signal@Hp.Module::forward-post].
  *
  * The computation itself is the [vfunc@Hp.Module.forward] virtual
  * function; its outputs come back in an array that owns them.
  *
  * Returns: (transfer container) (element-type HpTensor): the outputs, or
- *   %NULL with @error set (%HP_ERROR_PLACEMENT when a DTensor does not
+ *   %NULL with @error set ([HP_ERROR_PLACEMENT][error@Hp.Error] when a DTensor does not
  *   have the placements its `src` sharding expects:
- *   "HpFoo.input: input DTensor has placements (S(0)), but
- *   in_src_shardings expects (R).")
+ *   `HpFoo.input: input DTensor has placements (S(0)), but
+ *   in_src_shardings expects (R).`)
+ *
+ * Since: 1.0
  */
 GPtrArray *
 hp_module_call (HpModule     *self,
@@ -1716,14 +1780,16 @@ hp_module_call (HpModule     *self,
 
 /**
  * hp_module_call1:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  * @input: the one argument
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * hp_module_call() for a module with one tensor in and one out.
+ * [method@Hp.Module.call] for a module with one tensor in and one out.
  *
  * Returns: (transfer full): the first output, or %NULL with @error set
- *   (%HP_ERROR_INVALID_ARGUMENT when there is no tensor output)
+ *   ([HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when there is no tensor output)
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_module_call1 (HpModule     *self,
@@ -1765,11 +1831,13 @@ _hp_module_emit_parallelized (HpModule *self)
 
 /**
  * hp_module_get_mesh:
- * @self: a #HpModule
+ * @self: a [class@Hp.Module]
  *
  * Gets the mesh the module was parallelized over.
  *
- * Returns: (transfer none) (nullable): the #HpModule:mesh
+ * Returns: (transfer none) (nullable): the [property@Hp.Module:mesh]
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_module_get_mesh (HpModule *self)

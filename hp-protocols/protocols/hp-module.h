@@ -32,7 +32,7 @@ G_DECLARE_DERIVABLE_TYPE (HpModule, hp_module, HP, MODULE, HpConfigurable)
  *   the DTensor arguments
  * @user_data: (closure): the data given to
  *   [method@Hp.Module.register_callable]
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * An inner callable of a module. It gets the module it belongs to, so
  * that it needs no reference of its own to it: a callable written in a
@@ -50,6 +50,25 @@ typedef GPtrArray *(*HpModuleCallableFunc) (HpModule   *module,
                                             GPtrArray  *args,
                                             gpointer    user_data,
                                             GError    **error);
+
+/**
+ * HpModuleClass::init_self_buffers:
+ *
+ * Computes the module's own buffers
+ *
+ * Since: 1.0
+ */
+
+/**
+ * HpModuleClass::reset_parameters:
+ *
+ * Gives the module's own parameters their first values when the module has no
+ * [class@Hp.ParamInit]; @seed is different for every module of a tree and the
+ * same on every rank (derive one per parameter with
+ * [func@Hp.Module.derive_seed])
+ *
+ * Since: 1.0
+ */
 
 /**
  * HpModuleClass:

@@ -16,17 +16,17 @@
  * The degree of each kind of parallelism of a job, and the device
  * meshes that follow from them (the `ParallelDims` of torchtitan):
  *
- * - #HpParallelDims:dp-replicate: data parallelism with replicated
+ * - [property@Hp.ParallelDims:dp-replicate]: data parallelism with replicated
  *   parameters (DDP, or the replicate dim of HSDP);
- * - #HpParallelDims:dp-shard: data parallelism with sharded parameters
+ * - [property@Hp.ParallelDims:dp-shard]: data parallelism with sharded parameters
  *   (FSDP), -1 to take whatever ranks the other dims leave;
- * - #HpParallelDims:cp: context parallelism;
- * - #HpParallelDims:tp: tensor parallelism;
- * - #HpParallelDims:pp: pipeline parallelism;
- * - #HpParallelDims:ep: expert parallelism.
+ * - [property@Hp.ParallelDims:cp]: context parallelism;
+ * - [property@Hp.ParallelDims:tp]: tensor parallelism;
+ * - [property@Hp.ParallelDims:pp]: pipeline parallelism;
+ * - [property@Hp.ParallelDims:ep]: expert parallelism.
  *
  * It is a configuration whose fields are these six properties, so it
- * prints, copies and reads from JSON like any #HpConfig; it builds no
+ * prints, copies and reads from JSON like any [class@Hp.Config]; it builds no
  * object (it has no owner type).
  *
  * The degrees follow torchtitan's rules. The product `dp_replicate *
@@ -36,20 +36,20 @@
  * (its `etp == tp` case, the only one here). The expert-parallel group
  * of a rank is made of all of cp and a part of dp_shard, so @ep must be
  * a multiple of @cp and divide `dp_shard * cp`.
- * hp_parallel_dims_resolve() checks all of this against a world size
- * and fills in #HpParallelDims:dp-shard; [method@Hp.Config.validate]
+ * [method@Hp.ParallelDims.resolve] checks all of this against a world size
+ * and fills in [property@Hp.ParallelDims:dp-shard]; [method@Hp.Config.validate]
  * checks what needs no world size (also for dims nested in a job
  * configuration): dp_shard is not 0, ep is a multiple of cp and, when
  * dp_shard is given, divides `dp_shard * cp`.
  *
  * Two meshes lay out the same world ranks:
  *
- * - hp_parallel_dims_build_mesh(), the mesh of the dense layers, has
+ * - [method@Hp.ParallelDims.build_mesh], the mesh of the dense layers, has
  *   the dims `dp_replicate`, `dp_shard`, `cp`, `tp` and `pp`, in that
  *   order, each only if its degree is above 1 (a single `dp_shard` dim
- *   spanning the world if none is). #HpParallelDims:ep is not one of its
+ *   spanning the world if none is). [property@Hp.ParallelDims:ep] is not one of its
  *   dims, since expert parallelism reuses the ranks of dp_shard and cp.
- * - hp_parallel_dims_build_expert_mesh(), the mesh of the expert
+ * - [method@Hp.ParallelDims.build_expert_mesh], the mesh of the expert
  *   layers, has the dims `dp_replicate`, `efsdp` (`dp_shard * cp / ep`,
  *   the sharded data parallelism left to the experts), `ep`, `tp` and
  *   `pp`, again only those above 1 (a single `efsdp` dim spanning the
@@ -64,6 +64,8 @@
  * g_autoptr(HpDeviceMesh) mesh = hp_parallel_dims_build_mesh (dims, &error);
  * // mesh: dp_shard 4, tp 2
  * ]|
+ *
+ * Since: 1.0
  */
 
 enum {
@@ -235,10 +237,12 @@ hp_parallel_dims_init (HpParallelDims *self)
  * hp_parallel_dims_new:
  *
  * Creates parallel dims with the defaults: no parallelism but sharded
- * data parallelism over the whole world (#HpParallelDims:dp-shard -1,
+ * data parallelism over the whole world ([property@Hp.ParallelDims:dp-shard] -1,
  * every other degree 1).
  *
- * Returns: (transfer full): a new #HpParallelDims
+ * Returns: (transfer full): a new [class@Hp.ParallelDims]
+ *
+ * Since: 1.0
  */
 HpParallelDims *
 hp_parallel_dims_new (void)
@@ -287,9 +291,9 @@ product (const gint  *degrees,
 
 /**
  * hp_parallel_dims_resolve:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  * @world_size: the number of ranks, at least 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks the degrees against a world of @world_size ranks and fills in
  * [property@Hp.ParallelDims:dp-shard] when it is -1: @world_size
@@ -309,12 +313,14 @@ product (const gint  *degrees,
  *
  * Returns: (transfer full): new parallel dims with
  *   [property@Hp.ParallelDims:dp-shard] at least 1 and the other
- *   degrees of @self, or %NULL with %HP_ERROR_CONFIG and the numbers
+ *   degrees of @self, or %NULL with [HP_ERROR_CONFIG][error@Hp.Error] and the numbers
  *   involved, for example `HpParallelDims: dp_replicate (1) * dp_shard
  *   (3) * cp (1) * tp (2) * pp (1) = 6 != world size 4`, if
  *   [property@Hp.ParallelDims:dp-shard] is 0, the other dims do not
  *   divide @world_size, the product is not @world_size or
  *   [property@Hp.ParallelDims:ep] does not fit
+ *
+ * Since: 1.0
  */
 HpParallelDims *
 hp_parallel_dims_resolve (HpParallelDims  *self,
@@ -400,24 +406,26 @@ mesh_from_dims (const gint           *sizes,
 
 /**
  * hp_parallel_dims_build_mesh:
- * @self: a #HpParallelDims
- * @error: return location for a #GError
+ * @self: a [class@Hp.ParallelDims]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes the mesh of the dense layers over the MPI world
- * (`MPI_COMM_WORLD`, started with hp_init() if needed), after resolving
- * @self against the world size (hp_parallel_dims_resolve()). Its dims
+ * (`MPI_COMM_WORLD`, started with [func@Hp.init] if needed), after resolving
+ * @self against the world size ([method@Hp.ParallelDims.resolve]). Its dims
  * are `dp_replicate`, `dp_shard`, `cp`, `tp` and `pp` in that order,
  * named so, each only when its degree is above 1; when none is, the
  * mesh has the single dim `dp_shard` spanning the world. Expert
  * parallelism borrows ranks of dp_shard and cp and has no dim here
- * (see hp_parallel_dims_build_expert_mesh()).
+ * (see [method@Hp.ParallelDims.build_expert_mesh]).
  *
- * This is collective, like hp_device_mesh_new(): every rank calls it
+ * This is collective, like [ctor@Hp.DeviceMesh.new]: every rank calls it
  * with the same degrees.
  *
  * Returns: (transfer full): a new mesh, or %NULL with @error set:
- *   %HP_ERROR_CONFIG if the degrees do not fit the world (see
- *   hp_parallel_dims_resolve()), or the error of hp_device_mesh_new()
+ *   [HP_ERROR_CONFIG][error@Hp.Error] if the degrees do not fit the world (see
+ *   [method@Hp.ParallelDims.resolve]), or the error of [ctor@Hp.DeviceMesh.new]
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_parallel_dims_build_mesh (HpParallelDims  *self,
@@ -446,8 +454,8 @@ hp_parallel_dims_build_mesh (HpParallelDims  *self,
 
 /**
  * hp_parallel_dims_build_expert_mesh:
- * @self: a #HpParallelDims
- * @error: return location for a #GError
+ * @self: a [class@Hp.ParallelDims]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes the mesh of the expert layers over the MPI world, after
  * resolving @self against the world size. Its dims are `dp_replicate`,
@@ -455,18 +463,20 @@ hp_parallel_dims_build_mesh (HpParallelDims  *self,
  * each only when its size is above 1; when none is, the mesh has the
  * single dim `efsdp` spanning the world.
  *
- * It holds the world ranks of the mesh of hp_parallel_dims_build_mesh()
+ * It holds the world ranks of the mesh of [method@Hp.ParallelDims.build_mesh]
  * with the dp_shard and cp dims, taken together in that order, split
  * into efsdp and ep instead: the rank at coordinate `s` on dp_shard and
  * `c` on cp there is at `(s * cp + c) / ep` on efsdp and
  * `(s * cp + c) % ep` on ep here, and at the same coordinates on the
  * other dims.
  *
- * This is collective, like hp_device_mesh_new().
+ * This is collective, like [ctor@Hp.DeviceMesh.new].
  *
  * Returns: (transfer full): a new mesh, or %NULL with @error set:
- *   %HP_ERROR_CONFIG if the degrees do not fit the world (see
- *   hp_parallel_dims_resolve()), or the error of hp_device_mesh_new()
+ *   [HP_ERROR_CONFIG][error@Hp.Error] if the degrees do not fit the world (see
+ *   [method@Hp.ParallelDims.resolve]), or the error of [ctor@Hp.DeviceMesh.new]
+ *
+ * Since: 1.0
  */
 HpDeviceMesh *
 hp_parallel_dims_build_expert_mesh (HpParallelDims  *self,
@@ -568,14 +578,16 @@ HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, ep, 0)
 
 /**
  * hp_parallel_dims_get_world_size:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Gets the number of ranks the degrees span, `dp_replicate * dp_shard
  * * cp * tp * pp` (expert parallelism adds none).
  *
- * Returns: the world size, or -1 if #HpParallelDims:dp-shard is not a
- *   degree yet (-1 or 0; see hp_parallel_dims_resolve()) or the product
+ * Returns: the world size, or -1 if [property@Hp.ParallelDims:dp-shard] is not a
+ *   degree yet (-1 or 0; see [method@Hp.ParallelDims.resolve]) or the product
  *   exceeds %G_MAXINT
+ *
+ * Since: 1.0
  */
 gint
 hp_parallel_dims_get_world_size (HpParallelDims *self)
@@ -592,12 +604,14 @@ hp_parallel_dims_get_world_size (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_non_data_parallel_size:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Gets the number of ranks that share one data-parallel slice of a
  * batch, `cp * tp * pp`.
  *
  * Returns: the size, or -1 if it exceeds %G_MAXINT
+ *
+ * Since: 1.0
  */
 gint
 hp_parallel_dims_get_non_data_parallel_size (HpParallelDims *self)
@@ -612,14 +626,16 @@ hp_parallel_dims_get_non_data_parallel_size (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_dp_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Tells whether there is data parallelism of either kind. Like the
  * other predicates it reads the degrees as they are: resolve @self
- * first, as a #HpParallelDims:dp-shard of -1 counts as not enabled.
+ * first, as a [property@Hp.ParallelDims:dp-shard] of -1 counts as not enabled.
  *
- * Returns: %TRUE if #HpParallelDims:dp-replicate or
- *   #HpParallelDims:dp-shard is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:dp-replicate] or
+ *   [property@Hp.ParallelDims:dp-shard] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_dp_enabled (HpParallelDims *self)
@@ -631,11 +647,13 @@ hp_parallel_dims_get_dp_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_dp_replicate_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Whether dp_replicate is used, that is, its degree is above 1.
  *
- * Returns: %TRUE if #HpParallelDims:dp-replicate is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:dp-replicate] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_dp_replicate_enabled (HpParallelDims *self)
@@ -647,12 +665,14 @@ hp_parallel_dims_get_dp_replicate_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_dp_shard_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Whether dp_shard is used, that is, its degree is above 1.
  *
- * Returns: %TRUE if #HpParallelDims:dp-shard is above 1 (not when it
+ * Returns: %TRUE if [property@Hp.ParallelDims:dp-shard] is above 1 (not when it
  *   is -1: resolve first)
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_dp_shard_enabled (HpParallelDims *self)
@@ -664,14 +684,16 @@ hp_parallel_dims_get_dp_shard_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_fsdp_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Tells whether parameters are sharded over data-parallel ranks: over
  * dp_shard, or over cp, whose ranks also shard the parameters FSDP-style
  * as in torchtitan.
  *
- * Returns: %TRUE if #HpParallelDims:dp-shard or #HpParallelDims:cp is
+ * Returns: %TRUE if [property@Hp.ParallelDims:dp-shard] or [property@Hp.ParallelDims:cp] is
  *   above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_fsdp_enabled (HpParallelDims *self)
@@ -683,11 +705,13 @@ hp_parallel_dims_get_fsdp_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_cp_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Whether cp is used, that is, its degree is above 1.
  *
- * Returns: %TRUE if #HpParallelDims:cp is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:cp] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_cp_enabled (HpParallelDims *self)
@@ -699,13 +723,15 @@ hp_parallel_dims_get_cp_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_dp_cp_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Tells whether a batch is split over ranks, by data or by context
  * parallelism.
  *
- * Returns: %TRUE if #HpParallelDims:dp-replicate,
- *   #HpParallelDims:dp-shard or #HpParallelDims:cp is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:dp-replicate],
+ *   [property@Hp.ParallelDims:dp-shard] or [property@Hp.ParallelDims:cp] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_dp_cp_enabled (HpParallelDims *self)
@@ -717,11 +743,13 @@ hp_parallel_dims_get_dp_cp_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_tp_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Whether tp is used, that is, its degree is above 1.
  *
- * Returns: %TRUE if #HpParallelDims:tp is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:tp] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_tp_enabled (HpParallelDims *self)
@@ -733,11 +761,13 @@ hp_parallel_dims_get_tp_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_pp_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Whether pp is used, that is, its degree is above 1.
  *
- * Returns: %TRUE if #HpParallelDims:pp is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:pp] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_pp_enabled (HpParallelDims *self)
@@ -749,11 +779,13 @@ hp_parallel_dims_get_pp_enabled (HpParallelDims *self)
 
 /**
  * hp_parallel_dims_get_ep_enabled:
- * @self: a #HpParallelDims
+ * @self: a [class@Hp.ParallelDims]
  *
  * Whether ep is used, that is, its degree is above 1.
  *
- * Returns: %TRUE if #HpParallelDims:ep is above 1
+ * Returns: %TRUE if [property@Hp.ParallelDims:ep] is above 1
+ *
+ * Since: 1.0
  */
 gboolean
 hp_parallel_dims_get_ep_enabled (HpParallelDims *self)

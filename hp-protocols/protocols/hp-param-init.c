@@ -14,7 +14,7 @@
  * HpParamInit:
  *
  * Initialisers by parameter name: the `param_init` of a module config,
- * which says how hp_module_init_states() fills each parameter the
+ * which says how [method@Hp.Module.init_states] fills each parameter the
  * module registers itself.
  *
  * The map keeps its entries in the order their names were first set;
@@ -22,11 +22,13 @@
  * %NULL removes the entry. The initialisers are immutable, so maps and
  * their copies share them.
  *
- * The text form, read by hp_param_init_new_from_string() and written by
- * hp_param_init_to_string(), is a list of `name=initializer` entries
+ * The text form, read by [ctor@Hp.ParamInit.new_from_string] and written by
+ * [method@Hp.ParamInit.to_string], is a list of `name=initializer` entries
  * separated by semicolons, for example
- * `weight=normal(mean=0, std=0.02); bias=zeros` (see #HpInitializer for
+ * `weight=normal(mean=0, std=0.02); bias=zeros` (see [class@Hp.Initializer] for
  * the initialisers).
+ *
+ * Since: 1.0
  */
 
 struct _HpParamInit
@@ -67,7 +69,9 @@ hp_param_init_init (HpParamInit *self)
  *
  * Creates an empty map.
  *
- * Returns: (transfer full): a new #HpParamInit
+ * Returns: (transfer full): a new [class@Hp.ParamInit]
+ *
+ * Since: 1.0
  */
 HpParamInit *
 hp_param_init_new (void)
@@ -77,13 +81,15 @@ hp_param_init_new (void)
 
 /**
  * hp_param_init_set:
- * @self: a #HpParamInit
+ * @self: a [class@Hp.ParamInit]
  * @param_name: the name of a parameter, not empty
  * @initializer: (nullable): its initialiser, or %NULL to remove the entry
  *
  * Sets the initialiser of @param_name. A new name goes after the
  * existing ones; an existing name keeps its position. %NULL removes
  * @param_name if it is there.
+ *
+ * Since: 1.0
  */
 void
 hp_param_init_set (HpParamInit   *self,
@@ -99,13 +105,15 @@ hp_param_init_set (HpParamInit   *self,
 
 /**
  * hp_param_init_get:
- * @self: a #HpParamInit
+ * @self: a [class@Hp.ParamInit]
  * @param_name: the name of a parameter
  *
  * Gets the initialiser of @param_name.
  *
  * Returns: (transfer none) (nullable): the initialiser, or %NULL if
  *   @self has none for @param_name
+ *
+ * Since: 1.0
  */
 HpInitializer *
 hp_param_init_get (HpParamInit *self,
@@ -119,12 +127,14 @@ hp_param_init_get (HpParamInit *self,
 
 /**
  * hp_param_init_get_names:
- * @self: a #HpParamInit
+ * @self: a [class@Hp.ParamInit]
  *
  * Gets the parameter names, in the order they were first set.
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of the names; empty for an empty map
+ *
+ * Since: 1.0
  */
 GStrv
 hp_param_init_get_names (HpParamInit *self)
@@ -136,11 +146,13 @@ hp_param_init_get_names (HpParamInit *self)
 
 /**
  * hp_param_init_get_n_entries:
- * @self: a #HpParamInit
+ * @self: a [class@Hp.ParamInit]
  *
  * Gets the number of parameters @self has an initialiser for.
  *
  * Returns: the number of entries
+ *
+ * Since: 1.0
  */
 guint
 hp_param_init_get_n_entries (HpParamInit *self)
@@ -158,19 +170,21 @@ static const HpNameMapSyntax syntax = {
 /**
  * hp_param_init_new_from_string:
  * @text: entries such as "weight=normal(std=0.02); bias=zeros"
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Parses a map as written by hp_param_init_to_string(): entries
+ * Parses a map as written by [method@Hp.ParamInit.to_string]: entries
  * separated by semicolons, each a parameter name, `=` and an initialiser
- * in any form hp_initializer_new_from_string() reads. Names are made of
+ * in any form [ctor@Hp.Initializer.new_from_string] reads. Names are made of
  * letters, digits, `_`, `-` and `.`; whitespace around entries, names
  * and initialisers is allowed. A blank @text gives an empty map. The
  * entries keep the order of @text.
  *
- * Returns: (transfer full): a new #HpParamInit, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT, naming the entry, for an empty entry, an
+ * Returns: (transfer full): a new [class@Hp.ParamInit], or %NULL with
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error], naming the entry, for an empty entry, an
  *   entry without `=`, an empty or invalid name, a name given twice or
  *   an initialiser that does not parse
+ *
+ * Since: 1.0
  */
 HpParamInit *
 hp_param_init_new_from_string (const gchar  *text,
@@ -211,15 +225,17 @@ hp_param_init_new_from_string (const gchar  *text,
 
 /**
  * hp_param_init_to_string:
- * @self: a #HpParamInit
+ * @self: a [class@Hp.ParamInit]
  *
  * Formats @self as `weight=normal(mean=0, std=0.02); bias=zeros`: the
  * entries in order, each initialiser in the form of
- * hp_initializer_to_string(). An empty map gives an empty string.
- * hp_param_init_new_from_string() reads the result back when the names
+ * [method@Hp.Initializer.to_string]. An empty map gives an empty string.
+ * [ctor@Hp.ParamInit.new_from_string] reads the result back when the names
  * are made of the characters it accepts.
  *
  * Returns: (transfer full): the text
+ *
+ * Since: 1.0
  */
 gchar *
 hp_param_init_to_string (HpParamInit *self)
@@ -241,14 +257,16 @@ hp_param_init_to_string (HpParamInit *self)
 
 /**
  * hp_param_init_equal:
- * @self: a #HpParamInit
- * @other: another #HpParamInit
+ * @self: a [class@Hp.ParamInit]
+ * @other: another [class@Hp.ParamInit]
  *
  * Tells whether two maps give the same parameters equal initialisers
- * (see hp_initializer_equal()). The order of the entries does not
+ * (see [method@Hp.Initializer.equal]). The order of the entries does not
  * matter.
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_param_init_equal (HpParamInit *self,
@@ -263,13 +281,15 @@ hp_param_init_equal (HpParamInit *self,
 
 /**
  * hp_param_init_copy:
- * @self: a #HpParamInit
+ * @self: a [class@Hp.ParamInit]
  *
  * Copies @self: the same entries in the same order, sharing the
  * (immutable) initialisers. Later changes to either map do not affect
  * the other.
  *
- * Returns: (transfer full): a new #HpParamInit
+ * Returns: (transfer full): a new [class@Hp.ParamInit]
+ *
+ * Since: 1.0
  */
 HpParamInit *
 hp_param_init_copy (HpParamInit *self)

@@ -13,8 +13,10 @@
 /**
  * HpSequential:
  *
- * A #HpModuleList whose forward runs its modules in order, each on the
+ * A [class@Hp.ModuleList] whose forward runs its modules in order, each on the
  * outputs of the one before.
+ *
+ * Since: 1.0
  */
 
 struct _HpSequential
@@ -65,8 +67,10 @@ hp_sequential_init (HpSequential *self)
  *
  * Creates an empty sequential module.
  *
- * Returns: (transfer full): a new empty #HpSequential; its forward
+ * Returns: (transfer full): a new empty [class@Hp.Sequential]; its forward
  *   returns its arguments until modules are appended
+ *
+ * Since: 1.0
  */
 HpSequential *
 hp_sequential_new (void)

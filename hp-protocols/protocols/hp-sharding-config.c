@@ -20,7 +20,7 @@
  * A sharding config holds:
  *
  * - `state_shardings`: parameter or buffer path (dotted paths reach into
- *   children) -> the #HpNamedPlacement the state is distributed with;
+ *   children) -> the [class@Hp.NamedPlacement] the state is distributed with;
  * - `in_src_shardings`: forward argument name -> the layout a plain
  *   tensor argument is taken to have (and a DTensor argument must have);
  * - `in_dst_shardings`: forward argument name -> the layout the forward
@@ -28,7 +28,7 @@
  * - `out_src_shardings`: per output index, the layout the forward
  *   function produces;
  * - `out_dst_shardings`: per output index, the layout the caller gets;
- * - `local_map`: an optional #HpLocalMapConfig naming an inner callable
+ * - `local_map`: an optional [class@Hp.LocalMapConfig] naming an inner callable
  *   to run on local shards.
  *
  * The three name-keyed maps keep their names in the order they were
@@ -37,12 +37,14 @@
  * the end grows the list with %NULL entries, and trailing %NULL entries
  * are dropped.
  *
- * #HpShardingConfig::changed is emitted once for every setter call that
- * changes the config, and whenever the #HpLocalMapConfig it holds
+ * [signal@Hp.ShardingConfig::changed] is emitted once for every setter call that
+ * changes the config, and whenever the [class@Hp.LocalMapConfig] it holds
  * notifies a change. Named placements are shared, not copied: treat one
  * as a value once it is in a config and set a new one instead of
  * changing it (such changes are not noticed). A sharding config can be
  * shared by reference between modules.
+ *
+ * Since: 1.0
  */
 
 struct _HpShardingConfig
@@ -206,7 +208,9 @@ hp_sharding_config_class_init (HpShardingConfigClass *klass)
    *
    * The inner callable to run on local shards and its layouts, or %NULL
    * for none. The config keeps a reference, not a copy, and emits
-   * #HpShardingConfig::changed when it notifies a change.
+   * [signal@Hp.ShardingConfig::changed] when it notifies a change.
+   *
+   * Since: 1.0
    */
   properties[PROP_LOCAL_MAP] =
     g_param_spec_object ("local-map", NULL, NULL,
@@ -224,6 +228,8 @@ hp_sharding_config_class_init (HpShardingConfigClass *klass)
    * Emitted once after each change: an entry added, replaced by an
    * unequal one or removed, a different local map config set, or a
    * change the local map config notified.
+   *
+   * Since: 1.0
    */
   signals[CHANGED] =
     g_signal_new ("changed",
@@ -248,7 +254,9 @@ hp_sharding_config_init (HpShardingConfig *self)
  *
  * Creates an empty sharding config: no entries and no local map.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_config_new (void)
@@ -258,16 +266,18 @@ hp_sharding_config_new (void)
 
 /**
  * hp_sharding_config_set_state_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @path: the path of a parameter or buffer (such as `weight` or
  *   `attention.wq.weight`), not empty
  * @named: (nullable): its layout, or %NULL to remove the entry
  *
  * Sets how the state at @path is distributed when the module is
  * parallelised. A new path goes after the existing ones; an existing
- * path keeps its position. Emits #HpShardingConfig::changed unless
+ * path keeps its position. Emits [signal@Hp.ShardingConfig::changed] unless
  * nothing changes (@named equal to the current entry, or %NULL for a
  * path without one).
+ *
+ * Since: 1.0
  */
 void
 hp_sharding_config_set_state_sharding (HpShardingConfig *self,
@@ -284,13 +294,15 @@ hp_sharding_config_set_state_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_state_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @path: the path of a parameter or buffer
  *
  * Gets the layout of the state at @path.
  *
  * Returns: (transfer none) (nullable): the named placement, or %NULL if
  *   @self has none for @path
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_sharding_config_get_state_sharding (HpShardingConfig *self,
@@ -304,13 +316,15 @@ hp_sharding_config_get_state_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_list_state_shardings:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Gets the paths that have a state sharding, in the order they were
  * first set.
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of paths
+ *
+ * Since: 1.0
  */
 GStrv
 hp_sharding_config_list_state_shardings (HpShardingConfig *self)
@@ -322,14 +336,16 @@ hp_sharding_config_list_state_shardings (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_set_in_src_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @arg_name: the name of a forward argument, not empty
  * @named: (nullable): its layout, or %NULL to remove the entry
  *
  * Sets the layout the forward argument @arg_name comes in: a plain
  * tensor is taken to be the local part of a DTensor with this layout,
  * and a DTensor must have it. Ordering and signal as for
- * hp_sharding_config_set_state_sharding().
+ * [method@Hp.ShardingConfig.set_state_sharding].
+ *
+ * Since: 1.0
  */
 void
 hp_sharding_config_set_in_src_sharding (HpShardingConfig *self,
@@ -346,13 +362,15 @@ hp_sharding_config_set_in_src_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_in_src_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @arg_name: the name of a forward argument
  *
  * Gets the layout the forward argument @arg_name comes in.
  *
  * Returns: (transfer none) (nullable): the named placement, or %NULL if
  *   @self has none for @arg_name
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_sharding_config_get_in_src_sharding (HpShardingConfig *self,
@@ -366,13 +384,15 @@ hp_sharding_config_get_in_src_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_list_in_src_shardings:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Gets the argument names that have an input source sharding, in the
  * order they were first set.
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of names
+ *
+ * Since: 1.0
  */
 GStrv
 hp_sharding_config_list_in_src_shardings (HpShardingConfig *self)
@@ -384,13 +404,15 @@ hp_sharding_config_list_in_src_shardings (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_set_in_dst_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @arg_name: the name of a forward argument, not empty
  * @named: (nullable): its layout, or %NULL to remove the entry
  *
  * Sets the layout the forward function gets the argument @arg_name in;
  * the argument is redistributed to it. Ordering and signal as for
- * hp_sharding_config_set_state_sharding().
+ * [method@Hp.ShardingConfig.set_state_sharding].
+ *
+ * Since: 1.0
  */
 void
 hp_sharding_config_set_in_dst_sharding (HpShardingConfig *self,
@@ -407,13 +429,15 @@ hp_sharding_config_set_in_dst_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_in_dst_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @arg_name: the name of a forward argument
  *
  * Gets the layout the forward function gets the argument @arg_name in.
  *
  * Returns: (transfer none) (nullable): the named placement, or %NULL if
  *   @self has none for @arg_name
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_sharding_config_get_in_dst_sharding (HpShardingConfig *self,
@@ -427,13 +451,15 @@ hp_sharding_config_get_in_dst_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_list_in_dst_shardings:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Gets the argument names that have an input destination sharding, in
  * the order they were first set.
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of names
+ *
+ * Since: 1.0
  */
 GStrv
 hp_sharding_config_list_in_dst_shardings (HpShardingConfig *self)
@@ -445,15 +471,17 @@ hp_sharding_config_list_in_dst_shardings (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_set_out_src_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @index: the index of a forward output
  * @named: (nullable): its layout, or %NULL for none
  *
  * Sets the layout the forward function produces output @index in. An
  * @index past the end grows the list with %NULL entries; trailing %NULL
  * entries are dropped, so setting the last entry to %NULL shortens the
- * list. Emits #HpShardingConfig::changed unless the entry was equal to
+ * list. Emits [signal@Hp.ShardingConfig::changed] unless the entry was equal to
  * @named already.
+ *
+ * Since: 1.0
  */
 void
 hp_sharding_config_set_out_src_sharding (HpShardingConfig *self,
@@ -469,13 +497,15 @@ hp_sharding_config_set_out_src_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_out_src_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @index: the index of a forward output
  *
  * Gets the layout the forward function produces output @index in.
  *
  * Returns: (transfer none) (nullable): the named placement, or %NULL
  *   for a %NULL entry or an @index past the end
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_sharding_config_get_out_src_sharding (HpShardingConfig *self,
@@ -488,12 +518,14 @@ hp_sharding_config_get_out_src_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_n_out_src_shardings:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Gets the length of the output source list: one more than the index
  * of its last entry that is not %NULL.
  *
  * Returns: the number of entries
+ *
+ * Since: 1.0
  */
 guint
 hp_sharding_config_get_n_out_src_shardings (HpShardingConfig *self)
@@ -505,13 +537,15 @@ hp_sharding_config_get_n_out_src_shardings (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_set_out_dst_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @index: the index of a forward output
  * @named: (nullable): its layout, or %NULL for none
  *
  * Sets the layout the caller gets output @index in; the output is
  * redistributed to it. The list behaves as in
- * hp_sharding_config_set_out_src_sharding().
+ * [method@Hp.ShardingConfig.set_out_src_sharding].
+ *
+ * Since: 1.0
  */
 void
 hp_sharding_config_set_out_dst_sharding (HpShardingConfig *self,
@@ -527,13 +561,15 @@ hp_sharding_config_set_out_dst_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_out_dst_sharding:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @index: the index of a forward output
  *
  * Gets the layout the caller gets output @index in.
  *
  * Returns: (transfer none) (nullable): the named placement, or %NULL
  *   for a %NULL entry or an @index past the end
+ *
+ * Since: 1.0
  */
 HpNamedPlacement *
 hp_sharding_config_get_out_dst_sharding (HpShardingConfig *self,
@@ -546,12 +582,14 @@ hp_sharding_config_get_out_dst_sharding (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_n_out_dst_shardings:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Gets the length of the output destination list: one more than the
  * index of its last entry that is not %NULL.
  *
  * Returns: the number of entries
+ *
+ * Since: 1.0
  */
 guint
 hp_sharding_config_get_n_out_dst_shardings (HpShardingConfig *self)
@@ -563,15 +601,17 @@ hp_sharding_config_get_n_out_dst_shardings (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_set_local_map:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  * @local_map: (nullable): the local map config, or %NULL for none
  *
- * Sets #HpShardingConfig:local-map. @self keeps a reference to
+ * Sets [property@Hp.ShardingConfig:local-map]. @self keeps a reference to
  * @local_map (not a copy) and from then on emits
- * #HpShardingConfig::changed when @local_map notifies a change. Setting
- * a different object notifies #HpShardingConfig:local-map; it emits
- * #HpShardingConfig::changed too unless the new config is equal to the
- * old one (see hp_local_map_config_equal()).
+ * [signal@Hp.ShardingConfig::changed] when @local_map notifies a change. Setting
+ * a different object notifies [property@Hp.ShardingConfig:local-map]; it emits
+ * [signal@Hp.ShardingConfig::changed] too unless the new config is equal to the
+ * old one (see [method@Hp.LocalMapConfig.equal]).
+ *
+ * Since: 1.0
  */
 void
 hp_sharding_config_set_local_map (HpShardingConfig *self,
@@ -597,11 +637,13 @@ hp_sharding_config_set_local_map (HpShardingConfig *self,
 
 /**
  * hp_sharding_config_get_local_map:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
- * Gets #HpShardingConfig:local-map.
+ * Gets [property@Hp.ShardingConfig:local-map].
  *
  * Returns: (transfer none) (nullable): the local map config, or %NULL
+ *
+ * Since: 1.0
  */
 HpLocalMapConfig *
 hp_sharding_config_get_local_map (HpShardingConfig *self)
@@ -613,14 +655,16 @@ hp_sharding_config_get_local_map (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_copy:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Copies @self: new maps and lists with the same entries in the same
  * order, sharing the named placements, and a copy of the local map
- * config (see hp_local_map_config_copy()). Later changes to either
+ * config (see [method@Hp.LocalMapConfig.copy]). Later changes to either
  * config do not affect the other.
  *
- * Returns: (transfer full): a new #HpShardingConfig
+ * Returns: (transfer full): a new [class@Hp.ShardingConfig]
+ *
+ * Since: 1.0
  */
 HpShardingConfig *
 hp_sharding_config_copy (HpShardingConfig *self)
@@ -644,8 +688,8 @@ hp_sharding_config_copy (HpShardingConfig *self)
 
 /**
  * hp_sharding_config_equal:
- * @self: a #HpShardingConfig
- * @other: another #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
+ * @other: another [class@Hp.ShardingConfig]
  *
  * Tells whether two sharding configs are equal: the same names with
  * equal named placements in each map (in any order), output lists of
@@ -653,6 +697,8 @@ hp_sharding_config_copy (HpShardingConfig *self)
  * config or with equal ones.
  *
  * Returns: %TRUE if @self and @other are equal
+ *
+ * Since: 1.0
  */
 gboolean
 hp_sharding_config_equal (HpShardingConfig *self,
@@ -733,18 +779,20 @@ append_list (GString     *out,
 
 /**
  * hp_sharding_config_to_string:
- * @self: a #HpShardingConfig
+ * @self: a [class@Hp.ShardingConfig]
  *
  * Formats @self on one line for reading, such as
  * `ShardingConfig(state={weight: tp:S(0)}, in_src={}, in_dst={input: tp:R},
  * out_src=[], out_dst=[tp:S(-1)], local_map=None)`. A named placement
- * with one axis is written as hp_named_placement_to_string() does, one
+ * with one axis is written as [method@Hp.NamedPlacement.to_string] does, one
  * with several axes (or none) in parentheses; %NULL entries are `None`.
  * A local map config is written as
  * `LocalMapConfig(callable_path='attention', in=[...], out=[...],
  * in_grad=None)`.
  *
  * Returns: (transfer full): the text
+ *
+ * Since: 1.0
  */
 gchar *
 hp_sharding_config_to_string (HpShardingConfig *self)

@@ -17,18 +17,20 @@
  * here, `model.embed_tokens.weight` there), and where they differ the
  * shapes and layouts of the tensors.
  *
- * An implementation provides #HpStateDictAdapterInterface.to_hf and
- * #HpStateDictAdapterInterface.from_hf. Reading and writing the
+ * An implementation provides [vfunc@Hp.StateDictAdapter.to_hf] and
+ * [vfunc@Hp.StateDictAdapter.from_hf]. Reading and writing the
  * checkpoint files (`model.safetensors`, or
  * `model.safetensors.index.json` and its shards) goes through
- * hp_state_dict_adapter_load_hf_state_dict() and
- * hp_state_dict_adapter_save_hf_state_dict(); their default
- * implementations report %HP_ERROR_NOT_SUPPORTED until the library
+ * [method@Hp.StateDictAdapter.load_hf_state_dict] and
+ * [method@Hp.StateDictAdapter.save_hf_state_dict]; their default
+ * implementations report [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] until the library
  * reads and writes safetensors files, and an implementation may
  * provide its own.
  *
- * A #HpModelSpec names the adapter type of its model
- * (#HpModelSpec:state-dict-adapter-type).
+ * A [class@Hp.ModelSpec] names the adapter type of its model
+ * ([property@Hp.ModelSpec:state-dict-adapter-type]).
+ *
+ * Since: 1.0
  */
 
 G_DEFINE_INTERFACE (HpStateDictAdapter, hp_state_dict_adapter, G_TYPE_OBJECT)
@@ -92,18 +94,20 @@ convert (HpStateDictAdapter  *self,
 
 /**
  * hp_state_dict_adapter_to_hf:
- * @self: a #HpStateDictAdapter
+ * @self: a [iface@Hp.StateDictAdapter]
  * @sd: a state dict of the model
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Converts a state dict of the model into one with the names and
  * shapes of the Hugging Face checkpoint. @sd is left as it was.
  *
  * Returns: (transfer full): a new state dict, or %NULL with @error set:
- *   %HP_ERROR_NOT_SUPPORTED if the implementation has no
- *   #HpStateDictAdapterInterface.to_hf, %HP_ERROR_STATE if it returned
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if the implementation has no
+ *   [vfunc@Hp.StateDictAdapter.to_hf], [HP_ERROR_STATE][error@Hp.Error] if it returned
  *   nothing without an error or something that is not a state dict,
  *   or the implementation's own error
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_state_dict_adapter_to_hf (HpStateDictAdapter  *self,
@@ -119,19 +123,21 @@ hp_state_dict_adapter_to_hf (HpStateDictAdapter  *self,
 
 /**
  * hp_state_dict_adapter_from_hf:
- * @self: a #HpStateDictAdapter
+ * @self: a [iface@Hp.StateDictAdapter]
  * @hf_sd: a state dict with the names and shapes of the Hugging Face
  *   checkpoint
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Converts a state dict read from a Hugging Face checkpoint into a
  * state dict of the model. @hf_sd is left as it was.
  *
  * Returns: (transfer full): a new state dict, or %NULL with @error set:
- *   %HP_ERROR_NOT_SUPPORTED if the implementation has no
- *   #HpStateDictAdapterInterface.from_hf, %HP_ERROR_STATE if it
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] if the implementation has no
+ *   [vfunc@Hp.StateDictAdapter.from_hf], [HP_ERROR_STATE][error@Hp.Error] if it
  *   returned nothing without an error or something that is not a state
  *   dict, or the implementation's own error
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_state_dict_adapter_from_hf (HpStateDictAdapter  *self,
@@ -147,21 +153,23 @@ hp_state_dict_adapter_from_hf (HpStateDictAdapter  *self,
 
 /**
  * hp_state_dict_adapter_load_hf_state_dict:
- * @self: a #HpStateDictAdapter
+ * @self: a [iface@Hp.StateDictAdapter]
  * @path: the checkpoint directory, holding `model.safetensors` or
  *   `model.safetensors.index.json` and the shard files it names
  * @model_config: (nullable): the configuration of the model the
  *   checkpoint is for, when the implementation needs it
  * @dtype: the element type of the tensors returned
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads a Hugging Face checkpoint, keeping its names and shapes; see
- * hp_state_dict_adapter_from_hf() for converting it.
+ * [method@Hp.StateDictAdapter.from_hf] for converting it.
  *
  * Returns: (transfer full): the checkpoint's tensors, or %NULL with
- *   @error set: %HP_ERROR_NOT_SUPPORTED from the default
- *   implementation, %HP_ERROR_STATE if the implementation returned
+ *   @error set: [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] from the default
+ *   implementation, [HP_ERROR_STATE][error@Hp.Error] if the implementation returned
  *   nothing without an error, or the implementation's own error
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_state_dict_adapter_load_hf_state_dict (HpStateDictAdapter  *self,
@@ -190,20 +198,22 @@ hp_state_dict_adapter_load_hf_state_dict (HpStateDictAdapter  *self,
 
 /**
  * hp_state_dict_adapter_save_hf_state_dict:
- * @self: a #HpStateDictAdapter
+ * @self: a [iface@Hp.StateDictAdapter]
  * @sd: the tensors to write, with the names and shapes of the Hugging
- *   Face checkpoint (see hp_state_dict_adapter_to_hf())
+ *   Face checkpoint (see [method@Hp.StateDictAdapter.to_hf])
  * @model_config: (nullable): the configuration of the model, when the
  *   implementation needs it
  * @path: the checkpoint directory to write
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Writes a Hugging Face checkpoint.
  *
- * Returns: %TRUE, or %FALSE with @error set: %HP_ERROR_NOT_SUPPORTED
- *   from the default implementation, %HP_ERROR_STATE if the
+ * Returns: %TRUE, or %FALSE with @error set: [HP_ERROR_NOT_SUPPORTED][error@Hp.Error]
+ *   from the default implementation, [HP_ERROR_STATE][error@Hp.Error] if the
  *   implementation failed without an error, or the implementation's own
  *   error
+ *
+ * Since: 1.0
  */
 gboolean
 hp_state_dict_adapter_save_hf_state_dict (HpStateDictAdapter  *self,

@@ -32,12 +32,14 @@ G_DECLARE_INTERFACE (HpStateDictAdapter, hp_state_dict_adapter, HP, STATE_DICT_A
  * @from_hf: converts a state dict with the names and shapes of the
  *   Hugging Face checkpoint into one of the model
  * @load_hf_state_dict: reads a Hugging Face checkpoint; the default
- *   fails with %HP_ERROR_NOT_SUPPORTED
+ *   fails with [HP_ERROR_NOT_SUPPORTED][error@Hp.Error]
  * @save_hf_state_dict: writes a Hugging Face checkpoint; the default
- *   fails with %HP_ERROR_NOT_SUPPORTED
+ *   fails with [HP_ERROR_NOT_SUPPORTED][error@Hp.Error]
  *
  * The interface of state dict adapters. An implementation provides
  * @to_hf and @from_hf; the file functions have defaults.
+ *
+ * Since: 1.0
  */
 struct _HpStateDictAdapterInterface
 {

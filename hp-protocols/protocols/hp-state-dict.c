@@ -16,6 +16,8 @@
  * Names keep the order in which they were first inserted. Inserting a
  * name that is already there replaces its tensor in place, at the same
  * position. The dict holds references to its tensors, not copies.
+ *
+ * Since: 1.0
  */
 
 struct _HpStateDict
@@ -62,7 +64,9 @@ hp_state_dict_init (HpStateDict *self)
  *
  * Creates an empty state dict.
  *
- * Returns: (transfer full): a new #HpStateDict
+ * Returns: (transfer full): a new [class@Hp.StateDict]
+ *
+ * Since: 1.0
  */
 HpStateDict *
 hp_state_dict_new (void)
@@ -85,13 +89,15 @@ find_name (HpStateDict *self,
 
 /**
  * hp_state_dict_insert:
- * @self: a #HpStateDict
+ * @self: a [class@Hp.StateDict]
  * @name: the name of the tensor, such as `layers.0.attention.wq.weight`
  * @tensor: the tensor
  *
  * Maps @name to @tensor. A new name goes after the existing ones; an
  * existing name keeps its position and gets @tensor instead of its old
  * tensor.
+ *
+ * Since: 1.0
  */
 void
 hp_state_dict_insert (HpStateDict *self,
@@ -121,13 +127,15 @@ hp_state_dict_insert (HpStateDict *self,
 
 /**
  * hp_state_dict_lookup:
- * @self: a #HpStateDict
+ * @self: a [class@Hp.StateDict]
  * @name: a name
  *
  * Gets the tensor of @name.
  *
  * Returns: (transfer none) (nullable): the tensor, or %NULL if @self has
  *   no entry @name
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_state_dict_lookup (HpStateDict *self,
@@ -145,12 +153,14 @@ hp_state_dict_lookup (HpStateDict *self,
 
 /**
  * hp_state_dict_contains:
- * @self: a #HpStateDict
+ * @self: a [class@Hp.StateDict]
  * @name: a name
  *
  * Tells whether @self has an entry @name.
  *
  * Returns: %TRUE if @name is in @self
+ *
+ * Since: 1.0
  */
 gboolean
 hp_state_dict_contains (HpStateDict *self,
@@ -164,12 +174,14 @@ hp_state_dict_contains (HpStateDict *self,
 
 /**
  * hp_state_dict_remove:
- * @self: a #HpStateDict
+ * @self: a [class@Hp.StateDict]
  * @name: a name
  *
  * Removes the entry @name; the entries after it move up one position.
  *
  * Returns: %TRUE if there was an entry @name
+ *
+ * Since: 1.0
  */
 gboolean
 hp_state_dict_remove (HpStateDict *self,
@@ -193,11 +205,13 @@ hp_state_dict_remove (HpStateDict *self,
 
 /**
  * hp_state_dict_get_size:
- * @self: a #HpStateDict
+ * @self: a [class@Hp.StateDict]
  *
  * Gets the number of entries.
  *
  * Returns: the number of entries
+ *
+ * Since: 1.0
  */
 guint
 hp_state_dict_get_size (HpStateDict *self)
@@ -209,12 +223,14 @@ hp_state_dict_get_size (HpStateDict *self)
 
 /**
  * hp_state_dict_get_names:
- * @self: a #HpStateDict
+ * @self: a [class@Hp.StateDict]
  *
  * Gets the names, in order.
  *
  * Returns: (transfer full) (array zero-terminated=1): a new
  *   %NULL-terminated array of the names; empty for an empty dict
+ *
+ * Since: 1.0
  */
 GStrv
 hp_state_dict_get_names (HpStateDict *self)
@@ -231,12 +247,14 @@ hp_state_dict_get_names (HpStateDict *self)
 
 /**
  * hp_state_dict_get_name:
- * @self: a #HpStateDict
- * @index: a position, less than hp_state_dict_get_size()
+ * @self: a [class@Hp.StateDict]
+ * @index: a position, less than [method@Hp.StateDict.get_size]
  *
  * Gets the name of the entry at @index.
  *
  * Returns: (transfer none): the name, owned by @self
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_state_dict_get_name (HpStateDict *self,
@@ -250,12 +268,14 @@ hp_state_dict_get_name (HpStateDict *self,
 
 /**
  * hp_state_dict_get_tensor:
- * @self: a #HpStateDict
- * @index: a position, less than hp_state_dict_get_size()
+ * @self: a [class@Hp.StateDict]
+ * @index: a position, less than [method@Hp.StateDict.get_size]
  *
  * Gets the tensor of the entry at @index.
  *
  * Returns: (transfer none): the tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_state_dict_get_tensor (HpStateDict *self,

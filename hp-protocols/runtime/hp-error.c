@@ -11,9 +11,11 @@
 /**
  * hp_error_quark:
  *
- * Gets the error domain of hp-protocols, %HP_ERROR.
+ * Gets the error domain of hp-protocols, [HP_ERROR][error@Hp.Error].
  *
  * Returns: the quark of the domain
+ *
+ * Since: 1.0
  */
 G_DEFINE_QUARK (hp-error-quark, hp_error)
 

@@ -37,7 +37,9 @@ G_BEGIN_DECLS
  * @HP_ERROR_FORMAT: a file or string is not in the expected format
  * @HP_ERROR_MPI: an MPI call failed or ranks disagree
  *
- * Error codes of the %HP_ERROR domain.
+ * Error codes of the [HP_ERROR][error@Hp.Error] domain.
+ *
+ * Since: 1.0
  */
 typedef enum
 {

@@ -18,6 +18,8 @@ static _Thread_local gboolean grad_mode_disabled;
  * autograd nodes in the calling thread. Grad mode is on by default.
  *
  * Returns: %TRUE if recording is on
+ *
+ * Since: 1.0
  */
 gboolean
 hp_grad_mode_is_enabled (void)
@@ -32,6 +34,8 @@ hp_grad_mode_is_enabled (void)
  * Turns autograd recording on or off for the calling thread. Turn it off
  * around parameter initialisation and optimiser steps; results computed
  * while it is off have no gradient history.
+ *
+ * Since: 1.0
  */
 void
 hp_grad_mode_set_enabled (gboolean enabled)

@@ -65,7 +65,7 @@ make_mpi_symbols_global (void)
 
 /**
  * hp_init:
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Starts the MPI runtime if nobody has started it yet, with
  * `MPI_Init_thread()` at `MPI_THREAD_FUNNELED`. Calling it again, or
@@ -77,6 +77,8 @@ make_mpi_symbols_global (void)
  * MPI start-up errors in one place.
  *
  * Returns: %TRUE on success, %FALSE with @error set if MPI failed to start
+ *
+ * Since: 1.0
  */
 gboolean
 hp_init (GError **error)
@@ -114,10 +116,12 @@ hp_init (GError **error)
  * hp_get_world_rank:
  *
  * Gets the rank of this process in `MPI_COMM_WORLD`, starting MPI with
- * hp_init() if needed. If MPI cannot start, the process counts as rank 0
+ * [func@Hp.init] if needed. If MPI cannot start, the process counts as rank 0
  * of a world of one.
  *
  * Returns: the world rank
+ *
+ * Since: 1.0
  */
 gint
 hp_get_world_rank (void)
@@ -135,9 +139,11 @@ hp_get_world_rank (void)
  * hp_get_world_size:
  *
  * Gets the number of processes in `MPI_COMM_WORLD`, starting MPI with
- * hp_init() if needed. If MPI cannot start, the world has one rank.
+ * [func@Hp.init] if needed. If MPI cannot start, the world has one rank.
  *
  * Returns: the world size
+ *
+ * Since: 1.0
  */
 gint
 hp_get_world_size (void)

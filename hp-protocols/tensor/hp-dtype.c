@@ -13,11 +13,13 @@
 
 /**
  * hp_dtype_get_size:
- * @dtype: a #HpDType
+ * @dtype: a [enum@Hp.DType]
  *
  * Gets the size of one element of @dtype in bytes.
  *
  * Returns: the element size
+ *
+ * Since: 1.0
  */
 gsize
 hp_dtype_get_size (HpDType dtype)
@@ -37,12 +39,14 @@ hp_dtype_get_size (HpDType dtype)
 
 /**
  * hp_dtype_is_floating:
- * @dtype: a #HpDType
+ * @dtype: a [enum@Hp.DType]
  *
  * Tells whether @dtype is a floating point type, the only kind of tensor
  * that can require gradients.
  *
- * Returns: %TRUE for %HP_DTYPE_FLOAT32 and %HP_DTYPE_FLOAT64
+ * Returns: %TRUE for [HP_DTYPE_FLOAT32][enum@Hp.DType] and [HP_DTYPE_FLOAT64][enum@Hp.DType]
+ *
+ * Since: 1.0
  */
 gboolean
 hp_dtype_is_floating (HpDType dtype)
@@ -52,11 +56,13 @@ hp_dtype_is_floating (HpDType dtype)
 
 /**
  * hp_dtype_to_string:
- * @dtype: a #HpDType
+ * @dtype: a [enum@Hp.DType]
  *
  * Gets the name of @dtype: "float32", "float64" or "int64".
  *
  * Returns: (transfer none): the name
+ *
+ * Since: 1.0
  */
 const gchar *
 hp_dtype_to_string (HpDType dtype)
@@ -72,12 +78,14 @@ hp_dtype_to_string (HpDType dtype)
  * hp_dtype_from_string:
  * @name: a dtype name such as "float32"
  * @dtype: (out): return location for the dtype
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Parses a dtype name as written by hp_dtype_to_string().
+ * Parses a dtype name as written by [func@Hp.DType.to_string].
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_INVALID_ARGUMENT for an
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an
  *   unknown name
+ *
+ * Since: 1.0
  */
 gboolean
 hp_dtype_from_string (const gchar  *name,

@@ -21,8 +21,10 @@ G_BEGIN_DECLS
  * @HP_DTYPE_FLOAT64: 64-bit IEEE float
  * @HP_DTYPE_INT64: 64-bit signed integer (token ids, class targets)
  *
- * The element type of a #HpTensor. Elements are stored in the host's
+ * The element type of a [class@Hp.Tensor]. Elements are stored in the host's
  * byte order.
+ *
+ * Since: 1.0
  */
 typedef enum
 {

@@ -174,17 +174,19 @@ random_slice (RandomKind     kind,
 
 /**
  * hp_tensor_new_randn:
- * @dtype: %HP_DTYPE_FLOAT32 or %HP_DTYPE_FLOAT64
+ * @dtype: [HP_DTYPE_FLOAT32][enum@Hp.DType] or [HP_DTYPE_FLOAT64][enum@Hp.DType]
  * @shape: (array length=ndim) (nullable): the size of each dim
  * @ndim: the number of dims
  * @seed: the seed
  *
  * Creates a tensor of standard normal samples. Element i is a function of
  * i and @seed only (Philox4x32-10 and Box-Muller), so the same seed gives
- * the same tensor on every machine, and hp_tensor_new_randn_slice() gives
+ * the same tensor on every machine, and [ctor@Hp.Tensor.new_randn_slice] gives
  * any part of it.
  *
  * Returns: (transfer full): a new tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_randn (HpDType       dtype,
@@ -203,7 +205,7 @@ hp_tensor_new_randn (HpDType       dtype,
 
 /**
  * hp_tensor_new_uniform:
- * @dtype: %HP_DTYPE_FLOAT32 or %HP_DTYPE_FLOAT64
+ * @dtype: [HP_DTYPE_FLOAT32][enum@Hp.DType] or [HP_DTYPE_FLOAT64][enum@Hp.DType]
  * @shape: (array length=ndim) (nullable): the size of each dim
  * @ndim: the number of dims
  * @low: the lower bound (included)
@@ -211,9 +213,11 @@ hp_tensor_new_randn (HpDType       dtype,
  * @seed: the seed
  *
  * Creates a tensor of samples uniform in [@low, @high), from the same
- * counter-based generator as hp_tensor_new_randn().
+ * counter-based generator as [ctor@Hp.Tensor.new_randn].
  *
  * Returns: (transfer full): a new tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_uniform (HpDType       dtype,
@@ -234,7 +238,7 @@ hp_tensor_new_uniform (HpDType       dtype,
 
 /**
  * hp_tensor_new_randn_slice:
- * @dtype: %HP_DTYPE_FLOAT32 or %HP_DTYPE_FLOAT64
+ * @dtype: [HP_DTYPE_FLOAT32][enum@Hp.DType] or [HP_DTYPE_FLOAT64][enum@Hp.DType]
  * @global_shape: (array length=ndim): the shape of the whole random tensor
  * @ndim: the number of dims
  * @offsets: (array length=n_offsets): where the slice starts in each dim
@@ -242,14 +246,16 @@ hp_tensor_new_uniform (HpDType       dtype,
  * @shape: (array length=n_shape): the size of the slice in each dim
  * @n_shape: the number of sizes, equal to @ndim
  * @seed: the seed
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates the slice `[offsets, offsets + shape)` of
  * `hp_tensor_new_randn (dtype, global_shape, ndim, seed)` without making
  * the rest of it. Distributed initialisation relies on this.
  *
  * Returns: (transfer full): a new tensor of shape @shape, or %NULL with
- *   %HP_ERROR_SHAPE if the slice is not inside @global_shape
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the slice is not inside @global_shape
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_randn_slice (HpDType        dtype,
@@ -270,7 +276,7 @@ hp_tensor_new_randn_slice (HpDType        dtype,
 
 /**
  * hp_tensor_new_uniform_slice:
- * @dtype: %HP_DTYPE_FLOAT32 or %HP_DTYPE_FLOAT64
+ * @dtype: [HP_DTYPE_FLOAT32][enum@Hp.DType] or [HP_DTYPE_FLOAT64][enum@Hp.DType]
  * @global_shape: (array length=ndim): the shape of the whole random tensor
  * @ndim: the number of dims
  * @offsets: (array length=n_offsets): where the slice starts in each dim
@@ -280,14 +286,16 @@ hp_tensor_new_randn_slice (HpDType        dtype,
  * @low: the lower bound (included)
  * @high: the upper bound (excluded)
  * @seed: the seed
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates the slice `[offsets, offsets + shape)` of
  * `hp_tensor_new_uniform (dtype, global_shape, ndim, low, high, seed)`
  * without making the rest of it.
  *
  * Returns: (transfer full): a new tensor of shape @shape, or %NULL with
- *   %HP_ERROR_SHAPE if the slice is not inside @global_shape
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the slice is not inside @global_shape
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_uniform_slice (HpDType        dtype,

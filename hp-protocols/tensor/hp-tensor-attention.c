@@ -356,15 +356,15 @@ check_inputs (HpTensor   *query,
 
 /**
  * hp_tensor_scaled_dot_product_attention:
- * @query: a floating point #HpTensor of shape [B, H, S, D]
- * @key: a #HpTensor of the same dtype and shape [B, Hkv, Skv, D]
- * @value: a #HpTensor of the same dtype and shape [B, Hkv, Skv, Dv]
+ * @query: a floating point [class@Hp.Tensor] of shape [B, H, S, D]
+ * @key: a [class@Hp.Tensor] of the same dtype and shape [B, Hkv, Skv, D]
+ * @value: a [class@Hp.Tensor] of the same dtype and shape [B, Hkv, Skv, Dv]
  * @mask: (nullable): an additive mask of the same dtype, broadcastable
  *   to [B, H, S, Skv]; `-inf` entries exclude keys
  * @is_causal: whether query i sees only keys j <= i
  * @scale: the factor applied to the scores; a value <= 0 or NaN means
  *   `1 / sqrt(D)`
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Computes `softmax(query key^T * scale + mask) value` per batch and
  * head, as `torch.nn.functional.scaled_dot_product_attention` with
@@ -383,9 +383,11 @@ check_inputs (HpTensor   *query,
  * Gradients flow to @query, @key, @value and @mask.
  *
  * Returns: (transfer full): the attention output of shape
- *   [B, H, S, Dv], or %NULL with %HP_ERROR_SHAPE if the shapes do not
- *   fit or %HP_ERROR_INVALID_ARGUMENT for wrong dtypes or a mask
+ *   [B, H, S, Dv], or %NULL with [HP_ERROR_SHAPE][error@Hp.Error] if the shapes do not
+ *   fit or [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for wrong dtypes or a mask
  *   together with @is_causal
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_scaled_dot_product_attention (HpTensor  *query,

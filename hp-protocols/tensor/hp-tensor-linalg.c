@@ -353,9 +353,9 @@ matmul_backward (HpAutogradNode  *node,
 
 /**
  * hp_tensor_matmul:
- * @self: a float32 or float64 #HpTensor with at least 1 dim
- * @other: a #HpTensor of the same dtype with at least 1 dim
- * @error: return location for a #GError
+ * @self: a float32 or float64 [class@Hp.Tensor] with at least 1 dim
+ * @other: a [class@Hp.Tensor] of the same dtype with at least 1 dim
+ * @error: return location for a [struct@GLib.Error]
  *
  * Multiplies two tensors as matrices, with the semantics of numpy's
  * `matmul`. The last two dims of each operand are the matrices
@@ -370,9 +370,11 @@ matmul_backward (HpAutogradNode  *node,
  * CBLAS (one gemm for all rows when @other has no batch dims).
  *
  * Returns: (transfer full): the product, or %NULL with
- *   %HP_ERROR_SHAPE if the inner sizes or batch dims do not fit, or
- *   %HP_ERROR_INVALID_ARGUMENT for a 0-d operand, an integer dtype or
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the inner sizes or batch dims do not fit, or
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for a 0-d operand, an integer dtype or
  *   dtypes that differ
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_matmul (HpTensor  *self,
@@ -537,11 +539,11 @@ linear_check (HpTensor  *x,
 
 /**
  * hp_tensor_linear:
- * @self: the input, a float32 or float64 #HpTensor [.., in] with at
+ * @self: the input, a float32 or float64 [class@Hp.Tensor] [.., in] with at
  *   least 1 dim
  * @weight: the weight [out, in], of the same dtype
  * @bias: (nullable): the bias [out], of the same dtype, or %NULL for none
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Applies an affine map to the last dim: the result [.., out] is
  * @self @weight^T + @bias, as PyTorch's `linear`. All the rows of @self
@@ -549,9 +551,11 @@ linear_check (HpTensor  *x,
  * Empty dims are allowed: with in = 0 every row of the result is the
  * bias (or zeros without one).
  *
- * Returns: (transfer full): the result, or %NULL with %HP_ERROR_SHAPE if
- *   the shapes do not fit or %HP_ERROR_INVALID_ARGUMENT for a 0-d input,
+ * Returns: (transfer full): the result, or %NULL with [HP_ERROR_SHAPE][error@Hp.Error] if
+ *   the shapes do not fit or [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for a 0-d input,
  *   an integer dtype or dtypes that differ
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_linear (HpTensor  *self,

@@ -242,9 +242,9 @@ softmax_op (const gchar  *name,
 
 /**
  * hp_tensor_softmax:
- * @self: a floating point #HpTensor
+ * @self: a floating point [class@Hp.Tensor]
  * @dim: the dim to normalise over; negative counts from the end
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Computes `exp(x) / sum(exp(x))` along @dim. The maximum along @dim is
  * subtracted first, so large inputs do not overflow. Entries equal to
@@ -253,8 +253,10 @@ softmax_op (const gchar  *name,
  * gives 1. An empty @dim gives an empty result.
  *
  * Returns: (transfer full): softmax(@self) with the shape of @self, or
- *   %NULL with %HP_ERROR_INVALID_ARGUMENT for an integer tensor or a
+ *   %NULL with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor or a
  *   @dim out of range
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_softmax (HpTensor  *self,
@@ -272,9 +274,9 @@ hp_tensor_softmax (HpTensor  *self,
 
 /**
  * hp_tensor_log_softmax:
- * @self: a floating point #HpTensor
+ * @self: a floating point [class@Hp.Tensor]
  * @dim: the dim to normalise over; negative counts from the end
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Computes `x - log(sum(exp(x)))` along @dim, shifted by the maximum
  * along @dim so that large inputs neither overflow nor lose precision.
@@ -282,8 +284,10 @@ hp_tensor_softmax (HpTensor  *self,
  * as PyTorch. A 0-d tensor accepts @dim 0 or -1 and gives 0.
  *
  * Returns: (transfer full): log_softmax(@self) with the shape of @self,
- *   or %NULL with %HP_ERROR_INVALID_ARGUMENT for an integer tensor or a
+ *   or %NULL with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor or a
  *   @dim out of range
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_log_softmax (HpTensor  *self,
@@ -429,20 +433,22 @@ rms_norm_backward (HpAutogradNode  *node,
 
 /**
  * hp_tensor_rms_norm:
- * @self: a floating point #HpTensor of at least one dim
- * @weight: (nullable): a 1-d #HpTensor of the dtype of @self whose size
+ * @self: a floating point [class@Hp.Tensor] of at least one dim
+ * @weight: (nullable): a 1-d [class@Hp.Tensor] of the dtype of @self whose size
  *   is the last dim of @self, or %NULL for no scaling
  * @eps: a non-negative number added to the mean square
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Root mean square normalisation over the last dim:
  * `x / sqrt(mean(x^2, -1) + eps) * weight`. The mean of squares is
  * computed in double precision. A row of zeros with @eps 0 gives NaN.
  *
  * Returns: (transfer full): the normalised tensor with the shape of
- *   @self, or %NULL with %HP_ERROR_SHAPE for a 0-d @self or a @weight
- *   that does not fit, or %HP_ERROR_INVALID_ARGUMENT for an integer
+ *   @self, or %NULL with [HP_ERROR_SHAPE][error@Hp.Error] for a 0-d @self or a @weight
+ *   that does not fit, or [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer
  *   tensor, differing dtypes or a negative @eps
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_rms_norm (HpTensor  *self,
@@ -607,19 +613,21 @@ embedding_backward (HpAutogradNode  *node,
 
 /**
  * hp_tensor_embedding:
- * @weight: a 2-d floating point #HpTensor of shape [V, D]
- * @ids: an int64 #HpTensor of any shape (0-d too) with values in [0, V)
- * @error: return location for a #GError
+ * @weight: a 2-d floating point [class@Hp.Tensor] of shape [V, D]
+ * @ids: an int64 [class@Hp.Tensor] of any shape (0-d too) with values in [0, V)
+ * @error: return location for a [struct@GLib.Error]
  *
  * Looks up rows of @weight: the result has shape `ids.shape + [D]` and
  * holds row `ids[...]` of @weight at each position. The gradient of
  * @weight adds up the gradients of all positions that looked up a row
  * (zero for rows nobody looked up); @ids get no gradient.
  *
- * Returns: (transfer full): the rows, or %NULL with %HP_ERROR_SHAPE if
+ * Returns: (transfer full): the rows, or %NULL with [HP_ERROR_SHAPE][error@Hp.Error] if
  *   @weight is not 2-d or the result would have too many dims, or
- *   %HP_ERROR_INVALID_ARGUMENT if @weight is not floating point, @ids
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if @weight is not floating point, @ids
  *   are not int64 or an id is outside [0, V)
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_embedding (HpTensor  *weight,
@@ -866,11 +874,11 @@ rotary_check_table (const gchar  *what,
 
 /**
  * hp_tensor_apply_rotary:
- * @self: a floating point #HpTensor of shape [..., S, H, D] (at least
+ * @self: a floating point [class@Hp.Tensor] of shape [..., S, H, D] (at least
  *   3-d, D even)
  * @cos_table: the cosines, of shape [S, D/2] and the dtype of @self
  * @sin_table: the sines, of shape [S, D/2] and the dtype of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Applies the rotary position embedding in the interleaved-pairs
  * convention of Meta Llama and torchtitan: each pair `(x0, x1) =
@@ -880,9 +888,11 @@ rotary_check_table (const gchar  *what,
  * are summed over the batch dims and the heads.
  *
  * Returns: (transfer full): the rotated tensor with the shape of @self,
- *   or %NULL with %HP_ERROR_SHAPE if @self has fewer than 3 dims or an
+ *   or %NULL with [HP_ERROR_SHAPE][error@Hp.Error] if @self has fewer than 3 dims or an
  *   odd last dim, or @cos_table or @sin_table are not [S, D/2], or with
- *   %HP_ERROR_INVALID_ARGUMENT for an integer tensor or differing dtypes
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor or differing dtypes
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_apply_rotary (HpTensor  *self,
@@ -1043,13 +1053,13 @@ cross_entropy_backward (HpAutogradNode  *node,
 
 /**
  * hp_tensor_cross_entropy:
- * @logits: a floating point #HpTensor of shape [..., C] (class dim last,
+ * @logits: a floating point [class@Hp.Tensor] of shape [..., C] (class dim last,
  *   at least 1-d)
- * @targets: an int64 #HpTensor of shape `logits.shape[:-1]` holding
+ * @targets: an int64 [class@Hp.Tensor] of shape `logits.shape[:-1]` holding
  *   class indices in [0, C) or @ignore_index
  * @ignore_index: a target value that marks a position to skip (PyTorch
  *   uses -100)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The mean over the positions whose target is not @ignore_index of
  * `-log_softmax(logits)[target]`, computed stably with the maximum of
@@ -1058,9 +1068,11 @@ cross_entropy_backward (HpAutogradNode  *node,
  * a gradient.
  *
  * Returns: (transfer full): a 0-d tensor of the dtype of @logits, or
- *   %NULL with %HP_ERROR_SHAPE if @logits is 0-d or the shapes do not
- *   fit, or %HP_ERROR_INVALID_ARGUMENT for integer @logits, @targets
+ *   %NULL with [HP_ERROR_SHAPE][error@Hp.Error] if @logits is 0-d or the shapes do not
+ *   fit, or [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for integer @logits, @targets
  *   that are not int64 or a target outside [0, C)
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_cross_entropy (HpTensor  *logits,

@@ -311,16 +311,18 @@ binary_op (BinaryOp   op,
 
 /**
  * hp_tensor_add:
- * @self: a #HpTensor
- * @other: a #HpTensor of the same dtype, broadcastable with @self
- * @error: return location for a #GError
+ * @self: a [class@Hp.Tensor]
+ * @other: a [class@Hp.Tensor] of the same dtype, broadcastable with @self
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds two tensors element by element, broadcasting their shapes as
  * numpy does.
  *
  * Returns: (transfer full): @self + @other, or %NULL with
- *   %HP_ERROR_SHAPE if the shapes do not broadcast or
- *   %HP_ERROR_INVALID_ARGUMENT if the dtypes differ
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the shapes do not broadcast or
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the dtypes differ
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_add (HpTensor  *self,
@@ -339,13 +341,15 @@ hp_tensor_add (HpTensor  *self,
 
 /**
  * hp_tensor_sub:
- * @self: a #HpTensor
- * @other: a #HpTensor of the same dtype, broadcastable with @self
- * @error: return location for a #GError
+ * @self: a [class@Hp.Tensor]
+ * @other: a [class@Hp.Tensor] of the same dtype, broadcastable with @self
+ * @error: return location for a [struct@GLib.Error]
  *
  * Subtracts @other from @self element by element, with broadcasting.
  *
  * Returns: (transfer full): @self - @other, or %NULL with @error set
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_sub (HpTensor  *self,
@@ -364,13 +368,15 @@ hp_tensor_sub (HpTensor  *self,
 
 /**
  * hp_tensor_mul:
- * @self: a #HpTensor
- * @other: a #HpTensor of the same dtype, broadcastable with @self
- * @error: return location for a #GError
+ * @self: a [class@Hp.Tensor]
+ * @other: a [class@Hp.Tensor] of the same dtype, broadcastable with @self
+ * @error: return location for a [struct@GLib.Error]
  *
  * Multiplies two tensors element by element, with broadcasting.
  *
  * Returns: (transfer full): @self * @other, or %NULL with @error set
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_mul (HpTensor  *self,
@@ -389,14 +395,16 @@ hp_tensor_mul (HpTensor  *self,
 
 /**
  * hp_tensor_div:
- * @self: a floating point #HpTensor
- * @other: a #HpTensor of the same dtype, broadcastable with @self
- * @error: return location for a #GError
+ * @self: a floating point [class@Hp.Tensor]
+ * @other: a [class@Hp.Tensor] of the same dtype, broadcastable with @self
+ * @error: return location for a [struct@GLib.Error]
  *
  * Divides @self by @other element by element, with broadcasting.
- * Integer tensors are rejected with %HP_ERROR_INVALID_ARGUMENT.
+ * Integer tensors are rejected with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error].
  *
  * Returns: (transfer full): @self / @other, or %NULL with @error set
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_div (HpTensor  *self,
@@ -577,14 +585,16 @@ unary_op (UnaryOp    op,
 
 /**
  * hp_tensor_scale:
- * @self: a floating point #HpTensor
+ * @self: a floating point [class@Hp.Tensor]
  * @factor: the factor
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Multiplies every element by a number.
  *
  * Returns: (transfer full): @factor * @self, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT for an integer tensor
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_scale (HpTensor  *self,
@@ -602,12 +612,14 @@ hp_tensor_scale (HpTensor  *self,
 
 /**
  * hp_tensor_neg:
- * @self: a #HpTensor
- * @error: return location for a #GError
+ * @self: a [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Negates every element.
  *
  * Returns: (transfer full): -@self
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_neg (HpTensor  *self,
@@ -623,13 +635,15 @@ hp_tensor_neg (HpTensor  *self,
 
 /**
  * hp_tensor_exp:
- * @self: a floating point #HpTensor
- * @error: return location for a #GError
+ * @self: a floating point [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Computes e to the power of every element.
  *
  * Returns: (transfer full): exp(@self), or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT for an integer tensor
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_exp (HpTensor  *self,
@@ -645,13 +659,15 @@ hp_tensor_exp (HpTensor  *self,
 
 /**
  * hp_tensor_silu:
- * @self: a floating point #HpTensor
- * @error: return location for a #GError
+ * @self: a floating point [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Applies the SiLU (swish) activation `x * sigmoid(x)` to every element.
  *
  * Returns: (transfer full): silu(@self), or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT for an integer tensor
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_silu (HpTensor  *self,
@@ -667,14 +683,16 @@ hp_tensor_silu (HpTensor  *self,
 
 /**
  * hp_tensor_gelu:
- * @self: a floating point #HpTensor
- * @error: return location for a #GError
+ * @self: a floating point [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Applies the exact GELU activation `x * Phi(x)` (with the error
  * function, as PyTorch's default) to every element.
  *
  * Returns: (transfer full): gelu(@self), or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT for an integer tensor
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_gelu (HpTensor  *self,
@@ -690,13 +708,15 @@ hp_tensor_gelu (HpTensor  *self,
 
 /**
  * hp_tensor_relu:
- * @self: a floating point #HpTensor
- * @error: return location for a #GError
+ * @self: a floating point [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Replaces negative elements by zero. The gradient at 0 is 0.
  *
  * Returns: (transfer full): max(@self, 0), or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT for an integer tensor
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_relu (HpTensor  *self,

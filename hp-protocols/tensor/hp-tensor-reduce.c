@@ -172,10 +172,10 @@ reduce_op (const gchar *name,
 
 /**
  * hp_tensor_sum:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @dim: the dim to sum over; negative values count from the end
  * @keepdim: whether the result keeps @dim with size 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Sums the elements along one dim. Float32 sums are accumulated in double
  * precision; int64 sums stay int64 (an int64 sum that overflows is not
@@ -183,8 +183,10 @@ reduce_op (const gchar *name,
  *
  * Returns: (transfer full): the sums, of the shape of @self without @dim
  *   (or with size 1 in @dim if @keepdim), or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if @dim is out of range (a 0-d tensor has
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if @dim is out of range (a 0-d tensor has
  *   no dim to sum over)
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_sum (HpTensor  *self,
@@ -208,13 +210,15 @@ hp_tensor_sum (HpTensor  *self,
 
 /**
  * hp_tensor_sum_all:
- * @self: a #HpTensor
- * @error: return location for a #GError
+ * @self: a [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Sums all elements, with the precision rules of hp_tensor_sum(). The
+ * Sums all elements, with the precision rules of [method@Hp.Tensor.sum]. The
  * sum of an empty tensor is 0.
  *
  * Returns: (transfer full): the sum as a 0-d tensor of the dtype of @self
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_sum_all (HpTensor  *self,
@@ -231,17 +235,19 @@ hp_tensor_sum_all (HpTensor  *self,
 
 /**
  * hp_tensor_mean:
- * @self: a floating point #HpTensor
+ * @self: a floating point [class@Hp.Tensor]
  * @dim: the dim to average over; negative values count from the end
  * @keepdim: whether the result keeps @dim with size 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Averages the elements along one dim, accumulating in double precision.
  * As in PyTorch, the mean over a dim of size 0 is NaN.
  *
- * Returns: (transfer full): the means, shaped as for hp_tensor_sum(), or
- *   %NULL with %HP_ERROR_INVALID_ARGUMENT for an integer tensor or a dim
+ * Returns: (transfer full): the means, shaped as for [method@Hp.Tensor.sum], or
+ *   %NULL with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor or a dim
  *   out of range
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_mean (HpTensor  *self,
@@ -266,14 +272,16 @@ hp_tensor_mean (HpTensor  *self,
 
 /**
  * hp_tensor_mean_all:
- * @self: a floating point #HpTensor
- * @error: return location for a #GError
+ * @self: a floating point [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Averages all elements, accumulating in double precision. The mean of
  * an empty tensor is NaN.
  *
  * Returns: (transfer full): the mean as a 0-d tensor of the dtype of
- *   @self, or %NULL with %HP_ERROR_INVALID_ARGUMENT for an integer tensor
+ *   @self, or %NULL with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_mean_all (HpTensor  *self,

@@ -164,16 +164,18 @@ permute_op (const gchar *name,
 
 /**
  * hp_tensor_transpose:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @dim0: a dim; negative values count from the end
  * @dim1: another dim; negative values count from the end
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Swaps two dims, copying the elements into the new order. When @dim0
  * and @dim1 name the same dim the result is a copy of @self.
  *
  * Returns: (transfer full): the transposed tensor, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if a dim is out of range
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if a dim is out of range
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_transpose (HpTensor  *self,
@@ -205,19 +207,21 @@ hp_tensor_transpose (HpTensor  *self,
 
 /**
  * hp_tensor_permute:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @dims: (array length=n_dims) (nullable): for each dim of the result, the
  *   dim of @self it takes; negative values count from the end
  * @n_dims: the number of entries in @dims, which must be the number of
  *   dims of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reorders the dims of @self, copying the elements into the new order:
  * dim i of the result is dim @dims[i] of @self.
  *
  * Returns: (transfer full): the permuted tensor, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if @dims is not a permutation of the dims
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if @dims is not a permutation of the dims
  *   of @self
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_permute (HpTensor    *self,
@@ -312,11 +316,11 @@ reshape_backward (HpAutogradNode  *node,
 
 /**
  * hp_tensor_reshape:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @shape: (array length=ndim) (nullable): the new shape; at most one size
  *   may be -1, which is inferred from the element count
  * @ndim: the number of dims of the new shape
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gives the elements of @self a new shape with the same number of
  * elements, in the same row-major order. No element is copied: the
@@ -324,13 +328,15 @@ reshape_backward (HpAutogradNode  *node,
  * sharing is safe).
  *
  * A -1 cannot be inferred when the other sizes multiply to zero; that is
- * an error (%HP_ERROR_INVALID_ARGUMENT when @self is empty too, since
- * any size would do, %HP_ERROR_SHAPE otherwise).
+ * an error ([HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @self is empty too, since
+ * any size would do, [HP_ERROR_SHAPE][error@Hp.Error] otherwise).
  *
  * Returns: (transfer full): the reshaped tensor, or %NULL with
- *   %HP_ERROR_SHAPE if the element counts differ or
- *   %HP_ERROR_INVALID_ARGUMENT for more than one -1 or another negative
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the element counts differ or
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for more than one -1 or another negative
  *   size
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_reshape (HpTensor      *self,
@@ -474,19 +480,21 @@ narrow_backward (HpAutogradNode  *node,
 
 /**
  * hp_tensor_narrow:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @dim: the dim to narrow; negative values count from the end
  * @start: the first index kept; negative values count from the end
  * @length: how many indices to keep
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Copies the part of @self whose index in @dim runs from @start to
  * @start + @length - 1, as torch.narrow() selects it. A @length of 0
  * gives an empty tensor.
  *
  * Returns: (transfer full): the narrowed tensor, or %NULL with
- *   %HP_ERROR_INVALID_ARGUMENT if @dim is out of range or @start and
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if @dim is out of range or @start and
  *   @length do not lie within it
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_narrow (HpTensor  *self,
@@ -625,16 +633,18 @@ cat_check (HpTensor  *first,
  * hp_tensor_cat:
  * @tensors: (element-type HpTensor): the tensors to join, at least one
  * @dim: the dim to join along; negative values count from the end
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Joins tensors along an existing dim, in order. All tensors must have
  * the same dtype and number of dims and the same size in every dim but
  * @dim; tensors of size 0 in @dim are allowed and add nothing.
  *
  * Returns: (transfer full): the joined tensor, or %NULL with
- *   %HP_ERROR_SHAPE if the shapes do not fit or
- *   %HP_ERROR_INVALID_ARGUMENT if @tensors is empty, the dtypes differ or
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the shapes do not fit or
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if @tensors is empty, the dtypes differ or
  *   @dim is out of range
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_cat (GPtrArray  *tensors,

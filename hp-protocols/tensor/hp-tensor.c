@@ -17,16 +17,18 @@
  * A dense, contiguous, row-major tensor on the CPU with reverse-mode
  * automatic differentiation.
  *
- * A tensor has a dtype (#HpDType), a shape of up to %HP_TENSOR_MAX_NDIM
+ * A tensor has a dtype ([enum@Hp.DType]), a shape of up to [const@Hp.TENSOR_MAX_NDIM]
  * dims and a reference-counted buffer. Tensors never change after they are
- * made: every op returns a new tensor, and hp_tensor_get_bytes() hands out
+ * made: every op returns a new tensor, and [method@Hp.Tensor.get_bytes] hands out
  * the buffer itself, without a copy.
  *
- * A floating point tensor with #HpTensor:requires-grad set is a leaf of
- * the autograd graph. While grad mode is on (hp_grad_mode_is_enabled()),
+ * A floating point tensor with [property@Hp.Tensor:requires-grad] set is a leaf of
+ * the autograd graph. While grad mode is on ([func@Hp.grad_mode_is_enabled]),
  * every op with such an input records how to compute the gradient of its
- * inputs; hp_tensor_backward() then walks the graph in reverse and adds
- * the gradients into the leaves' #HpTensor:grad.
+ * inputs; [method@Hp.Tensor.backward] then walks the graph in reverse and adds
+ * the gradients into the leaves' [property@Hp.Tensor:grad].
+ *
+ * Since: 1.0
  */
 
 typedef struct
@@ -172,6 +174,8 @@ hp_tensor_class_init (HpTensorClass *klass)
    * HpTensor:dtype:
    *
    * The element type.
+   *
+   * Since: 1.0
    */
   properties[PROP_DTYPE] =
     g_param_spec_enum ("dtype", NULL, NULL,
@@ -185,6 +189,8 @@ hp_tensor_class_init (HpTensorClass *klass)
    * HpTensor:ndim:
    *
    * The number of dimensions; 0 for a scalar.
+   *
+   * Since: 1.0
    */
   properties[PROP_NDIM] =
     g_param_spec_uint ("ndim", NULL, NULL,
@@ -196,6 +202,8 @@ hp_tensor_class_init (HpTensorClass *klass)
    * HpTensor:numel:
    *
    * The number of elements.
+   *
+   * Since: 1.0
    */
   properties[PROP_NUMEL] =
     g_param_spec_int64 ("numel", NULL, NULL,
@@ -208,6 +216,8 @@ hp_tensor_class_init (HpTensorClass *klass)
    *
    * Whether gradients are computed for this tensor. Only a leaf (a tensor
    * that no recorded op produced) of a floating point dtype can change it.
+   *
+   * Since: 1.0
    */
   properties[PROP_REQUIRES_GRAD] =
     g_param_spec_boolean ("requires-grad", NULL, NULL,
@@ -219,8 +229,10 @@ hp_tensor_class_init (HpTensorClass *klass)
   /**
    * HpTensor:grad:
    *
-   * The gradient accumulated by hp_tensor_backward() into this leaf, or
+   * The gradient accumulated by [method@Hp.Tensor.backward] into this leaf, or
    * %NULL.
+   *
+   * Since: 1.0
    */
   properties[PROP_GRAD] =
     g_param_spec_object ("grad", NULL, NULL,
@@ -403,11 +415,13 @@ _hp_tensor_new_zeros_like (HpTensor *like)
  * hp_tensor_new_zeros:
  * @dtype: the element type
  * @shape: (array length=ndim) (nullable): the size of each dim
- * @ndim: the number of dims, at most %HP_TENSOR_MAX_NDIM
+ * @ndim: the number of dims, at most [const@Hp.TENSOR_MAX_NDIM]
  *
  * Creates a tensor filled with zeros.
  *
  * Returns: (transfer full): a new tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_zeros (HpDType       dtype,
@@ -422,11 +436,13 @@ hp_tensor_new_zeros (HpDType       dtype,
  * hp_tensor_new_ones:
  * @dtype: the element type
  * @shape: (array length=ndim) (nullable): the size of each dim
- * @ndim: the number of dims, at most %HP_TENSOR_MAX_NDIM
+ * @ndim: the number of dims, at most [const@Hp.TENSOR_MAX_NDIM]
  *
  * Creates a tensor filled with ones.
  *
  * Returns: (transfer full): a new tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_ones (HpDType       dtype,
@@ -441,13 +457,15 @@ hp_tensor_new_ones (HpDType       dtype,
  * hp_tensor_new_full:
  * @dtype: the element type
  * @shape: (array length=ndim) (nullable): the size of each dim
- * @ndim: the number of dims, at most %HP_TENSOR_MAX_NDIM
+ * @ndim: the number of dims, at most [const@Hp.TENSOR_MAX_NDIM]
  * @value: the value of every element (truncated toward zero for
- *   %HP_DTYPE_INT64)
+ *   [HP_DTYPE_INT64][enum@Hp.DType])
  *
  * Creates a tensor with every element set to @value.
  *
  * Returns: (transfer full): a new tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_full (HpDType       dtype,
@@ -467,6 +485,8 @@ hp_tensor_new_full (HpDType       dtype,
  * Creates the 1-d tensor `[0, 1, ..., n - 1]`.
  *
  * Returns: (transfer full): a new tensor
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_arange (HpDType dtype,
@@ -522,13 +542,15 @@ hp_tensor_check_data_size (gsize          n_data,
  * @n_data: the number of elements in @data
  * @shape: (array length=ndim) (nullable): the size of each dim
  * @ndim: the number of dims
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a tensor from values given as doubles, converted to @dtype.
- * For 64-bit integers beyond 2^53 use hp_tensor_new_from_int64_data().
+ * For 64-bit integers beyond 2^53 use [ctor@Hp.Tensor.new_from_int64_data].
  *
- * Returns: (transfer full): a new tensor, or %NULL with %HP_ERROR_SHAPE
+ * Returns: (transfer full): a new tensor, or %NULL with [HP_ERROR_SHAPE][error@Hp.Error]
  *   if @n_data does not match the shape
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_from_data (HpDType         dtype,
@@ -553,12 +575,14 @@ hp_tensor_new_from_data (HpDType         dtype,
  * @n_data: the number of elements in @data
  * @shape: (array length=ndim) (nullable): the size of each dim
  * @ndim: the number of dims
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Creates an %HP_DTYPE_INT64 tensor, such as token ids or class targets.
+ * Creates an [HP_DTYPE_INT64][enum@Hp.DType] tensor, such as token ids or class targets.
  *
- * Returns: (transfer full): a new tensor, or %NULL with %HP_ERROR_SHAPE
+ * Returns: (transfer full): a new tensor, or %NULL with [HP_ERROR_SHAPE][error@Hp.Error]
  *   if @n_data does not match the shape
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_from_int64_data (const gint64  *data,
@@ -588,16 +612,18 @@ hp_tensor_new_from_int64_data (const gint64  *data,
  * @dtype: the element type
  * @shape: (array length=ndim) (nullable): the size of each dim
  * @ndim: the number of dims
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a tensor over @bytes without copying them when the data is
  * aligned for @dtype (it always is for buffers from malloc or numpy);
  * otherwise the data is copied once into aligned storage. The tensor keeps
  * a reference to @bytes, which must not change afterwards.
  *
- * Returns: (transfer full): a new tensor, or %NULL with %HP_ERROR_SHAPE
+ * Returns: (transfer full): a new tensor, or %NULL with [HP_ERROR_SHAPE][error@Hp.Error]
  *   if the size of @bytes is not the number of elements times the element
  *   size
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_new_from_bytes (GBytes        *bytes,
@@ -644,12 +670,14 @@ hp_tensor_new_from_bytes (GBytes        *bytes,
 
 /**
  * hp_tensor_get_shape:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @ndim: (out) (optional): return location for the number of dims
  *
  * Gets the size of each dim.
  *
  * Returns: (array length=ndim) (transfer none): the shape, owned by @self
+ *
+ * Since: 1.0
  */
 const gint64 *
 hp_tensor_get_shape (HpTensor *self,
@@ -667,11 +695,13 @@ hp_tensor_get_shape (HpTensor *self,
 
 /**
  * hp_tensor_get_ndim:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Gets the number of dims.
  *
  * Returns: the number of dims; 0 for a scalar
+ *
+ * Since: 1.0
  */
 guint
 hp_tensor_get_ndim (HpTensor *self)
@@ -686,11 +716,13 @@ hp_tensor_get_ndim (HpTensor *self)
 
 /**
  * hp_tensor_get_numel:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Gets the number of elements, the product of the shape.
  *
  * Returns: the number of elements
+ *
+ * Since: 1.0
  */
 gint64
 hp_tensor_get_numel (HpTensor *self)
@@ -705,11 +737,13 @@ hp_tensor_get_numel (HpTensor *self)
 
 /**
  * hp_tensor_get_dtype:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Gets the element type.
  *
  * Returns: the dtype
+ *
+ * Since: 1.0
  */
 HpDType
 hp_tensor_get_dtype (HpTensor *self)
@@ -724,7 +758,7 @@ hp_tensor_get_dtype (HpTensor *self)
 
 /**
  * hp_tensor_get_bytes:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Gets the buffer of the tensor: its elements in row-major order, in the
  * host's byte order. No copy is made; the bytes must not be changed.
@@ -732,6 +766,8 @@ hp_tensor_get_dtype (HpTensor *self)
  * or its full tensor.
  *
  * Returns: (transfer full): the buffer
+ *
+ * Since: 1.0
  */
 GBytes *
 hp_tensor_get_bytes (HpTensor *self)
@@ -744,7 +780,7 @@ hp_tensor_get_bytes (HpTensor *self)
 
 /**
  * hp_tensor_to_float64_array:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @n_data: (out): return location for the number of elements
  *
  * Copies the elements, converted to doubles, into a new array. Handy
@@ -752,6 +788,8 @@ hp_tensor_get_bytes (HpTensor *self)
  *
  * Returns: (array length=n_data) (transfer full): the elements in
  *   row-major order
+ *
+ * Since: 1.0
  */
 gdouble *
 hp_tensor_to_float64_array (HpTensor *self,
@@ -777,13 +815,15 @@ hp_tensor_to_float64_array (HpTensor *self,
 
 /**
  * hp_tensor_item:
- * @self: a #HpTensor
- * @error: return location for a #GError
+ * @self: a [class@Hp.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the value of a one-element tensor, such as a loss.
  *
- * Returns: the value; 0 with %HP_ERROR_SHAPE set if @self does not have
+ * Returns: the value; 0 with [HP_ERROR_SHAPE][error@Hp.Error] set if @self does not have
  *   exactly one element
+ *
+ * Since: 1.0
  */
 gdouble
 hp_tensor_item (HpTensor  *self,
@@ -930,7 +970,7 @@ hp_tensor_real_to_string (HpTensor *self)
 
 /**
  * hp_tensor_to_string:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Formats the tensor for people, in the style of `torch.Tensor.__repr__`:
  * `tensor([[1., 2.], [3., 4.]], dtype=float32)`. Tensors of more than a
@@ -940,6 +980,8 @@ hp_tensor_real_to_string (HpTensor *self)
  * instead (no communication).
  *
  * Returns: (transfer full): the text
+ *
+ * Since: 1.0
  */
 gchar *
 hp_tensor_to_string (HpTensor *self)
@@ -954,7 +996,7 @@ hp_tensor_to_string (HpTensor *self)
 
 /**
  * hp_tensor_allclose:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @other: the tensor to compare with
  * @rtol: relative tolerance
  * @atol: absolute tolerance
@@ -966,6 +1008,8 @@ hp_tensor_to_string (HpTensor *self)
  *
  * Returns: %TRUE if the tensors have the same shape and all elements are
  *   close
+ *
+ * Since: 1.0
  */
 gboolean
 hp_tensor_allclose (HpTensor *self,
@@ -1006,12 +1050,14 @@ hp_tensor_allclose (HpTensor *self,
 
 /**
  * hp_tensor_get_requires_grad:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Tells whether gradients flow to this tensor: it is a leaf with
- * #HpTensor:requires-grad set, or a recorded op produced it.
+ * [property@Hp.Tensor:requires-grad] set, or a recorded op produced it.
  *
  * Returns: %TRUE if gradients are computed for @self
+ *
+ * Since: 1.0
  */
 gboolean
 hp_tensor_get_requires_grad (HpTensor *self)
@@ -1026,12 +1072,14 @@ hp_tensor_get_requires_grad (HpTensor *self)
 
 /**
  * hp_tensor_set_requires_grad:
- * @self: a leaf #HpTensor of a floating point dtype
+ * @self: a leaf [class@Hp.Tensor] of a floating point dtype
  * @requires_grad: whether to compute gradients for @self
  *
  * Marks a leaf tensor, such as a parameter, as needing a gradient. A
  * tensor produced by a recorded op cannot change it (use
- * hp_tensor_detach() to get a tensor outside the graph).
+ * [method@Hp.Tensor.detach] to get a tensor outside the graph).
+ *
+ * Since: 1.0
  */
 void
 hp_tensor_set_requires_grad (HpTensor *self,
@@ -1055,12 +1103,14 @@ hp_tensor_set_requires_grad (HpTensor *self,
 
 /**
  * hp_tensor_is_leaf:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Tells whether @self is a leaf of the autograd graph, that is no
- * recorded op produced it. Only leaves accumulate #HpTensor:grad.
+ * recorded op produced it. Only leaves accumulate [property@Hp.Tensor:grad].
  *
  * Returns: %TRUE for a leaf
+ *
+ * Since: 1.0
  */
 gboolean
 hp_tensor_is_leaf (HpTensor *self)
@@ -1075,12 +1125,14 @@ hp_tensor_is_leaf (HpTensor *self)
 
 /**
  * hp_tensor_get_grad:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
- * Gets the gradient accumulated into this leaf by hp_tensor_backward().
+ * Gets the gradient accumulated into this leaf by [method@Hp.Tensor.backward].
  *
  * Returns: (transfer none) (nullable): the gradient, or %NULL if none has
- *   been computed since the last hp_tensor_zero_grad()
+ *   been computed since the last [method@Hp.Tensor.zero_grad]
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_get_grad (HpTensor *self)
@@ -1095,12 +1147,14 @@ hp_tensor_get_grad (HpTensor *self)
 
 /**
  * hp_tensor_set_grad:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  * @grad: (nullable): the new gradient, of the same shape and dtype, or
  *   %NULL
  *
  * Replaces the gradient of @self, as an optimiser or a gradient clipper
  * does.
+ *
+ * Since: 1.0
  */
 void
 hp_tensor_set_grad (HpTensor *self,
@@ -1126,10 +1180,12 @@ hp_tensor_set_grad (HpTensor *self,
 
 /**
  * hp_tensor_zero_grad:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Drops the accumulated gradient, so that the next backward pass starts
  * from nothing (the `set_to_none` behaviour of PyTorch).
+ *
+ * Since: 1.0
  */
 void
 hp_tensor_zero_grad (HpTensor *self)
@@ -1167,13 +1223,15 @@ _hp_tensor_new_ones_like (HpTensor *self)
 
 /**
  * hp_tensor_detach:
- * @self: a #HpTensor
+ * @self: a [class@Hp.Tensor]
  *
  * Makes a tensor that shares the data of @self but has no gradient
  * history and does not require gradients. A distributed tensor gives a
  * distributed tensor over the same local data.
  *
  * Returns: (transfer full): a new leaf tensor over the same buffer
+ *
+ * Since: 1.0
  */
 HpTensor *
 hp_tensor_detach (HpTensor *self)
@@ -1192,18 +1250,20 @@ hp_tensor_detach (HpTensor *self)
  * @grad: (nullable): the gradient of the final result with respect to
  *   @self, of the same shape and dtype; %NULL means ones and needs @self
  *   to have one element
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Computes the gradient of @self with respect to every leaf that requires
- * gradients and adds it to the leaf's #HpTensor:grad. Gradients
- * accumulate over calls until hp_tensor_zero_grad(). The graph is freed
+ * gradients and adds it to the leaf's [property@Hp.Tensor:grad]. Gradients
+ * accumulate over calls until [method@Hp.Tensor.zero_grad]. The graph is freed
  * afterwards: a second backward through the same ops is an error.
  *
  * On error no gradient changes.
  *
- * Returns: %TRUE on success; %FALSE with %HP_ERROR_STATE if @self does not
- *   require gradients or the graph was freed, %HP_ERROR_SHAPE if @grad
+ * Returns: %TRUE on success; %FALSE with [HP_ERROR_STATE][error@Hp.Error] if @self does not
+ *   require gradients or the graph was freed, [HP_ERROR_SHAPE][error@Hp.Error] if @grad
  *   does not fit
+ *
+ * Since: 1.0
  */
 gboolean
 hp_tensor_backward (HpTensor  *self,

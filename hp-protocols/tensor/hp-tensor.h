@@ -20,6 +20,8 @@ G_BEGIN_DECLS
  * HP_TENSOR_MAX_NDIM:
  *
  * The largest number of dimensions a tensor can have.
+ *
+ * Since: 1.0
  */
 #define HP_TENSOR_MAX_NDIM 16
 
@@ -32,9 +34,11 @@ G_DECLARE_DERIVABLE_TYPE (HpTensor, hp_tensor, HP, TENSOR, GObject)
  * HpTensorClass:
  * @parent_class: the parent class
  *
- * The class of #HpTensor. Its only subclass is the library's distributed
+ * The class of [class@Hp.Tensor]. Its only subclass is the library's distributed
  * tensor, which keeps the global metadata here and holds its data in a
  * local tensor.
+ *
+ * Since: 1.0
  */
 struct _HpTensorClass
 {
