@@ -12,7 +12,9 @@
 # tree through its uninstalled .pc with -Wall -Wextra -Werror (unused
 # parameters allowed, as GLib callbacks have them); Python
 # samples run through examples/python/run-uninstalled.py with the
-# interpreter that runs this script. With mpi=N the program runs on N
+# interpreter that runs this script, JavaScript samples with `gjs -m`,
+# Vala samples are built with valac against the build tree's VAPI (the
+# C valac writes is compiled without warnings). With mpi=N the program runs on N
 # ranks through RUN-MPI (tests/run-mpi.sh). Output is TAP; the
 # environment (GI_TYPELIB_PATH, LD_LIBRARY_PATH) comes from the test.
 
@@ -78,6 +80,24 @@ def main():
                     with open(source, "w", encoding="utf-8") as out:
                         out.write(code)
                     status, output = 0, ""
+                elif language == "javascript":
+                    source = os.path.join(tmp, "sample.js")
+                    program = ["gjs", "-m", source]
+                    with open(source, "w", encoding="utf-8") as out:
+                        out.write(code)
+                    status, output = 0, ""
+                elif language == "vala":
+                    # valac finds the package through the uninstalled
+                    # pkg-config file and its VAPI in the build tree
+                    source = os.path.join(tmp, "sample.vala")
+                    program = [os.path.join(tmp, "sample-vala")]
+                    with open(source, "w", encoding="utf-8") as out:
+                        out.write(code)
+                    status, output = run(["valac", "--vapidir",
+                                          os.path.join(builddir, "introspection"),
+                                          "--pkg", "hp-protocols-1.0", "--pkg", "gio-2.0",
+                                          "--pkg", "json-glib-1.0", "-X", "-w",
+                                          "-o", program[0], source], env=env, cwd=tmp)
                 else:
                     raise SystemExit("%s:%d: unknown sample language %s" % (guide, line, language))
                 if status == 0:

@@ -12,7 +12,8 @@
 # there, builds and runs a C program with the installed .pc (a copy of
 # it whose prefix is the temporary tree), runs a Python program that finds Hp
 # only through GI_TYPELIB_PATH, LD_LIBRARY_PATH and PYTHONPATH, and runs
-# the installed programs. Output is TAP.
+# the installed programs, and builds a Vala program by package name.
+# Output is TAP.
 
 set -eu
 
@@ -137,6 +138,17 @@ check "an outside C program builds against the installed headers and library" \
   $cc -Wall -Wextra -Werror -o "$tmp/outside" "$here/outside.c" $(pkg-config --cflags --libs hp-protocols-1.0)
 check "the outside C program runs on the installed library" \
   env LD_LIBRARY_PATH="$libdir" "$tmp/outside" "$dest"
+
+# A Vala program built as a user builds one, by package name: valac
+# reads the installed VAPI and its .deps and checks every symbol's
+# Since: against the version of the .pc
+if command -v valac > /dev/null; then
+  check "an outside Vala program builds with valac --pkg hp-protocols-1.0" \
+    valac --vapidir "$datadir/vala/vapi" --pkg hp-protocols-1.0 -X -w \
+      -o "$tmp/outside-vala" "$here/../../examples/vala/linear-from-config.vala"
+  check "the outside Vala program runs on the installed library" \
+    env LD_LIBRARY_PATH="$libdir" "$tmp/outside-vala"
+fi
 
 # Python with nothing but the three paths
 check "Python finds Hp, its override and the library in the temporary tree" \
