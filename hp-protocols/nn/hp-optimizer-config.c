@@ -32,7 +32,13 @@
  * Since: 1.0
  */
 
-G_DEFINE_ABSTRACT_TYPE (HpOptimizerConfig, hp_optimizer_config, HP_TYPE_CONFIG)
+typedef struct
+{
+  gdouble lr;
+  gdouble weight_decay;
+} HpOptimizerConfigPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (HpOptimizerConfig, hp_optimizer_config, HP_TYPE_CONFIG)
 
 /**
  * HpOptimizerConfig:lr:
@@ -56,16 +62,17 @@ G_DEFINE_ABSTRACT_TYPE (HpOptimizerConfig, hp_optimizer_config, HP_TYPE_CONFIG)
  * Since: 1.0
  */
 static const HpConfigField optimizer_config_fields[] = {
-  HP_CONFIG_FIELD_DOUBLE (HpOptimizerConfig, lr, "lr", "Learning rate", 0.0, DBL_MAX, 1e-3),
-  HP_CONFIG_FIELD_DOUBLE (HpOptimizerConfig, weight_decay, "weight-decay", "Weight decay",
+  HP_CONFIG_FIELD_DOUBLE (HpOptimizerConfigPrivate, lr, "lr", "Learning rate", 0.0, DBL_MAX, 1e-3),
+  HP_CONFIG_FIELD_DOUBLE (HpOptimizerConfigPrivate, weight_decay, "weight-decay", "Weight decay",
                           0.0, DBL_MAX, 0.0),
 };
 
 static void
 hp_optimizer_config_class_init (HpOptimizerConfigClass *klass)
 {
-  hp_config_class_install_fields (HP_CONFIG_CLASS (klass), optimizer_config_fields,
-                                  G_N_ELEMENTS (optimizer_config_fields));
+  hp_config_class_install_private_fields (HP_CONFIG_CLASS (klass), HpOptimizerConfig_private_offset,
+                                          optimizer_config_fields,
+                                          G_N_ELEMENTS (optimizer_config_fields));
   hp_config_class_set_owner_type (HP_CONFIG_CLASS (klass), HP_TYPE_OPTIMIZER);
   /* JSON read as an optimizer config may name the library's optimizers
    * before anything has made one */
@@ -88,7 +95,7 @@ hp_optimizer_config_init (HpOptimizerConfig *self)
  *
  * Since: 1.0
  */
-HP_CONFIG_DEFINE_GETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, lr, 0.0)
+HP_CONFIG_DEFINE_PRIVATE_GETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, lr, 0.0)
 
 /**
  * hp_optimizer_config_set_lr:
@@ -111,7 +118,8 @@ HP_CONFIG_DEFINE_SETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, lr, "l
  *
  * Since: 1.0
  */
-HP_CONFIG_DEFINE_GETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, weight_decay, 0.0)
+HP_CONFIG_DEFINE_PRIVATE_GETTER (hp_optimizer_config, HpOptimizerConfig, gdouble, weight_decay,
+                                 0.0)
 
 /**
  * hp_optimizer_config_set_weight_decay:

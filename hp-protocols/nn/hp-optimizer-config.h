@@ -16,24 +16,8 @@ G_BEGIN_DECLS
 
 #define HP_TYPE_OPTIMIZER_CONFIG (hp_optimizer_config_get_type ())
 
-/* What G_DECLARE_DERIVABLE_TYPE declares, written out because the
- * instance struct holds the fields, which the field table of
- * hp_config_class_install_fields() addresses by their offset in it
- * (instance private data has no offset known when the table is made) */
 HP_AVAILABLE_IN_ALL
-GType hp_optimizer_config_get_type (void);
-
-typedef struct _HpOptimizerConfig HpOptimizerConfig;
-typedef struct _HpOptimizerConfigClass HpOptimizerConfigClass;
-
-struct _HpOptimizerConfig
-{
-  HpConfig parent_instance;
-
-  /*< private >*/
-  gdouble lr;
-  gdouble weight_decay;
-};
+G_DECLARE_DERIVABLE_TYPE (HpOptimizerConfig, hp_optimizer_config, HP, OPTIMIZER_CONFIG, HpConfig)
 
 /**
  * HpOptimizerConfigClass:
@@ -50,39 +34,6 @@ struct _HpOptimizerConfigClass
   /*< private >*/
   gpointer padding[8];
 };
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (HpOptimizerConfig, g_object_unref)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (HpOptimizerConfigClass, g_type_class_unref)
-
-G_GNUC_UNUSED static inline HpOptimizerConfig *
-HP_OPTIMIZER_CONFIG (gpointer ptr)
-{
-  return G_TYPE_CHECK_INSTANCE_CAST (ptr, HP_TYPE_OPTIMIZER_CONFIG, HpOptimizerConfig);
-}
-
-G_GNUC_UNUSED static inline HpOptimizerConfigClass *
-HP_OPTIMIZER_CONFIG_CLASS (gpointer ptr)
-{
-  return G_TYPE_CHECK_CLASS_CAST (ptr, HP_TYPE_OPTIMIZER_CONFIG, HpOptimizerConfigClass);
-}
-
-G_GNUC_UNUSED static inline gboolean
-HP_IS_OPTIMIZER_CONFIG (gpointer ptr)
-{
-  return G_TYPE_CHECK_INSTANCE_TYPE (ptr, HP_TYPE_OPTIMIZER_CONFIG);
-}
-
-G_GNUC_UNUSED static inline gboolean
-HP_IS_OPTIMIZER_CONFIG_CLASS (gpointer ptr)
-{
-  return G_TYPE_CHECK_CLASS_TYPE (ptr, HP_TYPE_OPTIMIZER_CONFIG);
-}
-
-G_GNUC_UNUSED static inline HpOptimizerConfigClass *
-HP_OPTIMIZER_CONFIG_GET_CLASS (gpointer ptr)
-{
-  return G_TYPE_INSTANCE_GET_CLASS (ptr, HP_TYPE_OPTIMIZER_CONFIG, HpOptimizerConfigClass);
-}
 
 HP_AVAILABLE_IN_ALL
 gdouble hp_optimizer_config_get_lr           (HpOptimizerConfig *self);

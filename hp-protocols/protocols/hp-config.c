@@ -572,7 +572,9 @@ hp_config_list_fields (HpConfig *self,
 
   fields = _hp_config_type_get_fields (G_OBJECT_TYPE (self), &n);
   out = g_new0 (GParamSpec *, n + 1);
-  memcpy (out, fields, n * sizeof (GParamSpec *));
+  /* a configuration without fields has no array to copy from */
+  if (n > 0)
+    memcpy (out, fields, n * sizeof (GParamSpec *));
   if (n_fields != NULL)
     *n_fields = n;
   return out;
