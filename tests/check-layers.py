@@ -10,10 +10,11 @@
 # - includes: every `#include "..."` line of every .c and .h file of a
 #   layer's folder names a header of that layer or a lower one: a header
 #   in the folder of a layer, the enum header hp-LAYER-enum-types.h that
-#   the layer's meson.build generates, or config.h. A header of a higher
-#   layer, one of the top folder (the umbrella header, hp-mpi.h,
-#   hp-enum-types.h, hp-version.h: they belong to no layer), a path with
-#   a folder in it and an unknown header are errors.
+#   the layer's meson.build generates, the accessors NAME-fields.h and
+#   NAME-fields.c that hp-mkfields.py makes of NAME.c, or config.h. A
+#   header of a higher layer, one of the top folder (the umbrella
+#   header, hp-mpi.h, hp-enum-types.h, hp-version.h: they belong to no
+#   layer), a path with a folder in it and an unknown header are errors.
 # - compile: with the compiler command that the build uses for a file of
 #   the layer (BUILD_ROOT/compile_commands.json), a probe that includes a
 #   header of the layer compiles, and a probe that includes a header of
@@ -59,6 +60,8 @@ def header_layers(srcdir, layers):
                 if name in where:
                     raise SystemExit("%s is in two folders" % name)
                 where[name] = index
+            if name.endswith(".c"):     # the accessors hp-mkfields.py may make of it
+                where[name[:-2] + "-fields.h"] = where[name[:-2] + "-fields.c"] = index
         where["hp-%s-enum-types.h" % layer] = index
     return where
 

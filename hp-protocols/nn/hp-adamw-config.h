@@ -21,20 +21,7 @@ G_DECLARE_FINAL_TYPE (HpAdamWConfig, hp_adamw_config, HP, ADAMW_CONFIG, HpOptimi
 
 HP_AVAILABLE_IN_ALL
 HpAdamWConfig *hp_adamw_config_new       (void);
-HP_AVAILABLE_IN_ALL
-gdouble        hp_adamw_config_get_beta1 (HpAdamWConfig *self);
-HP_AVAILABLE_IN_ALL
-void           hp_adamw_config_set_beta1 (HpAdamWConfig *self,
-                                          gdouble        beta1);
-HP_AVAILABLE_IN_ALL
-gdouble        hp_adamw_config_get_beta2 (HpAdamWConfig *self);
-HP_AVAILABLE_IN_ALL
-void           hp_adamw_config_set_beta2 (HpAdamWConfig *self,
-                                          gdouble        beta2);
-HP_AVAILABLE_IN_ALL
-gdouble        hp_adamw_config_get_eps   (HpAdamWConfig *self);
-HP_AVAILABLE_IN_ALL
-void           hp_adamw_config_set_eps   (HpAdamWConfig *self,
-                                          gdouble        eps);
 
 G_END_DECLS
+
+#include "hp-adamw-config-fields.h"

@@ -460,18 +460,6 @@ hp_decoder_config_get_ffn_hidden_size (HpDecoderConfig *self)
   return ((8 * self->dim / 3) + 7) / 8 * 8;
 }
 
-/**
- * hp_decoder_config_get_vocab_size:
- * @self: a decoder configuration
- *
- * Gets [property@Hp.DecoderConfig:vocab-size].
- *
- * Returns: the number of token ids
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_decoder_config, HpDecoderConfig, gint, vocab_size, 0)
-
 static HpParamInit *
 param_init_of (const gchar   *name,
                HpInitializer *initializer)
@@ -766,3 +754,5 @@ static void
 hp_decoder_init (HpDecoder *self)
 {
 }
+
+#include "hp-decoder-fields.c"

@@ -31,8 +31,6 @@ gboolean         hp_decoder_config_expand         (HpDecoderConfig  *self,
                                                    GError          **error);
 HP_AVAILABLE_IN_ALL
 gint             hp_decoder_config_get_ffn_hidden_size (HpDecoderConfig *self);
-HP_AVAILABLE_IN_ALL
-gint             hp_decoder_config_get_vocab_size (HpDecoderConfig  *self);
 
 #define HP_TYPE_DECODER (hp_decoder_get_type ())
 
@@ -40,3 +38,5 @@ HP_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (HpDecoder, hp_decoder, HP, DECODER, HpBaseModel)
 
 G_END_DECLS
+
+#include "hp-decoder-fields.h"

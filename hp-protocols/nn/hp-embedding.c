@@ -139,42 +139,6 @@ hp_embedding_config_new (gint num_embeddings,
                        NULL);
 }
 
-/**
- * hp_embedding_config_get_num_embeddings:
- * @self: an embedding table configuration
- *
- * Gets [property@Hp.EmbeddingConfig:num-embeddings].
- *
- * Returns: the number of rows
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_embedding_config, HpEmbeddingConfig, gint, num_embeddings, 0)
-
-/**
- * hp_embedding_config_get_embedding_dim:
- * @self: an embedding table configuration
- *
- * Gets [property@Hp.EmbeddingConfig:embedding-dim].
- *
- * Returns: the size of a row
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_embedding_config, HpEmbeddingConfig, gint, embedding_dim, 0)
-
-/**
- * hp_embedding_config_get_dtype:
- * @self: an embedding table configuration
- *
- * Gets [property@Hp.EmbeddingConfig:dtype].
- *
- * Returns: the element type of the table
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_embedding_config, HpEmbeddingConfig, HpDType, dtype, HP_DTYPE_FLOAT32)
-
 /* HpEmbedding */
 
 static gboolean
@@ -256,3 +220,5 @@ hp_embedding_new (HpEmbeddingConfig  *config,
 
   return HP_EMBEDDING (hp_config_build (HP_CONFIG (config), error));
 }
+
+#include "hp-embedding-fields.c"

@@ -29,15 +29,11 @@ G_DECLARE_FINAL_TYPE (HpEmbedding, hp_embedding, HP, EMBEDDING, HpModule)
 HP_AVAILABLE_IN_ALL
 HpEmbeddingConfig *hp_embedding_config_new                    (gint                num_embeddings,
                                                                gint                embedding_dim);
-HP_AVAILABLE_IN_ALL
-gint               hp_embedding_config_get_num_embeddings     (HpEmbeddingConfig  *self);
-HP_AVAILABLE_IN_ALL
-gint               hp_embedding_config_get_embedding_dim      (HpEmbeddingConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpDType            hp_embedding_config_get_dtype              (HpEmbeddingConfig  *self);
 
 HP_AVAILABLE_IN_ALL
 HpEmbedding       *hp_embedding_new                           (HpEmbeddingConfig  *config,
                                                                GError            **error);
 
 G_END_DECLS
+
+#include "hp-embedding-fields.h"

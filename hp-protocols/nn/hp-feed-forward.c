@@ -333,79 +333,6 @@ hp_feed_forward_config_new (gint dim,
                        NULL);
 }
 
-/**
- * hp_feed_forward_config_get_dim:
- * @self: a feed-forward block configuration
- *
- * Gets [property@Hp.FeedForwardConfig:dim].
- *
- * Returns: the model dim
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_feed_forward_config, HpFeedForwardConfig, gint, dim, 0)
-
-/**
- * hp_feed_forward_config_get_hidden_dim:
- * @self: a feed-forward block configuration
- *
- * Gets [property@Hp.FeedForwardConfig:hidden-dim].
- *
- * Returns: the hidden dim
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_feed_forward_config, HpFeedForwardConfig, gint, hidden_dim, 0)
-
-/**
- * hp_feed_forward_config_get_dtype:
- * @self: a feed-forward block configuration
- *
- * Gets [property@Hp.FeedForwardConfig:dtype].
- *
- * Returns: the element type of the parameters
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_feed_forward_config, HpFeedForwardConfig, HpDType, dtype,
-                         HP_DTYPE_FLOAT32)
-
-/**
- * hp_feed_forward_config_get_w1:
- * @self: a feed-forward block configuration
- *
- * Gets [property@Hp.FeedForwardConfig:w1].
- *
- * Returns: (transfer none): the configuration of `w1`
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_feed_forward_config, HpFeedForwardConfig, HpLinearConfig *, w1, NULL)
-
-/**
- * hp_feed_forward_config_get_w2:
- * @self: a feed-forward block configuration
- *
- * Gets [property@Hp.FeedForwardConfig:w2].
- *
- * Returns: (transfer none): the configuration of `w2`
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_feed_forward_config, HpFeedForwardConfig, HpLinearConfig *, w2, NULL)
-
-/**
- * hp_feed_forward_config_get_w3:
- * @self: a feed-forward block configuration
- *
- * Gets [property@Hp.FeedForwardConfig:w3].
- *
- * Returns: (transfer none): the configuration of `w3`
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_feed_forward_config, HpFeedForwardConfig, HpLinearConfig *, w3, NULL)
-
 /* HpFeedForward */
 
 static gboolean
@@ -500,3 +427,5 @@ hp_feed_forward_new (HpFeedForwardConfig  *config,
 
   return HP_FEED_FORWARD (hp_config_build (HP_CONFIG (config), error));
 }
+
+#include "hp-feed-forward-fields.c"

@@ -30,21 +30,11 @@ G_DECLARE_FINAL_TYPE (HpFeedForward, hp_feed_forward, HP, FEED_FORWARD, HpModule
 HP_AVAILABLE_IN_ALL
 HpFeedForwardConfig *hp_feed_forward_config_new            (gint                  dim,
                                                             gint                  hidden_dim);
-HP_AVAILABLE_IN_ALL
-gint                 hp_feed_forward_config_get_dim        (HpFeedForwardConfig  *self);
-HP_AVAILABLE_IN_ALL
-gint                 hp_feed_forward_config_get_hidden_dim (HpFeedForwardConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpDType              hp_feed_forward_config_get_dtype      (HpFeedForwardConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpLinearConfig      *hp_feed_forward_config_get_w1         (HpFeedForwardConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpLinearConfig      *hp_feed_forward_config_get_w2         (HpFeedForwardConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpLinearConfig      *hp_feed_forward_config_get_w3         (HpFeedForwardConfig  *self);
 
 HP_AVAILABLE_IN_ALL
 HpFeedForward       *hp_feed_forward_new                   (HpFeedForwardConfig  *config,
                                                             GError              **error);
 
 G_END_DECLS
+
+#include "hp-feed-forward-fields.h"

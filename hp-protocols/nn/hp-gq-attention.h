@@ -32,50 +32,10 @@ G_DECLARE_FINAL_TYPE (HpGQAttention, hp_gq_attention, HP, GQ_ATTENTION, HpModule
 HP_AVAILABLE_IN_ALL
 HpGQAttentionConfig     *hp_gq_attention_config_new                 (void);
 HP_AVAILABLE_IN_ALL
-gint                     hp_gq_attention_config_get_dim             (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-gint                     hp_gq_attention_config_get_n_heads         (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
 gint                     hp_gq_attention_config_get_n_kv_heads      (HpGQAttentionConfig     *self);
 HP_AVAILABLE_IN_ALL
 gint                     hp_gq_attention_config_get_head_dim        (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-gint                     hp_gq_attention_config_get_max_seq_len     (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-gdouble                  hp_gq_attention_config_get_rope_theta      (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-HpDType                  hp_gq_attention_config_get_dtype           (HpGQAttentionConfig     *self);
 
-HP_AVAILABLE_IN_ALL
-HpLinearConfig          *hp_gq_attention_config_get_wq              (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-void                     hp_gq_attention_config_set_wq              (HpGQAttentionConfig     *self,
-                                                                     HpLinearConfig          *wq);
-HP_AVAILABLE_IN_ALL
-HpLinearConfig          *hp_gq_attention_config_get_wk              (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-void                     hp_gq_attention_config_set_wk              (HpGQAttentionConfig     *self,
-                                                                     HpLinearConfig          *wk);
-HP_AVAILABLE_IN_ALL
-HpLinearConfig          *hp_gq_attention_config_get_wv              (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-void                     hp_gq_attention_config_set_wv              (HpGQAttentionConfig     *self,
-                                                                     HpLinearConfig          *wv);
-HP_AVAILABLE_IN_ALL
-HpLinearConfig          *hp_gq_attention_config_get_wo              (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-void                     hp_gq_attention_config_set_wo              (HpGQAttentionConfig     *self,
-                                                                     HpLinearConfig          *wo);
-HP_AVAILABLE_IN_ALL
-HpRotaryEmbeddingConfig *hp_gq_attention_config_get_rope            (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-void                     hp_gq_attention_config_set_rope            (HpGQAttentionConfig     *self,
-                                                                     HpRotaryEmbeddingConfig *rope);
-HP_AVAILABLE_IN_ALL
-HpSDPAConfig            *hp_gq_attention_config_get_inner_attention (HpGQAttentionConfig     *self);
-HP_AVAILABLE_IN_ALL
-void                     hp_gq_attention_config_set_inner_attention (HpGQAttentionConfig     *self,
-                                                                     HpSDPAConfig            *inner_attention);
 HP_AVAILABLE_IN_ALL
 gboolean                 hp_gq_attention_config_fill_children       (HpGQAttentionConfig     *self,
                                                                      GError                 **error);
@@ -85,3 +45,5 @@ HpGQAttention           *hp_gq_attention_new                        (HpGQAttenti
                                                                      GError                 **error);
 
 G_END_DECLS
+
+#include "hp-gq-attention-fields.h"

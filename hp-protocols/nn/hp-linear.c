@@ -157,54 +157,6 @@ hp_linear_config_new (gint in_features,
                        NULL);
 }
 
-/**
- * hp_linear_config_get_in_features:
- * @self: a linear layer configuration
- *
- * Gets [property@Hp.LinearConfig:in-features].
- *
- * Returns: the number of input features
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gint, in_features, 0)
-
-/**
- * hp_linear_config_get_out_features:
- * @self: a linear layer configuration
- *
- * Gets [property@Hp.LinearConfig:out-features].
- *
- * Returns: the number of output features
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gint, out_features, 0)
-
-/**
- * hp_linear_config_get_bias:
- * @self: a linear layer configuration
- *
- * Gets [property@Hp.LinearConfig:bias].
- *
- * Returns: whether the layer has a bias
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, gboolean, bias, FALSE)
-
-/**
- * hp_linear_config_get_dtype:
- * @self: a linear layer configuration
- *
- * Gets [property@Hp.LinearConfig:dtype].
- *
- * Returns: the element type of the parameters
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_linear_config, HpLinearConfig, HpDType, dtype, HP_DTYPE_FLOAT32)
-
 /* HpLinear */
 
 static gboolean
@@ -301,3 +253,5 @@ hp_linear_new (HpLinearConfig  *config,
 
   return HP_LINEAR (hp_config_build (HP_CONFIG (config), error));
 }
+
+#include "hp-linear-fields.c"

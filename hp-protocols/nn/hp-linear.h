@@ -29,17 +29,11 @@ G_DECLARE_FINAL_TYPE (HpLinear, hp_linear, HP, LINEAR, HpModule)
 HP_AVAILABLE_IN_ALL
 HpLinearConfig *hp_linear_config_new              (gint             in_features,
                                                    gint             out_features);
-HP_AVAILABLE_IN_ALL
-gint            hp_linear_config_get_in_features  (HpLinearConfig  *self);
-HP_AVAILABLE_IN_ALL
-gint            hp_linear_config_get_out_features (HpLinearConfig  *self);
-HP_AVAILABLE_IN_ALL
-gboolean        hp_linear_config_get_bias         (HpLinearConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpDType         hp_linear_config_get_dtype        (HpLinearConfig  *self);
 
 HP_AVAILABLE_IN_ALL
 HpLinear       *hp_linear_new                     (HpLinearConfig  *config,
                                                    GError         **error);
 
 G_END_DECLS
+
+#include "hp-linear-fields.h"

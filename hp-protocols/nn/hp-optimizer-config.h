@@ -35,15 +35,6 @@ struct _HpOptimizerConfigClass
   gpointer padding[8];
 };
 
-HP_AVAILABLE_IN_ALL
-gdouble hp_optimizer_config_get_lr           (HpOptimizerConfig *self);
-HP_AVAILABLE_IN_ALL
-void    hp_optimizer_config_set_lr           (HpOptimizerConfig *self,
-                                              gdouble            lr);
-HP_AVAILABLE_IN_ALL
-gdouble hp_optimizer_config_get_weight_decay (HpOptimizerConfig *self);
-HP_AVAILABLE_IN_ALL
-void    hp_optimizer_config_set_weight_decay (HpOptimizerConfig *self,
-                                              gdouble            weight_decay);
-
 G_END_DECLS
+
+#include "hp-optimizer-config-fields.h"

@@ -131,42 +131,6 @@ hp_rms_norm_config_new (gint dim)
   return g_object_new (HP_TYPE_RMS_NORM_CONFIG, "dim", dim, NULL);
 }
 
-/**
- * hp_rms_norm_config_get_dim:
- * @self: an RMS normalisation configuration
- *
- * Gets [property@Hp.RMSNormConfig:dim].
- *
- * Returns: the size of the normalised dim
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rms_norm_config, HpRMSNormConfig, gint, dim, 0)
-
-/**
- * hp_rms_norm_config_get_eps:
- * @self: an RMS normalisation configuration
- *
- * Gets [property@Hp.RMSNormConfig:eps].
- *
- * Returns: the epsilon
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rms_norm_config, HpRMSNormConfig, gdouble, eps, 0.0)
-
-/**
- * hp_rms_norm_config_get_dtype:
- * @self: an RMS normalisation configuration
- *
- * Gets [property@Hp.RMSNormConfig:dtype].
- *
- * Returns: the element type of the scale
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rms_norm_config, HpRMSNormConfig, HpDType, dtype, HP_DTYPE_FLOAT32)
-
 /* HpRMSNorm */
 
 static HpRMSNormConfig *
@@ -252,3 +216,5 @@ hp_rms_norm_new (HpRMSNormConfig  *config,
 
   return HP_RMS_NORM (hp_config_build (HP_CONFIG (config), error));
 }
+
+#include "hp-rms-norm-fields.c"

@@ -28,15 +28,11 @@ G_DECLARE_FINAL_TYPE (HpRMSNorm, hp_rms_norm, HP, RMS_NORM, HpModule)
 
 HP_AVAILABLE_IN_ALL
 HpRMSNormConfig *hp_rms_norm_config_new       (gint              dim);
-HP_AVAILABLE_IN_ALL
-gint             hp_rms_norm_config_get_dim   (HpRMSNormConfig  *self);
-HP_AVAILABLE_IN_ALL
-gdouble          hp_rms_norm_config_get_eps   (HpRMSNormConfig  *self);
-HP_AVAILABLE_IN_ALL
-HpDType          hp_rms_norm_config_get_dtype (HpRMSNormConfig  *self);
 
 HP_AVAILABLE_IN_ALL
 HpRMSNorm       *hp_rms_norm_new              (HpRMSNormConfig  *config,
                                                GError          **error);
 
 G_END_DECLS
+
+#include "hp-rms-norm-fields.h"

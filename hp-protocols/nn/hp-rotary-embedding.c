@@ -137,55 +137,6 @@ hp_rotary_embedding_config_new (void)
 }
 
 /**
- * hp_rotary_embedding_config_get_head_dim:
- * @self: a rotary embedding configuration
- *
- * Gets [property@Hp.RotaryEmbeddingConfig:head-dim].
- *
- * Returns: the head dim the tables are made for
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, gint, head_dim, 0)
-
-/**
- * hp_rotary_embedding_config_get_max_seq_len:
- * @self: a rotary embedding configuration
- *
- * Gets [property@Hp.RotaryEmbeddingConfig:max-seq-len].
- *
- * Returns: the number of positions the tables cover
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, gint, max_seq_len, 0)
-
-/**
- * hp_rotary_embedding_config_get_theta:
- * @self: a rotary embedding configuration
- *
- * Gets [property@Hp.RotaryEmbeddingConfig:theta].
- *
- * Returns: the base of the rotation frequencies
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, gdouble, theta, 0.0)
-
-/**
- * hp_rotary_embedding_config_get_dtype:
- * @self: a rotary embedding configuration
- *
- * Gets [property@Hp.RotaryEmbeddingConfig:dtype].
- *
- * Returns: the dtype of the tables
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_rotary_embedding_config, HpRotaryEmbeddingConfig, HpDType, dtype,
-                         HP_DTYPE_FLOAT32)
-
-/**
  * HpRotaryEmbedding:
  *
  * Rotary position embedding (RoPE) as Meta Llama and torchtitan apply
@@ -407,3 +358,5 @@ hp_rotary_embedding_new (HpRotaryEmbeddingConfig  *config,
 
   return HP_ROTARY_EMBEDDING (hp_config_build (HP_CONFIG (config), error));
 }
+
+#include "hp-rotary-embedding-fields.c"

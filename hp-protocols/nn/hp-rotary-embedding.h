@@ -28,17 +28,11 @@ G_DECLARE_FINAL_TYPE (HpRotaryEmbedding, hp_rotary_embedding, HP, ROTARY_EMBEDDI
 
 HP_AVAILABLE_IN_ALL
 HpRotaryEmbeddingConfig *hp_rotary_embedding_config_new             (void);
-HP_AVAILABLE_IN_ALL
-gint                     hp_rotary_embedding_config_get_head_dim    (HpRotaryEmbeddingConfig *self);
-HP_AVAILABLE_IN_ALL
-gint                     hp_rotary_embedding_config_get_max_seq_len (HpRotaryEmbeddingConfig *self);
-HP_AVAILABLE_IN_ALL
-gdouble                  hp_rotary_embedding_config_get_theta       (HpRotaryEmbeddingConfig *self);
-HP_AVAILABLE_IN_ALL
-HpDType                  hp_rotary_embedding_config_get_dtype       (HpRotaryEmbeddingConfig *self);
 
 HP_AVAILABLE_IN_ALL
 HpRotaryEmbedding       *hp_rotary_embedding_new                    (HpRotaryEmbeddingConfig *config,
                                                                      GError                 **error);
 
 G_END_DECLS
+
+#include "hp-rotary-embedding-fields.h"

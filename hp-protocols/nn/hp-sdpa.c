@@ -108,42 +108,6 @@ hp_sdpa_config_new (void)
 }
 
 /**
- * hp_sdpa_config_get_causal:
- * @self: an inner attention configuration
- *
- * Gets [property@Hp.SDPAConfig:causal].
- *
- * Returns: whether attention is causal
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gboolean, causal, FALSE)
-
-/**
- * hp_sdpa_config_get_return_lse:
- * @self: an inner attention configuration
- *
- * Gets [property@Hp.SDPAConfig:return-lse].
- *
- * Returns: whether the module also returns the log-sum-exp of the scores
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gboolean, return_lse, FALSE)
-
-/**
- * hp_sdpa_config_get_scale:
- * @self: an inner attention configuration
- *
- * Gets [property@Hp.SDPAConfig:scale].
- *
- * Returns: the scale of the scores (<= 0: `1 / sqrt(D)`)
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_sdpa_config, HpSDPAConfig, gdouble, scale, 0.0)
-
-/**
  * HpSDPA:
  *
  * Scaled dot-product attention over queries, keys and values laid out
@@ -531,3 +495,5 @@ hp_sdpa_new (HpSDPAConfig  *config,
 
   return HP_SDPA (hp_config_build (HP_CONFIG (config), error));
 }
+
+#include "hp-sdpa-fields.c"

@@ -37,15 +37,11 @@ G_DECLARE_FINAL_TYPE (HpSDPA, hp_sdpa, HP, SDPA, HpModule)
 
 HP_AVAILABLE_IN_ALL
 HpSDPAConfig *hp_sdpa_config_new            (void);
-HP_AVAILABLE_IN_ALL
-gboolean      hp_sdpa_config_get_causal     (HpSDPAConfig *self);
-HP_AVAILABLE_IN_ALL
-gboolean      hp_sdpa_config_get_return_lse (HpSDPAConfig *self);
-HP_AVAILABLE_IN_ALL
-gdouble       hp_sdpa_config_get_scale      (HpSDPAConfig *self);
 
 HP_AVAILABLE_IN_ALL
 HpSDPA       *hp_sdpa_new                   (HpSDPAConfig *config,
                                              GError      **error);
 
 G_END_DECLS
+
+#include "hp-sdpa-fields.h"

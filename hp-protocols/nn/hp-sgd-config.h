@@ -21,20 +21,7 @@ G_DECLARE_FINAL_TYPE (HpSGDConfig, hp_sgd_config, HP, SGD_CONFIG, HpOptimizerCon
 
 HP_AVAILABLE_IN_ALL
 HpSGDConfig *hp_sgd_config_new           (void);
-HP_AVAILABLE_IN_ALL
-gdouble      hp_sgd_config_get_momentum  (HpSGDConfig *self);
-HP_AVAILABLE_IN_ALL
-void         hp_sgd_config_set_momentum  (HpSGDConfig *self,
-                                          gdouble      momentum);
-HP_AVAILABLE_IN_ALL
-gdouble      hp_sgd_config_get_dampening (HpSGDConfig *self);
-HP_AVAILABLE_IN_ALL
-void         hp_sgd_config_set_dampening (HpSGDConfig *self,
-                                          gdouble      dampening);
-HP_AVAILABLE_IN_ALL
-gboolean     hp_sgd_config_get_nesterov  (HpSGDConfig *self);
-HP_AVAILABLE_IN_ALL
-void         hp_sgd_config_set_nesterov  (HpSGDConfig *self,
-                                          gboolean     nesterov);
 
 G_END_DECLS
+
+#include "hp-sgd-config-fields.h"

@@ -169,61 +169,6 @@ hp_transformer_block_config_new (HpGQAttentionConfig *attention,
 }
 
 /**
- * hp_transformer_block_config_get_attention:
- * @self: a transformer block configuration
- *
- * Gets [property@Hp.TransformerBlockConfig:attention].
- *
- * Returns: (transfer none) (nullable): the attention's configuration
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpGQAttentionConfig *,
-                         attention, NULL)
-
-/**
- * hp_transformer_block_config_get_feed_forward:
- * @self: a transformer block configuration
- *
- * Gets [property@Hp.TransformerBlockConfig:feed-forward].
- *
- * Returns: (transfer none) (nullable): the feed-forward network's
- *   configuration
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpFeedForwardConfig *,
-                         feed_forward, NULL)
-
-/**
- * hp_transformer_block_config_get_attention_norm:
- * @self: a transformer block configuration
- *
- * Gets [property@Hp.TransformerBlockConfig:attention-norm].
- *
- * Returns: (transfer none) (nullable): the configuration of the norm
- *   before the attention
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpRMSNormConfig *,
-                         attention_norm, NULL)
-
-/**
- * hp_transformer_block_config_get_ffn_norm:
- * @self: a transformer block configuration
- *
- * Gets [property@Hp.TransformerBlockConfig:ffn-norm].
- *
- * Returns: (transfer none) (nullable): the configuration of the norm
- *   before the feed-forward network
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_transformer_block_config, HpTransformerBlockConfig, HpRMSNormConfig *,
-                         ffn_norm, NULL)
-
-/**
  * HpTransformerBlock:
  *
  * One layer of a Llama-style decoder, with pre-norm residual
@@ -336,3 +281,5 @@ static void
 hp_transformer_block_init (HpTransformerBlock *self)
 {
 }
+
+#include "hp-transformer-block-fields.c"

@@ -27,14 +27,6 @@ HpTransformerBlockConfig *hp_transformer_block_config_new              (HpGQAtte
                                                                         HpFeedForwardConfig      *feed_forward,
                                                                         HpRMSNormConfig          *attention_norm,
                                                                         HpRMSNormConfig          *ffn_norm);
-HP_AVAILABLE_IN_ALL
-HpGQAttentionConfig      *hp_transformer_block_config_get_attention      (HpTransformerBlockConfig *self);
-HP_AVAILABLE_IN_ALL
-HpFeedForwardConfig      *hp_transformer_block_config_get_feed_forward   (HpTransformerBlockConfig *self);
-HP_AVAILABLE_IN_ALL
-HpRMSNormConfig          *hp_transformer_block_config_get_attention_norm (HpTransformerBlockConfig *self);
-HP_AVAILABLE_IN_ALL
-HpRMSNormConfig          *hp_transformer_block_config_get_ffn_norm       (HpTransformerBlockConfig *self);
 
 #define HP_TYPE_TRANSFORMER_BLOCK (hp_transformer_block_get_type ())
 
@@ -42,3 +34,5 @@ HP_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (HpTransformerBlock, hp_transformer_block, HP, TRANSFORMER_BLOCK, HpModule)
 
 G_END_DECLS
+
+#include "hp-transformer-block-fields.h"

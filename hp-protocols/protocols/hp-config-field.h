@@ -197,8 +197,10 @@ void hp_config_class_install_private_fields (HpConfigClass       *klass,
                                              guint                n_fields);
 
 /* Typed accessors of table fields. Each expands to the definition of a
- * public function `prefix_get_member` (or `prefix_set_member`); declare
- * it in the header and document it above the macro as any function.
+ * public function `prefix_get_member` (or `prefix_set_member`). The
+ * library's classes get them, declared and documented, from
+ * hp-mkfields.py at build time; a class written by hand declares each
+ * in its header and documents it above the macro as any function.
  * The getter of an object field returns it (transfer none); the setter
  * sets the field as g_object_set() does. */
 #define HP_CONFIG_DEFINE_GETTER(prefix, Type, ctype, member, fallback)             \

@@ -39,15 +39,7 @@ struct _HpModuleConfigClass
 
 HP_AVAILABLE_IN_ALL
 HpModuleConfig   *hp_module_config_new                 (void);
-HP_AVAILABLE_IN_ALL
-HpParamInit      *hp_module_config_get_param_init      (HpModuleConfig   *self);
-HP_AVAILABLE_IN_ALL
-void              hp_module_config_set_param_init      (HpModuleConfig   *self,
-                                                        HpParamInit      *param_init);
-HP_AVAILABLE_IN_ALL
-HpShardingConfig *hp_module_config_get_sharding_config (HpModuleConfig   *self);
-HP_AVAILABLE_IN_ALL
-void              hp_module_config_set_sharding_config (HpModuleConfig   *self,
-                                                        HpShardingConfig *sharding_config);
 
 G_END_DECLS
+
+#include "hp-module-config-fields.h"

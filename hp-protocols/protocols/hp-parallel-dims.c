@@ -504,79 +504,6 @@ hp_parallel_dims_build_expert_mesh (HpParallelDims  *self,
 }
 
 /**
- * hp_parallel_dims_get_dp_replicate:
- * @self: parallel dims
- *
- * Gets [property@Hp.ParallelDims:dp-replicate].
- *
- * Returns: the degree
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, dp_replicate, 0)
-
-/**
- * hp_parallel_dims_get_dp_shard:
- * @self: parallel dims
- *
- * Gets [property@Hp.ParallelDims:dp-shard].
- *
- * Returns: the degree; -1 (fill) until resolved with
- *   [method@Hp.ParallelDims.resolve]
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, dp_shard, 0)
-
-/**
- * hp_parallel_dims_get_cp:
- * @self: parallel dims
- *
- * Gets [property@Hp.ParallelDims:cp].
- *
- * Returns: the degree
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, cp, 0)
-
-/**
- * hp_parallel_dims_get_tp:
- * @self: parallel dims
- *
- * Gets [property@Hp.ParallelDims:tp].
- *
- * Returns: the degree
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, tp, 0)
-
-/**
- * hp_parallel_dims_get_pp:
- * @self: parallel dims
- *
- * Gets [property@Hp.ParallelDims:pp].
- *
- * Returns: the degree
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, pp, 0)
-
-/**
- * hp_parallel_dims_get_ep:
- * @self: parallel dims
- *
- * Gets [property@Hp.ParallelDims:ep].
- *
- * Returns: the degree
- *
- * Since: 1.0
- */
-HP_CONFIG_DEFINE_GETTER (hp_parallel_dims, HpParallelDims, gint, ep, 0)
-
-/**
  * hp_parallel_dims_get_world_size:
  * @self: a [class@Hp.ParallelDims]
  *
@@ -794,3 +721,5 @@ hp_parallel_dims_get_ep_enabled (HpParallelDims *self)
 
   return self->ep > 1;
 }
+
+#include "hp-parallel-dims-fields.c"

@@ -34,18 +34,6 @@ HpDeviceMesh   *hp_parallel_dims_build_expert_mesh            (HpParallelDims  *
                                                                GError         **error);
 
 HP_AVAILABLE_IN_ALL
-gint            hp_parallel_dims_get_dp_replicate             (HpParallelDims  *self);
-HP_AVAILABLE_IN_ALL
-gint            hp_parallel_dims_get_dp_shard                 (HpParallelDims  *self);
-HP_AVAILABLE_IN_ALL
-gint            hp_parallel_dims_get_cp                       (HpParallelDims  *self);
-HP_AVAILABLE_IN_ALL
-gint            hp_parallel_dims_get_tp                       (HpParallelDims  *self);
-HP_AVAILABLE_IN_ALL
-gint            hp_parallel_dims_get_pp                       (HpParallelDims  *self);
-HP_AVAILABLE_IN_ALL
-gint            hp_parallel_dims_get_ep                       (HpParallelDims  *self);
-HP_AVAILABLE_IN_ALL
 gint            hp_parallel_dims_get_world_size               (HpParallelDims  *self);
 HP_AVAILABLE_IN_ALL
 gint            hp_parallel_dims_get_non_data_parallel_size   (HpParallelDims  *self);
@@ -70,3 +58,5 @@ HP_AVAILABLE_IN_ALL
 gboolean        hp_parallel_dims_get_ep_enabled               (HpParallelDims  *self);
 
 G_END_DECLS
+
+#include "hp-parallel-dims-fields.h"

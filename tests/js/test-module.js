@@ -59,6 +59,16 @@ check('"built" emitted once', built === 1);
 check('the module keeps a copy of the config',
     reference.config !== config && reference.config.equal(config));
 
+// the typed accessors made of the field table agree with the properties
+const sized = new Hp.GQAttentionConfig({dim: 8, n_heads: 2});
+sized.set_n_kv_heads(1);
+const query = new Hp.LinearConfig({in_features: 8, out_features: 8});
+sized.set_wq(query);
+check('typed accessors', sized.get_dim() === 8 && sized.n_kv_heads === 1 &&
+    sized.get_wq() === query && sized.wq === query);
+sized.set_wq(null);
+check('a nullable object setter', sized.get_wq() === null);
+
 // JSON round trip
 const text = config.to_json(false);
 const fields = JSON.parse(text);

@@ -54,6 +54,20 @@ static void test_build_and_json () {
     }
 }
 
+static void test_accessors () {
+    // the typed accessors made of the field table agree with the properties
+    var config = new Hp.GQAttentionConfig ();
+    config.set_dim (8);
+    config.set_n_heads (2);
+    config.set_n_kv_heads (1);
+    var query = new Hp.LinearConfig (8, 8);
+    config.set_wq (query);
+    assert (config.dim == 8 && config.get_n_heads () == 2 && config.n_kv_heads == 1);
+    assert (config.get_wq () == query && config.wq == query);
+    config.set_wq (null);
+    assert (config.get_wq () == null);
+}
+
 static void test_json_error () {
     try {
         Hp.Config.from_json (typeof (Hp.LinearConfig), "{\"in_features\": 0}");
@@ -184,6 +198,7 @@ public static int main (string[] args) {
     } catch (Error e) {
         error ("hp_init: %s", e.message);
     }
+    Test.add_func ("/vala/module/accessors", test_accessors);
     Test.add_func ("/vala/module/build-and-json", test_build_and_json);
     Test.add_func ("/vala/module/json-error", test_json_error);
     Test.add_func ("/vala/module/parallel-forward", test_parallel_forward);
