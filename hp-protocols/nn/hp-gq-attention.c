@@ -9,6 +9,7 @@
 #include "hp-config-field.h"
 #include "hp-error.h"
 #include "hp-gq-attention.h"
+#include "hp-nn-basic-private.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 #include "hp-tensor-private.h"
@@ -226,14 +227,7 @@ _hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *self,
                    self->n_heads);
       return FALSE;
     }
-  if (!hp_dtype_is_floating (self->dtype))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpGQAttention: dtype %s is not a floating-point type",
-                   hp_dtype_to_string (self->dtype));
-      return FALSE;
-    }
-  return TRUE;
+  return _hp_nn_check_dtype (HP_CONFIG (self), self->dtype, error);
 }
 
 static gboolean

@@ -11,6 +11,7 @@
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-attention-private.h"
+#include "hp-nn-basic-private.h"
 #include "hp-rotary-embedding.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
@@ -96,14 +97,7 @@ hp_rotary_embedding_config_validate (HpConfig  *config,
                    self->head_dim);
       return FALSE;
     }
-  if (!hp_dtype_is_floating (self->dtype))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
-                   "HpRotaryEmbedding: dtype %s is not a floating-point type",
-                   hp_dtype_to_string (self->dtype));
-      return FALSE;
-    }
-  return TRUE;
+  return _hp_nn_check_dtype (HP_CONFIG (self), self->dtype, error);
 }
 
 static void

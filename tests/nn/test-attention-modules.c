@@ -314,7 +314,8 @@ test_rotary_errors (void)
   hp_test_assert_error (hp_rotary_embedding_new (odd, &error), &error, HP_ERROR_CONFIG,
                         "HpRotaryEmbedding: head-dim 5 must be even");
   hp_test_assert_error (hp_rotary_embedding_new (ints, &error), &error, HP_ERROR_CONFIG,
-                        "HpRotaryEmbedding: dtype int64 is not a floating-point type");
+                        "HpRotaryEmbeddingConfig.dtype: int64 is not a floating-point type "
+                        "(float32 or float64)");
   hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (odd), &error)), &error,
                         HP_ERROR_CONFIG, "HpRotaryEmbedding: head-dim 5 must be even");
 
@@ -944,7 +945,8 @@ test_gqa_config_errors (void)
   assert_build_error (odd_head,
                       "HpGQAttention: head dim 3 (dim 12 / n-heads 4) must be even for the "
                       "rotary embedding");
-  assert_build_error (ints, "HpGQAttention: dtype int64 is not a floating-point type");
+  assert_build_error (ints, "HpGQAttentionConfig.dtype: int64 is not a floating-point type "
+                      "(float32 or float64)");
 
   hp_gq_attention_config_set_wk (wrong_wk, wk);
   assert_build_error (wrong_wk,

@@ -370,7 +370,8 @@ test_config_errors (void)
       assert_config_error (kv_heads, sharding, "n-kv-heads: 3 key/value heads do not divide 4 heads");
       /* the blocks are made before anything is set */
       assert_config_error (ints, sharding,
-                           "layers.0: HpGQAttention: dtype int64 is not a floating-point type");
+                           "layers.0: HpGQAttentionConfig.dtype: int64 is not a floating-point type "
+                           "(float32 or float64)");
     }
   g_object_get (ints, "tok-embeddings", &nested, NULL);
   g_assert_null (nested);
