@@ -26,11 +26,14 @@ _MISSING = object()
 _GTYPES = {bool: GObject.TYPE_BOOLEAN, int: GObject.TYPE_INT, float: GObject.TYPE_DOUBLE,
            str: GObject.TYPE_STRING, list: GObject.TYPE_STRV}
 
+
 def _is_user(cls):
     return not getattr(cls, "__module__", cls).startswith(("gi.repository.", "gi.overrides."))
 
+
 def _name(cls):
     return cls.__qualname__ if _is_user(cls) else "Hp." + cls.__name__
+
 
 def _value(value, gtype=None):
     # where PyGObject would guess the GValue's type: None, integers, lists
@@ -40,21 +43,27 @@ def _value(value, gtype=None):
         return GObject.Value(GObject.TYPE_INT64 if value < 1 << 63 else GObject.TYPE_UINT64, value)
     return GObject.Value(GObject.TYPE_STRV, value) if isinstance(value, list) else value
 
+
 def field(default=_MISSING, *, default_factory=None, minimum=None, maximum=None, blurb=None):
     """A config field's default, range and blurb: ``n: int = Hp.field(4, minimum=1)``"""
     return types.SimpleNamespace(default=default, default_factory=default_factory,
                                  minimum=minimum, maximum=maximum, blurb=blurb)
 
+
 class _ChainUp:
     """Before the C parent: ``super().do_setup()`` reaches C, fields read as fields"""
     def _c_parent(self):
         return next(b for b in type(self).__mro__ if b.__module__.startswith("gi.repository."))
+
     def do_setup(self):
         return self._c_parent().do_setup(self)
+
     def do_validate(self):
         return self._c_parent().do_validate(self)
+
     def do_get_property(self, pspec):
         return Hp.Config.get_value(self, pspec.name)
+
 
 def _returning_true(name, method):
     @functools.wraps(method)
@@ -68,6 +77,7 @@ def _returning_true(name, method):
             raise GLib.Error.new_literal(Hp.error_quark(), message, int(Hp.Error.CONFIG)) from error
         return True
     return vfunc
+
 
 class _Meta(type(GObject.Object)):
     """Names, fields, virtual functions and owners of Python classes"""
@@ -146,6 +156,7 @@ class _Meta(type(GObject.Object)):
             yield (name, gtype, _value(default), _value(spec.minimum), _value(spec.maximum),
                    spec.blurb or None)
 
+
 @override
 class Config(Hp.Config, metaclass=_Meta):
     """Fields are attributes, checked by the library; AttributeError names the closest"""
@@ -153,6 +164,7 @@ class Config(Hp.Config, metaclass=_Meta):
         super().__init__()
         for name, value in fields.items():
             setattr(self, name, value)
+
     def _field(self, name):
         pspecs = {pspec.name.replace("-", "_"): pspec for pspec in self.list_fields()}
         if name in pspecs:
@@ -160,9 +172,11 @@ class Config(Hp.Config, metaclass=_Meta):
         close = difflib.get_close_matches(name, pspecs, 1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         raise AttributeError(f"{_name(type(self))} has no field '{name}'{hint}")
+
     def __getattr__(self, name):
         self._field(name)       # AttributeError unless a field
         return Hp.Config.get_value(self, name)
+
     def __setattr__(self, name, value):
         if hasattr(getattr(type(self), name, None), "__set__"):     # a Python property
             super().__setattr__(name, value)
@@ -175,17 +189,22 @@ class Config(Hp.Config, metaclass=_Meta):
             pspec.name: pspec.value_type for pspec in GObject.list_properties(gtype)}
         return list(properties), [_value(value, pspecs.get(name.replace("_", "-")))
                                   for name, value in properties.items()]
+
     def build(self, **runtime_properties):
         """Builds the owner class, keywords setting its non-field properties"""
         return self.build_with_properties(*self._values(self.get_owner_type(), runtime_properties))
+
     def replace(self, **changes):
         """A shallow copy with some fields changed, as ``dataclasses.replace()``"""
         return Hp.Config.replace(self, *self._values(self.__gtype__, changes))
+
     def to_dict(self):
         return json.loads(self.to_json(False))
+
     @classmethod
     def from_dict(cls, data):
         return Hp.Config.new_from_json(cls.__gtype__, json.dumps(data))
+
     def __repr__(self):
         def shown(value):   # Hp.DType.FLOAT32, [Linear.Config(...), ...]
             if isinstance(value, GObject.GEnum):
@@ -195,19 +214,23 @@ class Config(Hp.Config, metaclass=_Meta):
             f"{p.name.replace('-', '_')}={shown(Hp.Config.get_value(self, p.name))}"
             for p in self.list_fields()))
 
+
 @override
 class Configurable(Hp.Configurable, metaclass=_Meta):
     """Built from ``self.config``, which ``do_setup(self)`` reads once"""
     config = property(Hp.Configurable.get_config)
+
     def __init__(self, **properties):
         super().__init__(**properties)
         if self.get_config() is not None:   # else made by C, which sets it up
             self.init(None)
 
+
 @functools.lru_cache(maxsize=None)
 def _signature(names):
     return inspect.Signature([inspect.Parameter(
         name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for name in names])
+
 
 @override
 class Module(Hp.Module):
@@ -217,21 +240,25 @@ class Module(Hp.Module):
         arguments.apply_defaults()
         outputs = Hp.Module.call(self, list(arguments.args))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
     def register_callable(self, name, func):
         """A method of this module is given the module, so as not to keep it"""
         if inspect.ismethod(func) and func.__self__ is self:
             Hp.Module.register_callable(self, name, func.__func__)
         else:
             Hp.Module.register_callable(self, name, lambda module, args: func(args))
+
     def _state(self, name):
         return None if name.startswith("_") else next((found for get in (
             self.get_child, self.get_parameter, self.get_buffer) for found in [get(name)]
             if found is not None), None)
+
     def __getattr__(self, name):
         found = self._state(name)
         if found is None:
             raise AttributeError(f"{_name(type(self))} has no child, parameter or buffer '{name}'")
         return found
+
     def __setattr__(self, name, value):
         state = self._state(name)
         if isinstance(value, Hp.Module):
@@ -246,16 +273,20 @@ class Module(Hp.Module):
             kind = ("child", "module") if isinstance(state, Hp.Module) else ("state", "tensor")
             raise TypeError("%s.%s is a %s: assign a %s" % (_name(type(self)), name, *kind))
 
+
 @override
 class StateDict(Hp.StateDict):
     """Iterates as ``(name, tensor)``; ``sd["weight"]``, ``in``, ``len()``"""
     __len__, __contains__ = Hp.StateDict.get_size, Hp.StateDict.contains
+
     def __iter__(self):
         return ((self.get_name(i), self.get_tensor(i)) for i in range(self.get_size()))
+
     def __getitem__(self, name):
         if not self.contains(name):
             raise KeyError(name)
         return self.lookup(name)
+
 
 @override
 class Tensor(Hp.Tensor):
@@ -280,14 +311,17 @@ class Tensor(Hp.Tensor):
         return numpy.frombuffer(self.get_bytes().get_data(), Hp.dtype_to_string(
             self.get_dtype())).reshape(self.get_shape())
 
+
 def _repr(self):
     text, name = self.to_string(), type(self).__name__     # tensor(...), ParamInit('...')
     return text if text.lower().startswith(name.lower() + "(") else f"{name}({text!r})"
+
 
 # Every class with a to_string() shows it (set on the class: subclasses come later)
 for _class in [getattr(Hp, name) for name in dir(Hp)]:
     if isinstance(_class, type(GObject.Object)) and hasattr(_class, "to_string"):
         _class.__repr__ = _repr
+
 
 @contextlib.contextmanager
 def no_grad():
