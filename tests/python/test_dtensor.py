@@ -102,30 +102,32 @@ class DTensorTest(unittest.TestCase):
             Hp.DeviceMesh.new([self.size + 1], None)
         self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.MESH))
 
-    def test_placements_as_strings(self):
+    def test_placements_from_strings(self):
         """Every way of writing placements gives the same DTensor"""
         whole = from_numpy(self.whole)
-        for written in ("S(0)", ["S(0)"], [Hp.Shard.new(0)], "Shard(dim=0)", ["Shard(0)"]):
+        for written in (Hp.placements_new_from_string("S(0)"), placements("S(0)"),
+                        [Hp.Shard.new(0)], Hp.placements_new_from_string("Shard(dim=0)"),
+                        placements("Shard(0)")):
             dt = Hp.DTensor.distribute(whole, self.mesh, written, -1)
             self.assertEqual(names(dt.get_placements()), ["S(0)"])
-        # src_data_rank defaults to 0, as in PyTorch
-        dt = Hp.DTensor.distribute(whole if self.rank == 0 else None, self.mesh, "S(1)")
+        dt = Hp.DTensor.distribute(whole if self.rank == 0 else None, self.mesh,
+                                   placements("S(1)"), 0)
         np.testing.assert_array_equal(to_numpy(dt.full_tensor()), self.whole)
-        moved = dt.redistribute("R")
+        moved = dt.redistribute(placements("R"))
         self.assertEqual(names(moved.get_placements()), ["R"])
         np.testing.assert_array_equal(to_numpy(moved.get_local()), self.whole)
-        self.assertEqual(names(dt.redistribute(["S(0)"]).get_placements()), ["S(0)"])
-        local = Hp.DTensor.new_from_local(from_numpy(self.whole), self.mesh, "P(sum)")
+        local = Hp.DTensor.new_from_local(from_numpy(self.whole), self.mesh, placements("P(sum)"),
+                                          None, False)
         self.assertEqual(names(local.get_placements()), ["P(sum)"])
-        checked = Hp.DTensor.new_from_local(from_numpy(self.whole), self.mesh, ["R"],
+        checked = Hp.DTensor.new_from_local(from_numpy(self.whole), self.mesh, placements("R"),
                                             [7, 5], True)
         np.testing.assert_array_equal(to_numpy(checked.full_tensor()), self.whole)
         assert_error(self, Hp.Error.INVALID_ARGUMENT,
                      "placement 0: cannot parse placement 'X(0)': expected S(dim), R or P(op)",
-                     Hp.DTensor.distribute, whole, self.mesh, "X(0)", -1)
+                     Hp.placements_new_from_string, "X(0)")
         assert_error(self, Hp.Error.INVALID_ARGUMENT,
                      "cannot parse placement 'X(0)': expected S(dim), R or P(op)",
-                     Hp.DTensor.distribute, whole, self.mesh, ["R", "X(0)"], -1)
+                     Hp.Placement.new_from_string, "X(0)")
 
     def test_two_dim_mesh_and_lists(self):
         shape = [2, self.size // 2] if self.size % 2 == 0 else [self.size, 1]
@@ -144,17 +146,17 @@ class DTensorTest(unittest.TestCase):
         self.assertTrue(tp.equal(mesh.slice(["tp"])))
         self.assertFalse(tp.equal(mesh))
 
-        dt = Hp.DTensor.distribute(from_numpy(self.whole), mesh, "S(0), R", -1)
+        dt = Hp.DTensor.distribute(from_numpy(self.whole), mesh,
+                                   Hp.placements_new_from_string("S(0), R"), -1)
         self.assertIs(dt.get_mesh(), mesh)
         self.assertIs(dt.props.mesh, mesh)
         self.assertEqual(names(dt.get_placements()), ["S(0)", "R"])
         self.assertEqual(Hp.placements_to_string(dt.get_placements()), "(S(0), R)")
         self.assertEqual(names(Hp.placements_new_from_string("S(1), P(max)")), ["S(1)", "P(max)"])
-        back = dt.redistribute("R, S(1)")
+        back = dt.redistribute(Hp.placements_new_from_string("R, S(1)"))
         np.testing.assert_array_equal(to_numpy(back.full_tensor()), self.whole)
-        self.assertEqual(repr(dt), "DTensor(shape=[7, 5], dtype=float64, placements=(S(0), R), "
-                                   "mesh=%s, local_shape=%s)" % (mesh.to_string(),
-                                                                 dt.get_local().get_shape()))
+        self.assertEqual(repr(dt), "DTensor(local_tensor=%s, device_mesh=%s, placements=(S(0), R), "
+                                   "shape=[7, 5])" % (dt.get_local().to_string(), mesh.to_string()))
 
     def test_placement_classes(self):
         shard = Hp.Shard.new(1)
@@ -175,8 +177,9 @@ class DTensorTest(unittest.TestCase):
         self.assertEqual(partial.props.reduce_op, Hp.ReduceOp.MAX)
         self.assertEqual(partial.to_string(), "P(max)")
         self.assertEqual([repr(p) for p in (shard, replicate, partial)],
-                         ["Shard(1)", "Replicate()", "Partial(max)"])
-        self.assertEqual(repr(Hp.placements_new_from_string("S(0), R")), "[Shard(0), Replicate()]")
+                         ["Shard('S(1)')", "Replicate('R')", "Partial('P(max)')"])
+        self.assertEqual(repr(Hp.placements_new_from_string("S(0), R")),
+                         "[Shard('S(0)'), Replicate('R')]")
         for op, name in ((Hp.ReduceOp.SUM, "sum"), (Hp.ReduceOp.MAX, "max")):
             self.assertEqual(Hp.reduce_op_to_string(op), name)
             self.assertEqual(Hp.ReduceOp.to_string(op), name)
@@ -187,14 +190,16 @@ class DTensorTest(unittest.TestCase):
         self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.INVALID_ARGUMENT))
 
     def test_repr(self):
+        """A mesh and a DTensor show their to_string(), from the layout alone"""
         self.assertEqual(repr(self.mesh), self.mesh.to_string())
         self.assertIn("dim_names=(tp)", repr(self.mesh))
-        dt = Hp.DTensor.distribute(from_numpy(self.whole), self.mesh, "S(0)", -1)
-        dt.set_requires_grad(True)
+        dt = Hp.DTensor.distribute(from_numpy(self.whole), self.mesh, placements("S(0)"), -1)
         start, end = chunks(7, self.size)[self.rank]
-        self.assertEqual(repr(dt), "DTensor(shape=[7, 5], dtype=float64, placements=(S(0)), "
-                                   "mesh=%s, local_shape=[%d, 5], requires_grad=True)"
-                         % (self.mesh.to_string(), end - start))
+        self.assertEqual(repr(dt), dt.to_string())
+        self.assertTrue(repr(dt).startswith("DTensor(local_tensor=tensor("))
+        self.assertTrue(repr(dt).endswith(", device_mesh=%s, placements=(S(0)), shape=[7, 5])"
+                                          % self.mesh.to_string()))
+        self.assertEqual(dt.get_local().get_shape(), [end - start, 5])
         with self.assertRaises(TypeError) as caught:
             dt.numpy()
         self.assertIn("use get_local().numpy()", str(caught.exception))

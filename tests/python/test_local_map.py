@@ -70,19 +70,19 @@ class NamedPlacementTest(unittest.TestCase):
             named("tp:S(0), tp:R")
         self.assertIn("repeats axis 'tp'", caught.exception.message)
 
-    def test_strings_and_repr(self):
+    def test_repr_and_bad_strings(self):
         p = Hp.NamedPlacement.new()
-        p.set("tp", "S(1)")
-        p.set_axis(Hp.MeshAxisName.DP_SHARD, "R")
+        p.set("tp", Hp.Placement.new_from_string("S(1)"))
+        p.set_axis(Hp.MeshAxisName.DP_SHARD, Hp.Placement.new_from_string("R"))
         self.assertEqual(p.to_string(), "tp:S(1), dp_shard:R")
         self.assertEqual(repr(p), "NamedPlacement('tp:S(1), dp_shard:R')")
-        self.assertEqual(repr(p.get("tp")), "Shard(1)")
+        self.assertEqual(repr(p.get("tp")), "Shard('S(1)')")
         self.assertEqual(Hp.MeshAxisName.to_string(Hp.MeshAxisName.TP), "tp")
         self.assertEqual(Hp.MeshAxisName.from_string("cp"), (True, Hp.MeshAxisName.CP))
-        resolved = Hp.resolve_placements("tp:S(0)", ["dp", "tp"])
-        self.assertEqual(repr(resolved), "[Replicate(), Shard(0)]")
+        resolved = Hp.resolve_placements(named("tp:S(0)"), ["dp", "tp"])
+        self.assertEqual(repr(resolved), "[Replicate('R'), Shard('S(0)')]")
         with self.assertRaises(GLib.Error) as caught:
-            p.set("tp", "S(")
+            Hp.Placement.new_from_string("S(")
         self.assertTrue(caught.exception.matches(Hp.error_quark(), Hp.Error.INVALID_ARGUMENT))
         self.assertEqual(p.get("tp").to_string(), "S(1)")
 
@@ -128,17 +128,18 @@ class LocalMapTest(unittest.TestCase):
         np.testing.assert_array_equal(to_numpy(out.get_local()), (self.x @ self.y)[start:end])
         np.testing.assert_array_equal(to_numpy(out.full_tensor()), self.x @ self.y)
 
-    def test_placements_as_strings(self):
-        lm = Hp.LocalMap.new(lambda args: [args[0].matmul(args[1])], "tp:S(0)",
-                             ["tp:S(0)", named("tp:R")], None, self.mesh, False)
+    def test_no_redistribution_and_none_outputs(self):
+        lm = Hp.LocalMap.new(lambda args: [args[0].matmul(args[1])], [named("tp:S(0)")],
+                             [named("tp:S(0)"), named("tp:R")], None, self.mesh, False)
         self.assertIs(lm.get_mesh(), self.mesh)
         self.assertFalse(lm.get_redistribute_inputs())
         out, = lm.call([self.distribute(self.x, "S(0)"), self.distribute(self.y, "R")])
         self.assertEqual([p.to_string() for p in out.get_placements()], ["S(0)"])
         np.testing.assert_array_equal(to_numpy(out.full_tensor()), self.x @ self.y)
 
-        with_grad = Hp.LocalMap.new(lambda args: [args[0].scale(3.0), None], ["tp:S(0)", None],
-                                    ["tp:S(0)"], ["tp:S(0)"], self.mesh, True)
+        with_grad = Hp.LocalMap.new(lambda args: [args[0].scale(3.0), None],
+                                    [named("tp:S(0)"), None], [named("tp:S(0)")],
+                                    [named("tp:S(0)")], self.mesh, True)
         dx = self.distribute(self.x, "R")
         dx.set_requires_grad(True)
         out, nothing = with_grad.call([dx])
@@ -205,10 +206,6 @@ class LocalMapTest(unittest.TestCase):
             np.testing.assert_array_equal(to_numpy(dy.get_grad().get_local()), expected_y)
 
 
-if __name__ == "__main__":
-    unittest.main(verbosity=2)
-
-
 class LocalMapConfigTest(unittest.TestCase):
     def test_fields(self):
         config = Hp.LocalMapConfig.new("attention.inner")
@@ -216,14 +213,14 @@ class LocalMapConfigTest(unittest.TestCase):
         self.assertEqual(config.props.callable_path, "attention.inner")
         changes = []
         config.connect("notify::in-placements", lambda *_: changes.append(1))
-        config.set_in_placements(["tp:S(1)", None, named("tp:R")])
+        config.set_in_placements([named("tp:S(1)"), None, named("tp:R")])
         self.assertEqual(changes, [1])
         self.assertEqual([None if p is None else p.to_string() for p in config.get_in_placements()],
                          ["tp:S(1)", None, "tp:R"])
-        config.set_out_placements("tp:S(1)")
+        config.set_out_placements([named("tp:S(1)")])
         self.assertEqual([p.to_string() for p in config.get_out_placements()], ["tp:S(1)"])
-        self.assertIsNone(config.get_in_grad_placements())
-        config.set_in_grad_placements(["tp:P(sum)", None, None])
+        self.assertEqual(config.get_in_grad_placements(), [])   # NULL: PyGObject gives []
+        config.set_in_grad_placements([named("tp:P(sum)"), None, None])
         self.assertEqual(config.get_in_grad_placements()[0].to_string(), "tp:P(sum)")
 
         copy = config.copy()
@@ -232,9 +229,13 @@ class LocalMapConfigTest(unittest.TestCase):
         self.assertEqual(copy.get_callable_path(), "other")
         self.assertFalse(copy.equal(config))
         config.set_in_grad_placements(None)
-        self.assertIsNone(config.get_in_grad_placements())
+        self.assertEqual(config.get_in_grad_placements(), [])
 
         sharding = Hp.ShardingConfig.new()
         sharding.set_local_map(config)
         self.assertIs(sharding.get_local_map(), config)
         self.assertIs(sharding.props.local_map, config)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -50,21 +50,21 @@ class Inner(Hp.Module):
         return self.run_callable("inner", [x])[0]
 
 
-def inner_config():
-    """x arrives replicated, is split by rows, and the callable runs on
-    the local rows; placements written as strings"""
-    local_map = Hp.LocalMapConfig.new("inner")
-    local_map.set_in_placements(["tp:S(0)"])
-    local_map.set_out_placements(["tp:S(0)"])
-    sharding = Hp.ShardingConfig.new()
-    sharding.set_in_src_sharding("x", "tp:R")
-    sharding.set_in_dst_sharding("x", "tp:S(0)")
-    sharding.set_local_map(local_map)
-    return Hp.ModuleConfig(sharding_config=sharding)
-
-
 def named(text):
     return Hp.NamedPlacement.new_from_string(text)
+
+
+def inner_config():
+    """x arrives replicated, is split by rows, and the callable runs on
+    the local rows"""
+    local_map = Hp.LocalMapConfig.new("inner")
+    local_map.set_in_placements([named("tp:S(0)")])
+    local_map.set_out_placements([named("tp:S(0)")])
+    sharding = Hp.ShardingConfig.new()
+    sharding.set_in_src_sharding("x", named("tp:R"))
+    sharding.set_in_dst_sharding("x", named("tp:S(0)"))
+    sharding.set_local_map(local_map)
+    return Hp.ModuleConfig(sharding_config=sharding)
 
 
 def placements(tensor):
@@ -182,7 +182,8 @@ class ModuleParallelizeTest(unittest.TestCase):
         np.testing.assert_allclose(to_numpy(y.full_tensor()), to_numpy(y_ref), rtol=1e-14)
 
         # the callable may be called by path, on distributed inputs
-        rows = Hp.DTensor.distribute(from_numpy(x), self.mesh, "S(0)", -1)
+        rows = Hp.DTensor.distribute(from_numpy(x), self.mesh,
+                                     Hp.placements_new_from_string("S(0)"), -1)
         out, = module.run_callable("inner", [rows])
         np.testing.assert_allclose(to_numpy(out.full_tensor()), to_numpy(y_ref), rtol=1e-14)
         parent = Hp.Module.new()

@@ -327,23 +327,24 @@ class GradModeTest(unittest.TestCase):
 
 
 class ReprTest(unittest.TestCase):
+    """A tensor's repr is its to_string(), in the style of torch"""
+
     def test_tensor(self):
         t = Hp.Tensor.new_from_data(Hp.DType.FLOAT32, [1.0, 2.0, 3.0, 4.0], [2, 2])
-        self.assertEqual(repr(t), "tensor([[1., 2.],\n        [3., 4.]], shape=[2, 2], dtype=float32)")
+        self.assertEqual(repr(t), t.to_string())
+        self.assertEqual(repr(t), "tensor([[1., 2.],\n        [3., 4.]], dtype=float32)")
         self.assertEqual(repr(Hp.Tensor.new_full(Hp.DType.FLOAT64, [], 2.5)),
-                         "tensor(2.5, shape=[], dtype=float64)")
+                         "tensor(2.5, dtype=float64)")
         self.assertEqual(repr(Hp.Tensor.new_zeros(Hp.DType.INT64, [0, 3])),
-                         "tensor([], shape=[0, 3], dtype=int64)")
+                         "tensor([], size=[0, 3], dtype=int64)")
         w = tensor([1.0, -2.0], True)
-        self.assertEqual(repr(w), "tensor([1., -2.], shape=[2], dtype=float64, requires_grad=True)")
-        self.assertEqual(repr(w.scale(2.0)),
-                         "tensor([2., -4.], shape=[2], dtype=float64, grad_fn=<scale>)")
+        self.assertEqual(repr(w), "tensor([1., -2.], dtype=float64, requires_grad=True)")
+        self.assertEqual(repr(w.scale(2.0)), "tensor([2., -4.], dtype=float64, grad_fn=<scale>)")
 
     def test_large_tensors_are_abbreviated(self):
         text = repr(Hp.Tensor.new_arange(Hp.DType.INT64, 2000).reshape([2, 1000]))
         self.assertEqual(text, "tensor([[0, 1, 2, ..., 997, 998, 999],\n"
-                               "        [1000, 1001, 1002, ..., 1997, 1998, 1999]], "
-                               "shape=[2, 1000], dtype=int64)")
+                               "        [1000, 1001, 1002, ..., 1997, 1998, 1999]], dtype=int64)")
 
 
 class DTypeTest(unittest.TestCase):

@@ -55,7 +55,8 @@ class TensorParallelTrainingTest(unittest.TestCase):
         gradient norm"""
         optimizer = adamw().build_optimizer(model.parameters())
         if mesh is not None:
-            targets = Hp.DTensor.new_from_local(targets, mesh, "R")
+            targets = Hp.DTensor.new_from_local(targets, mesh, Hp.placements_new_from_string("R"),
+                                                None, False)
         logits = model(ids)
         loss = logits.cross_entropy(targets, -100)
         self.assertTrue(loss.backward(None))
@@ -127,7 +128,8 @@ class TensorParallelTrainingTest(unittest.TestCase):
         first = rows * dp_mesh.get_local_rank(0)
         ids, targets = batch(first, rows)
         if tp_mesh is not None:
-            targets = Hp.DTensor.new_from_local(targets, tp_mesh, "R")
+            targets = Hp.DTensor.new_from_local(targets, tp_mesh,
+                                                Hp.placements_new_from_string("R"), None, False)
         optimizer = adamw().build_optimizer(model.parameters())
         loss = model(ids).cross_entropy(targets, -100)
         loss.backward(None)
