@@ -124,12 +124,20 @@ parse_options (Options   *options,
   if (!g_option_context_parse (context, argc, argv, error))
     return FALSE;
 
+  /* --lr is checked by the optimizer configuration's field */
   if (options->tp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
-      options->batch < 1 || options->seq_len < 1 || options->lr < 0)
+      options->batch < 1 || options->seq_len < 1)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "--tp, --batch, --seq-len and --log-every must be at least 1, "
-                   "--dp, --steps and --lr not negative");
+                   "--dp and --steps not negative");
+      return FALSE;
+    }
+  if (options->load != NULL && options->sets != NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--set %s: --load resumes the model of the checkpoint, whose configuration "
+                   "cannot change (the learning rate is --lr)", options->sets[0]);
       return FALSE;
     }
   return TRUE;
@@ -518,6 +526,25 @@ run (Options  *options,
   gint64 start;
   gint first_step = 1;
   g_autofree gchar *config_json = NULL;
+  g_auto(GValue) lr = G_VALUE_INIT;
+
+  /* the optimizer's fields check --lr (NaN, infinity, negative) before
+   * anything is loaded or built */
+  optimizer_config = hp_adamw_config_new ();
+  g_value_init (&lr, G_TYPE_DOUBLE);
+  g_value_set_double (&lr, options->lr);
+  if (!hp_config_set_value (HP_CONFIG (optimizer_config), "lr", &lr, error))
+    {
+      g_prefix_error (error, "--");
+      return FALSE;
+    }
+  hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (optimizer_config), 0.0);
+  if (options->dp == 0 && world % options->tp != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--tp %d does not divide world size %d", options->tp, world);
+      return FALSE;
+    }
 
   config = load_config (options, error);
   if (config == NULL)
@@ -570,9 +597,6 @@ run (Options  *options,
     return FALSE;
 
   params = hp_module_parameters (HP_MODULE (model));
-  optimizer_config = hp_adamw_config_new ();
-  hp_optimizer_config_set_lr (HP_OPTIMIZER_CONFIG (optimizer_config), options->lr);
-  hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (optimizer_config), 0.0);
   optimizer = hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (optimizer_config),
                                                    params, error);
   if (optimizer == NULL)
@@ -606,7 +630,10 @@ run (Options  *options,
           return FALSE;
         }
       first_step = saved_step + 1;
-      if (chatty)
+      if (chatty && first_step > options->steps)
+        g_print ("hp-train: %s is at step %d, and --steps is %d: nothing to train\n",
+                 options->load, saved_step, options->steps);
+      else if (chatty)
         g_print ("hp-train: resumed from %s after step %d\n", options->load, saved_step);
     }
 
@@ -644,12 +671,12 @@ run (Options  *options,
     }
 
   peak = peak_memory_mib (mesh);
-  if (chatty)
+  if (chatty && first_step <= options->steps)
     {
       gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
       g_autofree gchar *elapsed_text = format_seconds (elapsed);
 
-      gint ran = MAX (options->steps - first_step + 1, 0);
+      gint ran = options->steps - first_step + 1;
 
       g_print ("done: %d steps in %s, %.0f tokens/s; loss %.4f -> %.4f "
                "(the task's entropy is %.4f, log(vocab) %.4f)\n",

@@ -64,9 +64,12 @@ check("HP_DEBUG=collectives finds no mismatch in dp 2 x tp 2",
 
 
 def expect_error(name, np, args, message):
+    """One line on rank 0 with the message, no GLib warning or critical
+    before it, and a non-zero exit"""
     run = mpirun(np, *args)
     lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
-    ok = run.returncode != 0 and len(lines) == 1 and message in lines[0]
+    ok = run.returncode != 0 and len(lines) == 1 and message in lines[0] and \
+        "WARNING" not in run.stderr and "CRITICAL" not in run.stderr
     check(name, ok, f"exit {run.returncode}\n{run.stderr}")
 
 
@@ -84,6 +87,19 @@ try:
 finally:
     os.unlink(bad.name)
 expect_error("ranks that do not fit tp x dp", 2, ["--tp", "4"], "world size")
+expect_error("--tp that does not divide the ranks", 2, ["--tp", "3"],
+             "--tp 3 does not divide world size 2")
+expect_error("--dp x --tp that is not the ranks", 2, ["--dp", "2", "--tp", "2"],
+             "!= world size 2")
+for value, message in (("nan", "--lr: NaN is not allowed"),
+                       ("inf", "--lr: value inf out of range"),
+                       ("-inf", "--lr: value -inf out of range"),
+                       ("-0.5", "--lr: value -0.5 out of range")):
+    expect_error(f"--lr {value}", 2, ["--lr", value], message)
+expect_error("--set of a float field to NaN", 1, ["--set", "norm-eps=nan"],
+             "--set norm-eps: expected a number (or inf, -inf), got 'nan'")
+expect_error("--set of a float field to infinity", 1, ["--set", "rope-theta=inf"],
+             "rope-theta: value inf out of range")
 
 printed = mpirun(1, "--print-config", "--set", "layers.1.attention.n-heads=2",
                  "--set", "layers.1.attention.n-kv-heads=2")
@@ -120,6 +136,13 @@ with tempfile.TemporaryDirectory() as tmp:
           all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
           resumed_tp.stderr + "\n" + str(curve))
     expect_error("--load of a directory without a checkpoint", 1, ["--load", tmp], "config.json")
+    expect_error("--load with --set", 1, ["--load", half, "--set", "dim=32"],
+                 "--set dim=32: --load resumes the model of the checkpoint")
+    past = mpirun(2, "--tp", "2", "--steps", "4", "--load", half)
+    check("--load of a step-10 checkpoint with --steps 4 says so and trains nothing",
+          past.returncode == 0 and "is at step 10, and --steps is 4: nothing to train" in past.stdout
+          and not losses(past) and "nan" not in past.stdout and "WARNING" not in past.stderr,
+          past.stdout + past.stderr)
 
 print(f"1..{len(results)}")
 for i, (name, ok, detail) in enumerate(results, 1):

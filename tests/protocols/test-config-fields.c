@@ -564,6 +564,31 @@ test_counted_init (TestCounted *self)
 {
 }
 
+/* NaN is in no range: a typed setter (g_object_set()) warns and keeps
+ * the value, as for any value out of range; hp_config_set_value() says so */
+static void
+test_nan_refused (void)
+{
+  g_autoptr(HpAdamWConfig) config = hp_adamw_config_new ();
+  g_autoptr(GError) error = NULL;
+  g_auto(GValue) nan_value = G_VALUE_INIT;
+
+  hp_optimizer_config_set_lr (HP_OPTIMIZER_CONFIG (config), 0.5);
+  g_test_expect_message ("GLib-GObject", G_LOG_LEVEL_WARNING,
+                         "value \"nan\" of type 'gdouble' is invalid or out of range for "
+                         "property 'lr' of type 'gdouble'");
+  hp_optimizer_config_set_lr (HP_OPTIMIZER_CONFIG (config), NAN);
+  g_test_assert_expected_messages ();
+  g_assert_cmpfloat (hp_optimizer_config_get_lr (HP_OPTIMIZER_CONFIG (config)), ==, 0.5);
+
+  g_value_init (&nan_value, G_TYPE_DOUBLE);
+  g_value_set_double (&nan_value, NAN);
+  g_assert_false (hp_config_set_value (HP_CONFIG (config), "eps", &nan_value, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, "eps: NaN is not allowed");
+  g_assert_cmpfloat (hp_adamw_config_get_eps (config), ==, 1e-8);
+}
+
 static void
 test_build_runs_validate_and_setup_once (void)
 {
@@ -933,6 +958,7 @@ main (int   argc,
   g_test_add_func ("/config-fields/table/values", test_table_values);
   g_test_add_func ("/config-fields/table/private-fields", test_table_private_fields);
   g_test_add_func ("/config-fields/validate", test_validate);
+  g_test_add_func ("/config-fields/nan-refused", test_nan_refused);
   g_test_add_func ("/config-fields/build-runs-validate-and-setup-once",
                    test_build_runs_validate_and_setup_once);
   g_test_add_func ("/config-fields/get-and-set-value", test_get_and_set_value);
