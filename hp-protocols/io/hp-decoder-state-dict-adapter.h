@@ -26,4 +26,12 @@ HpDecoderStateDictAdapter *hp_decoder_state_dict_adapter_new              (HpDec
 HP_AVAILABLE_IN_ALL
 HpDecoderConfig           *hp_decoder_state_dict_adapter_get_model_config (HpDecoderStateDictAdapter *self);
 
+HP_AVAILABLE_IN_ALL
+HpDecoderStateDictAdapter *hp_decoder_state_dict_adapter_new_from_hf_config (const gchar  *hf_config,
+                                                                             gssize        length,
+                                                                             GError      **error);
+HP_AVAILABLE_IN_ALL
+gchar                     *hp_decoder_state_dict_adapter_to_hf_config       (HpDecoderStateDictAdapter  *self,
+                                                                             GError                    **error);
+
 G_END_DECLS

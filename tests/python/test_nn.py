@@ -409,6 +409,21 @@ class CheckpointTest(unittest.TestCase):
             np.testing.assert_array_equal(to_numpy(other.state_dict().lookup(name)),
                                           to_numpy(model.state_dict().lookup(name)))
 
+    def test_hugging_face_config(self):
+        import json
+
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=1, n_heads=2, n_kv_heads=1,
+                                                vocab_size=11, max_seq_len=8, dtype=F64)
+        hf = json.loads(Hp.DecoderStateDictAdapter.new(config).to_hf_config())
+        self.assertEqual((hf["model_type"], hf["architectures"]), ("llama", ["LlamaForCausalLM"]))
+        self.assertEqual((hf["hidden_size"], hf["num_key_value_heads"], hf["head_dim"]), (8, 1, 4))
+        read = Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1)
+        self.assertEqual(read.get_model_config().n_kv_heads, 1)
+        hf["tie_word_embeddings"] = True
+        with self.assertRaises(GLib.Error) as raised:
+            Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1)
+        self.assertIn("tie_word_embeddings: true is not supported", raised.exception.message)
+
 
 class ParallelDimsTest(unittest.TestCase):
     def test_resolve(self):

@@ -1,0 +1,475 @@
+/* hp-decoder-hf-config.c: a decoder configuration as a Hugging Face
+ * Llama config.json, both ways (HpDecoderStateDictAdapter)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "hp-config-private.h"
+#include "hp-decoder-state-dict-adapter.h"
+#include "hp-error.h"
+#include "hp-json-private.h"
+
+/* The HF keys that are decoder fields, in the order they are written */
+static const struct
+{
+  const gchar *hf;
+  const gchar *field;
+} field_keys[] = {
+  { "hidden_size", "dim" },
+  { "intermediate_size", "ffn-hidden" },
+  { "num_hidden_layers", "n-layers" },
+  { "num_attention_heads", "n-heads" },
+  { "num_key_value_heads", "n-kv-heads" },
+  { "rms_norm_eps", "norm-eps" },
+  { "rope_theta", "rope-theta" },
+  { "max_position_embeddings", "max-seq-len" },
+  { "vocab_size", "vocab-size" },
+};
+
+/* Keys without a field whose only value the decoder supports is this
+ * JSON text (null for rope_scaling: no scaling) */
+static const struct
+{
+  const gchar *hf;
+  const gchar *json;
+} fixed_keys[] = {
+  { "model_type", "\"llama\"" },
+  { "architectures", "[\"LlamaForCausalLM\"]" },
+  { "hidden_act", "\"silu\"" },
+  { "rope_scaling", "null" },
+  { "tie_word_embeddings", "false" },
+  { "attention_bias", "false" },
+  { "mlp_bias", "false" },
+  { "attention_dropout", "0.0" },
+  { "pretraining_tp", "1" },
+};
+
+/* Keys that do not change the model: token ids, initialisation, cache
+ * and provenance */
+static const gchar * const ignored_keys[] = {
+  "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range", "use_cache",
+  "transformers_version", "_name_or_path",
+};
+
+/* Hugging Face's defaults of LlamaConfig for field keys left out (the
+ * decoder's own defaults differ) */
+static const struct
+{
+  const gchar *hf;
+  const gchar *json;
+} hf_defaults[] = {
+  { "rms_norm_eps", "1e-06" },
+  { "rope_theta", "10000.0" },
+  { "max_position_embeddings", "2048" },
+};
+
+static const gchar * const required_keys[] = {
+  "model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+  "vocab_size",
+};
+
+static gboolean
+is_ignored (const gchar *key)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (ignored_keys); i++)
+    if (g_str_equal (key, ignored_keys[i]))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+equal_json (JsonNode    *node,
+            const gchar *json)
+{
+  g_autoptr(JsonNode) expected = json_from_string (json, NULL);
+
+  /* 0 and 0.0, 1 and 1.0 are one number here */
+  if (JSON_NODE_HOLDS_VALUE (node) && JSON_NODE_HOLDS_VALUE (expected) &&
+      json_node_get_value_type (node) != G_TYPE_STRING &&
+      json_node_get_value_type (expected) != G_TYPE_STRING &&
+      json_node_get_value_type (node) != G_TYPE_BOOLEAN &&
+      json_node_get_value_type (expected) != G_TYPE_BOOLEAN)
+    return json_node_get_double (node) == json_node_get_double (expected);
+  return json_node_equal (node, expected);
+}
+
+static gboolean
+set_field (HpConfig     *config,
+           const gchar  *key,
+           const gchar  *field,
+           JsonNode     *node,
+           GError      **error)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) == G_TYPE_STRING ||
+      json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s: expected a number", key);
+      return FALSE;
+    }
+  json_node_get_value (node, &value);
+  if (!hp_config_set_value (config, field, &value, &local_error))
+    {
+      /* the field's own message, under the HF key */
+      const gchar *message = g_str_has_prefix (local_error->message, field) &&
+                             local_error->message[strlen (field)] == ':'
+                             ? local_error->message + strlen (field) + 2 : local_error->message;
+
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s: %s", key, message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+set_dtype (HpConfig     *config,
+           JsonNode     *node,
+           GError      **error)
+{
+  const gchar *name = JSON_NODE_HOLDS_VALUE (node) &&
+                      json_node_get_value_type (node) == G_TYPE_STRING
+                      ? json_node_get_string (node) : NULL;
+  HpDType dtype;
+
+  /* bfloat16 and float16 files load as float32, exactly */
+  if (g_strcmp0 (name, "float32") == 0 || g_strcmp0 (name, "bfloat16") == 0 ||
+      g_strcmp0 (name, "float16") == 0)
+    dtype = HP_DTYPE_FLOAT32;
+  else if (g_strcmp0 (name, "float64") == 0)
+    dtype = HP_DTYPE_FLOAT64;
+  else
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HF config: torch_dtype: expected \"float32\", \"bfloat16\", \"float16\" or "
+                   "\"float64\"");
+      return FALSE;
+    }
+  g_object_set (config, "dtype", dtype, NULL);
+  return TRUE;
+}
+
+/* Every member of @object is a field, a supported fixed value, the
+ * dtype or a key to ignore */
+static gboolean
+read_members (HpConfig    *config,
+              JsonObject  *object,
+              GError     **error)
+{
+  g_autoptr(GList) members = json_object_get_members (object);
+
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      const gchar *key = l->data;
+      JsonNode *node = json_object_get_member (object, key);
+      gboolean known = is_ignored (key);
+
+      if (g_str_equal (key, "torch_dtype"))
+        {
+          if (!set_dtype (config, node, error))
+            return FALSE;
+          known = TRUE;
+        }
+      for (guint i = 0; !known && i < G_N_ELEMENTS (field_keys); i++)
+        if (g_str_equal (key, field_keys[i].hf))
+          {
+            if (!set_field (config, key, field_keys[i].field, node, error))
+              return FALSE;
+            known = TRUE;
+          }
+      for (guint i = 0; !known && i < G_N_ELEMENTS (fixed_keys); i++)
+        if (g_str_equal (key, fixed_keys[i].hf))
+          {
+            if (!equal_json (node, fixed_keys[i].json))
+              {
+                g_autofree gchar *given = json_to_string (node, FALSE);
+
+                g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                             "HF config: %s: %s is not supported (the decoder has %s)",
+                             key, given, fixed_keys[i].json);
+                return FALSE;
+              }
+            known = TRUE;
+          }
+      if (!known && !g_str_equal (key, "head_dim"))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                       "HF config: unknown key '%s'", key);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* head_dim, when given, is the one the sizes imply */
+static gboolean
+check_head_dim (HpDecoderConfig  *config,
+                JsonObject       *object,
+                GError          **error)
+{
+  JsonNode *node = json_object_get_member (object, "head_dim");
+  gint dim, n_heads;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  g_object_get (config, "dim", &dim, "n-heads", &n_heads, NULL);
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
+      json_node_get_int (node) != dim / n_heads)
+    {
+      g_autofree gchar *given = json_to_string (node, FALSE);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HF config: head_dim: %s is not supported (the decoder's head dim is "
+                   "hidden_size / num_attention_heads = %d)", given, dim / n_heads);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * hp_decoder_state_dict_adapter_new_from_hf_config:
+ * @hf_config: the text of a Hugging Face `config.json`
+ * @length: its length in bytes, or -1 when it ends with a nul
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Creates an adapter for the [class@Hp.Decoder] that a Hugging Face
+ * Llama configuration (`"model_type": "llama"`) describes. Its
+ * [property@Hp.DecoderStateDictAdapter:model-config] has the sizes of
+ * the keys, mapped as `docs/checkpoints.md` lists (`hidden_size` is
+ * [property@Hp.DecoderConfig:dim], `intermediate_size`
+ * [property@Hp.DecoderConfig:ffn-hidden], and so on), Hugging Face's
+ * defaults where a key is left out, and a `float32` dtype for
+ * `torch_dtype` `float32`, `bfloat16` or `float16` (such weights load
+ * as float32, exactly).
+ *
+ * Every key counts: a key with no field (token ids, `initializer_range`,
+ * `use_cache`, `transformers_version`) is read and left, a setting the
+ * decoder does not have (tied embeddings, RoPE scaling, a `head_dim`
+ * other than `hidden_size / num_attention_heads`, biases, another
+ * activation) and an unknown key are errors naming the key; nothing is
+ * dropped silently.
+ *
+ * Returns: (transfer full): a new adapter, or %NULL with
+ *   [HP_ERROR_FORMAT][error@Hp.Error] for text that is not a JSON
+ *   object, a missing key or a value out of its field's range, or
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] for a setting the decoder
+ *   does not support; the message names the key
+ *
+ * Since: 1.0
+ */
+HpDecoderStateDictAdapter *
+hp_decoder_state_dict_adapter_new_from_hf_config (const gchar  *hf_config,
+                                                  gssize        length,
+                                                  GError      **error)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(HpDecoderConfig) config = NULL;
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *object;
+
+  g_return_val_if_fail (hf_config != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  root = _hp_json_parse_strict (hf_config, length < 0 ? strlen (hf_config) : (gsize) length,
+                                &local_error);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s",
+                   root == NULL ? local_error->message : "not a JSON object");
+      return NULL;
+    }
+  object = json_node_get_object (root);
+  for (guint i = 0; i < G_N_ELEMENTS (required_keys); i++)
+    if (!json_object_has_member (object, required_keys[i]))
+      {
+        g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: no key '%s'", required_keys[i]);
+        return NULL;
+      }
+
+  config = hp_decoder_config_new ();
+  for (guint i = 0; i < G_N_ELEMENTS (hf_defaults); i++)
+    {
+      g_autoptr(JsonNode) node = json_from_string (hf_defaults[i].json, NULL);
+
+      if (!json_object_has_member (object, hf_defaults[i].hf))
+        json_object_set_member (object, hf_defaults[i].hf, g_steal_pointer (&node));
+    }
+  if (!read_members (HP_CONFIG (config), object, error) ||
+      !check_head_dim (config, object, error))
+    return NULL;
+  if (!hp_config_validate (HP_CONFIG (config), &local_error))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s", local_error->message);
+      return NULL;
+    }
+  return hp_decoder_state_dict_adapter_new (config);
+}
+
+/* What a layer has that the HF config gives every layer, as a path in
+ * the layer and the decoder field it must equal */
+static const struct
+{
+  const gchar *path;
+  const gchar *field;
+} layer_sizes[] = {
+  { "attention.dim", "dim" },
+  { "attention.n-heads", "n-heads" },
+  { "attention.rope-theta", "rope-theta" },
+  { "feed-forward.dim", "dim" },
+  { "attention-norm.eps", "norm-eps" },
+  { "ffn-norm.eps", "norm-eps" },
+};
+
+static gdouble
+number_at (HpConfig    *config,
+           const gchar *path)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+  g_auto(GValue) number = G_VALUE_INIT;
+
+  g_value_init (&number, G_TYPE_DOUBLE);
+  if (!hp_config_get_value (config, path, &value, NULL) ||
+      !g_value_transform (&value, &number))
+    return NAN;
+  return g_value_get_double (&number);
+}
+
+/* The heads @n of a field where 0 stands for @n_heads */
+static gdouble
+kv_heads (gdouble n,
+          gdouble n_heads)
+{
+  return n == 0 ? n_heads : n;
+}
+
+/* A count as an integer, an epsilon or base as its shortest text */
+static gchar *
+format_size (gdouble number)
+{
+  return number == (gint64) number ? g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) number)
+                                   : _hp_config_format_double (number);
+}
+
+/* Each layer, once expanded, has the sizes of the decoder's fields */
+static gboolean
+check_uniform (HpDecoderConfig  *config,
+               GError          **error)
+{
+  HpConfig *self = HP_CONFIG (config);
+  HpConfigList *layers = hp_decoder_config_get_layers (config);
+  gdouble n_heads = number_at (self, "n-heads");
+
+  for (guint i = 0; layers != NULL && i < hp_config_list_get_length (layers); i++)
+    {
+      g_autofree gchar *prefix = g_strdup_printf ("layers.%u.", i);
+      struct { const gchar *path; gdouble have, want; } checks[G_N_ELEMENTS (layer_sizes) + 2];
+      guint n = 0;
+
+      for (guint k = 0; k < G_N_ELEMENTS (layer_sizes); k++, n++)
+        {
+          g_autofree gchar *path = g_strconcat (prefix, layer_sizes[k].path, NULL);
+
+          checks[n].path = layer_sizes[k].path;
+          checks[n].have = number_at (self, path);
+          checks[n].want = number_at (self, layer_sizes[k].field);
+        }
+      {
+        g_autofree gchar *heads = g_strconcat (prefix, "attention.n-heads", NULL);
+        g_autofree gchar *kv = g_strconcat (prefix, "attention.n-kv-heads", NULL);
+        g_autofree gchar *hidden = g_strconcat (prefix, "feed-forward.hidden-dim", NULL);
+
+        checks[n].path = "attention.n-kv-heads";
+        checks[n].have = kv_heads (number_at (self, kv), number_at (self, heads));
+        checks[n++].want = kv_heads (number_at (self, "n-kv-heads"), n_heads);
+        checks[n].path = "feed-forward.hidden-dim";
+        checks[n].have = number_at (self, hidden);
+        checks[n++].want = hp_decoder_config_get_ffn_hidden_size (config);
+      }
+      for (guint k = 0; k < n; k++)
+        if (!(checks[k].have == checks[k].want))
+          {
+            g_autofree gchar *have = format_size (checks[k].have);
+            g_autofree gchar *want = format_size (checks[k].want);
+
+            g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                         "%s%s: %s, but the decoder's fields give %s: a Hugging Face Llama "
+                         "configuration gives every layer the same sizes",
+                         prefix, checks[k].path, have, want);
+            return FALSE;
+          }
+    }
+  return TRUE;
+}
+
+/**
+ * hp_decoder_state_dict_adapter_to_hf_config:
+ * @self: a [class@Hp.DecoderStateDictAdapter]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Writes [property@Hp.DecoderStateDictAdapter:model-config] as a
+ * Hugging Face Llama `config.json` (`LlamaForCausalLM`), with the keys
+ * that [ctor@Hp.DecoderStateDictAdapter.new_from_hf_config] reads back
+ * to an equal configuration: `model_type`, `architectures`,
+ * `hidden_size`, `intermediate_size`, `num_hidden_layers`,
+ * `num_attention_heads`, `num_key_value_heads`, `head_dim`,
+ * `hidden_act`, `rms_norm_eps`, `rope_theta`, `rope_scaling`,
+ * `max_position_embeddings`, `vocab_size`, `tie_word_embeddings`,
+ * `attention_bias`, `mlp_bias` and `torch_dtype`. The derived sizes are
+ * written out: `num_key_value_heads` when n-kv-heads is 0,
+ * `intermediate_size` when ffn-hidden is 0.
+ *
+ * Returns: (transfer full): the JSON text, or %NULL with
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] when the layers of the
+ *   configuration differ from each other or from its fields, which a
+ *   Hugging Face configuration cannot say (the message names the layer's
+ *   field)
+ *
+ * Since: 1.0
+ */
+gchar *
+hp_decoder_state_dict_adapter_to_hf_config (HpDecoderStateDictAdapter  *self,
+                                            GError                    **error)
+{
+  HpDecoderConfig *config;
+  g_autoptr(GString) json = g_string_new ("{\n");
+  gint dim, n_heads;
+
+  g_return_val_if_fail (HP_IS_DECODER_STATE_DICT_ADAPTER (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  config = hp_decoder_state_dict_adapter_get_model_config (self);
+  if (!check_uniform (config, error))
+    return NULL;
+  g_object_get (config, "dim", &dim, "n-heads", &n_heads, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (fixed_keys); i++)
+    g_string_append_printf (json, "  \"%s\": %s,\n", fixed_keys[i].hf, fixed_keys[i].json);
+  for (guint i = 0; i < G_N_ELEMENTS (field_keys); i++)
+    {
+      const gchar *field = field_keys[i].field;
+      g_auto(GValue) value = G_VALUE_INIT;
+      g_autofree gchar *text = NULL;
+
+      hp_config_get_value (HP_CONFIG (config), field, &value, NULL);
+      if (G_VALUE_HOLDS_DOUBLE (&value))
+        text = _hp_config_format_double (g_value_get_double (&value));
+      else if (g_str_equal (field, "n-kv-heads"))
+        text = g_strdup_printf ("%d", g_value_get_int (&value) > 0 ? g_value_get_int (&value)
+                                                                 : n_heads);
+      else if (g_str_equal (field, "ffn-hidden"))
+        text = g_strdup_printf ("%d", hp_decoder_config_get_ffn_hidden_size (config));
+      else
+        text = g_strdup_printf ("%d", g_value_get_int (&value));
+      g_string_append_printf (json, "  \"%s\": %s,\n", field_keys[i].hf, text);
+    }
+  g_string_append_printf (json, "  \"head_dim\": %d,\n", dim / n_heads);
+  g_string_append_printf (json, "  \"torch_dtype\": \"%s\"\n}\n",
+                          hp_dtype_to_string (hp_decoder_config_get_dtype (config)));
+  return g_string_free (g_steal_pointer (&json), FALSE);
+}

@@ -1,0 +1,200 @@
+/* test-hf-config.c: a decoder configuration as a Hugging Face Llama
+ * config.json and back; every key counts, unsupported settings and
+ * unknown keys are errors naming the key
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include <string.h>
+
+#include "hp-test-utils.h"
+
+/* Llama 3.2 style, shrunk; the keys a saved HF config.json has */
+static const gchar llama[] =
+  "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
+  "\"hidden_size\": 64, \"intermediate_size\": 176, \"num_hidden_layers\": 2, "
+  "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, "
+  "\"rms_norm_eps\": 1e-05, \"rope_theta\": 500000, \"max_position_embeddings\": 128, "
+  "\"vocab_size\": 256, \"tie_word_embeddings\": false, \"hidden_act\": \"silu\", "
+  "\"attention_bias\": false, \"mlp_bias\": false, \"attention_dropout\": 0.0, "
+  "\"pretraining_tp\": 1, \"rope_scaling\": null, \"torch_dtype\": \"bfloat16\", "
+  "\"bos_token_id\": 1, \"eos_token_id\": [2, 3], \"initializer_range\": 0.02, "
+  "\"use_cache\": true, \"transformers_version\": \"4.45.0\"}";
+
+static HpDecoderStateDictAdapter *
+read_hf (const gchar *text)
+{
+  g_autoptr(GError) error = NULL;
+  HpDecoderStateDictAdapter *adapter =
+    hp_decoder_state_dict_adapter_new_from_hf_config (text, -1, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (adapter);
+  return adapter;
+}
+
+static void
+test_read (void)
+{
+  g_autoptr(HpDecoderStateDictAdapter) adapter = read_hf (llama);
+  HpDecoderConfig *config = hp_decoder_state_dict_adapter_get_model_config (adapter);
+
+  g_assert_cmpint (hp_decoder_config_get_dim (config), ==, 64);
+  g_assert_cmpint (hp_decoder_config_get_ffn_hidden (config), ==, 176);
+  g_assert_cmpint (hp_decoder_config_get_n_layers (config), ==, 2);
+  g_assert_cmpint (hp_decoder_config_get_n_heads (config), ==, 4);
+  g_assert_cmpint (hp_decoder_config_get_n_kv_heads (config), ==, 2);
+  g_assert_cmpfloat (hp_decoder_config_get_norm_eps (config), ==, 1e-5);
+  g_assert_cmpfloat (hp_decoder_config_get_rope_theta (config), ==, 500000.0);
+  g_assert_cmpint (hp_decoder_config_get_max_seq_len (config), ==, 128);
+  g_assert_cmpint (hp_decoder_config_get_vocab_size (config), ==, 256);
+  /* bfloat16 weights load as float32, exactly */
+  g_assert_cmpint (hp_decoder_config_get_dtype (config), ==, HP_DTYPE_FLOAT32);
+}
+
+/* Hugging Face's LlamaConfig defaults for keys left out */
+static void
+test_defaults (void)
+{
+  g_autoptr(HpDecoderStateDictAdapter) adapter =
+    read_hf ("{\"model_type\": \"llama\", \"hidden_size\": 32, \"intermediate_size\": 64, "
+             "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, \"vocab_size\": 10}");
+  HpDecoderConfig *config = hp_decoder_state_dict_adapter_get_model_config (adapter);
+
+  g_assert_cmpfloat (hp_decoder_config_get_norm_eps (config), ==, 1e-6);
+  g_assert_cmpfloat (hp_decoder_config_get_rope_theta (config), ==, 10000.0);
+  g_assert_cmpint (hp_decoder_config_get_max_seq_len (config), ==, 2048);
+  g_assert_cmpint (hp_decoder_config_get_n_kv_heads (config), ==, 0);     /* as many as heads */
+}
+
+/* hp -> HF -> hp gives an equal configuration, derived sizes written out */
+static void
+test_round_trip (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = g_object_new (HP_TYPE_DECODER_CONFIG,
+                                                    "dim", 48, "n-heads", 6, "n-layers", 3,
+                                                    "vocab-size", 100, "norm-eps", 1e-6,
+                                                    "dtype", HP_DTYPE_FLOAT64, NULL);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  g_autofree gchar *text = hp_decoder_state_dict_adapter_to_hf_config (adapter, &error);
+  g_autoptr(HpDecoderStateDictAdapter) back = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *object;
+  HpDecoderConfig *read;
+
+  g_assert_no_error (error);
+  root = json_from_string (text, &error);
+  g_assert_no_error (error);
+  object = json_node_get_object (root);
+  g_assert_cmpstr (json_object_get_string_member (object, "model_type"), ==, "llama");
+  g_assert_cmpstr (json_array_get_string_element (
+                     json_object_get_array_member (object, "architectures"), 0),
+                   ==, "LlamaForCausalLM");
+  g_assert_cmpint (json_object_get_int_member (object, "hidden_size"), ==, 48);
+  g_assert_cmpint (json_object_get_int_member (object, "num_key_value_heads"), ==, 6);
+  g_assert_cmpint (json_object_get_int_member (object, "head_dim"), ==, 8);
+  g_assert_cmpint (json_object_get_int_member (object, "intermediate_size"), ==,
+                   hp_decoder_config_get_ffn_hidden_size (config));
+  g_assert_false (json_object_get_boolean_member (object, "tie_word_embeddings"));
+  g_assert_true (json_object_get_null_member (object, "rope_scaling"));
+  g_assert_cmpstr (json_object_get_string_member (object, "torch_dtype"), ==, "float64");
+
+  back = read_hf (text);
+  read = hp_decoder_state_dict_adapter_get_model_config (back);
+  g_assert_cmpint (hp_decoder_config_get_n_kv_heads (read), ==, 6);
+  g_assert_cmpint (hp_decoder_config_get_ffn_hidden (read), ==,
+                   hp_decoder_config_get_ffn_hidden_size (config));
+  g_object_set (config, "n-kv-heads", 6, "ffn-hidden", hp_decoder_config_get_ffn_hidden_size (config),
+                NULL);
+  g_assert_true (hp_config_equal (HP_CONFIG (read), HP_CONFIG (config)));
+}
+
+static void
+test_not_uniform (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = g_object_new (HP_TYPE_DECODER_CONFIG, NULL);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = NULL;
+
+  g_assert_true (hp_decoder_config_expand (config, &error));
+  g_assert_true (hp_config_set_path_from_string (HP_CONFIG (config), "layers.1.attention.n-heads",
+                                                 "2", &error));
+  g_assert_true (hp_config_set_path_from_string (HP_CONFIG (config), "layers.1.attention.n-kv-heads",
+                                                 "2", &error));
+  g_assert_no_error (error);
+  adapter = hp_decoder_state_dict_adapter_new (config);
+  hp_test_assert_error (hp_decoder_state_dict_adapter_to_hf_config (adapter, &error), &error,
+                        HP_ERROR_NOT_SUPPORTED,
+                        "layers.1.attention.n-heads: 2, but the decoder's fields give 4: a "
+                        "Hugging Face Llama configuration gives every layer the same sizes");
+}
+
+/* Each edit of the Llama text is refused with the message */
+static void
+test_errors (void)
+{
+  static const struct
+  {
+    const gchar *from;
+    const gchar *to;
+    HpError code;
+    const gchar *message;
+  } cases[] = {
+    { "\"use_cache\": true", "\"use_cache\": true, \"sliding_window\": 4096", HP_ERROR_NOT_SUPPORTED,
+      "HF config: unknown key 'sliding_window'" },
+    { "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", HP_ERROR_NOT_SUPPORTED,
+      "HF config: tie_word_embeddings: true is not supported (the decoder has false)" },
+    { "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}",
+      HP_ERROR_NOT_SUPPORTED, "HF config: rope_scaling: {\"rope_type\":\"llama3\",\"factor\":8.0} "
+      "is not supported (the decoder has null)" },
+    { "\"head_dim\": 16", "\"head_dim\": 32", HP_ERROR_NOT_SUPPORTED,
+      "HF config: head_dim: 32 is not supported (the decoder's head dim is hidden_size / "
+      "num_attention_heads = 16)" },
+    { "\"attention_bias\": false", "\"attention_bias\": true", HP_ERROR_NOT_SUPPORTED,
+      "HF config: attention_bias: true is not supported (the decoder has false)" },
+    { "\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", HP_ERROR_NOT_SUPPORTED,
+      "HF config: hidden_act: \"gelu\" is not supported (the decoder has \"silu\")" },
+    { "\"model_type\": \"llama\"", "\"model_type\": \"mistral\"", HP_ERROR_NOT_SUPPORTED,
+      "HF config: model_type: \"mistral\" is not supported (the decoder has \"llama\")" },
+    { "\"torch_dtype\": \"bfloat16\"", "\"torch_dtype\": \"int8\"", HP_ERROR_NOT_SUPPORTED,
+      "HF config: torch_dtype: expected \"float32\", \"bfloat16\", \"float16\" or \"float64\"" },
+    { "\"hidden_size\": 64", "\"hidden_size\": 0", HP_ERROR_FORMAT,
+      "HF config: hidden_size: value 0 out of range [2, 65536]" },
+    { "\"hidden_size\": 64", "\"hidden_size\": \"64\"", HP_ERROR_FORMAT,
+      "HF config: hidden_size: expected a number" },
+    { "\"vocab_size\": 256, ", "", HP_ERROR_FORMAT, "HF config: no key 'vocab_size'" },
+    { "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3", HP_ERROR_FORMAT,
+      "HF config: n-kv-heads: 3 key/value heads do not divide 4 heads" },
+    { "{", "[", HP_ERROR_FORMAT, NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GString) text = g_string_new (llama);
+      HpDecoderStateDictAdapter *adapter;
+
+      g_assert_cmpuint (g_string_replace (text, cases[i].from, cases[i].to, 1), ==, 1);
+      adapter = hp_decoder_state_dict_adapter_new_from_hf_config (text->str, text->len, &error);
+      g_assert_null (adapter);
+      g_assert_error (error, HP_ERROR, (gint) cases[i].code);
+      if (cases[i].message != NULL)
+        g_assert_cmpstr (error->message, ==, cases[i].message);
+      else
+        g_assert_true (g_str_has_prefix (error->message, "HF config: not valid JSON"));
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  hp_test_init (&argc, &argv);
+  g_test_add_func ("/hf-config/read", test_read);
+  g_test_add_func ("/hf-config/defaults", test_defaults);
+  g_test_add_func ("/hf-config/round-trip", test_round_trip);
+  g_test_add_func ("/hf-config/not-uniform", test_not_uniform);
+  g_test_add_func ("/hf-config/errors", test_errors);
+  return g_test_run ();
+}
