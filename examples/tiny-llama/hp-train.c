@@ -38,6 +38,9 @@ static const gchar default_config[] =
   "  \"max-seq-len\": 64\n"
   "}\n";
 
+/* hp's own configuration in a checkpoint; config.json is Hugging Face's */
+#define HP_CONFIG_FILE "hp-config.json"
+
 /* Successors per token in the bigram table and their probabilities */
 #define N_SUCCESSORS 4
 static const gdouble successor_probability[N_SUCCESSORS] = { 0.4, 0.3, 0.2, 0.1 };
@@ -100,11 +103,12 @@ parse_options (Options   *options,
     { "print-config", 0, 0, G_OPTION_ARG_NONE, &options->print_config,
       "Print the full configuration as JSON and exit", NULL },
     { "save", 0, 0, G_OPTION_ARG_FILENAME, &options->save,
-      "Save a checkpoint at the end: the model as Hugging Face safetensors, "
-      "its configuration and the optimizer state", "DIR" },
+      "Save a checkpoint at the end: the model as Hugging Face has it (config.json, "
+      "safetensors), hp's configuration (hp-config.json) and the optimizer state", "DIR" },
     { "load", 0, 0, G_OPTION_ARG_FILENAME, &options->load,
       "Resume from a checkpoint of --save: its configuration, weights and "
-      "optimizer state; training continues up to --steps", "DIR" },
+      "optimizer state; training continues up to --steps. A Hugging Face Llama "
+      "directory (config.json and safetensors) gives the model and its weights", "DIR" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- train a tiny Llama under MPI");
@@ -177,9 +181,9 @@ load_config (Options  *options,
 {
   g_autofree gchar *text = NULL;
   g_autoptr(HpConfig) config = NULL;
-
   g_autofree gchar *checkpoint_config = NULL;
   const gchar *file = options->config_file;
+  gboolean hf_only = FALSE;
 
   if (options->load != NULL)
     {
@@ -189,12 +193,28 @@ load_config (Options  *options,
                        "--load takes the configuration of the checkpoint: leave out --config");
           return NULL;
         }
-      file = checkpoint_config = g_build_filename (options->load, "config.json", NULL);
+      /* hp's own configuration, or else the Hugging Face one */
+      file = checkpoint_config = g_build_filename (options->load, HP_CONFIG_FILE, NULL);
+      if (!g_file_test (file, G_FILE_TEST_EXISTS))
+        {
+          g_free (checkpoint_config);
+          file = checkpoint_config = g_build_filename (options->load, "config.json", NULL);
+          hf_only = TRUE;
+        }
     }
   if (file != NULL && !g_file_get_contents (file, &text, NULL, error))
     return NULL;
-  config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
-                                    text != NULL ? text : default_config, error);
+  if (hf_only)
+    {
+      g_autoptr(HpDecoderStateDictAdapter) adapter =
+        hp_decoder_state_dict_adapter_new_from_hf_config (text, -1, error);
+
+      config = adapter != NULL
+        ? g_object_ref (HP_CONFIG (hp_decoder_state_dict_adapter_get_model_config (adapter))) : NULL;
+    }
+  else
+    config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
+                                      text != NULL ? text : default_config, error);
   if (config == NULL)
     {
       g_prefix_error (error, "%s: ", file != NULL ? file : "default configuration");
@@ -424,9 +444,10 @@ rank0_agrees (gboolean   ok,
   return flag;
 }
 
-/* DIR/config.json (the configuration before it was laid out for the
+/* DIR/hp-config.json (the configuration before it was laid out for the
  * ranks, so that any number of ranks writes the same files), the model
- * under Hugging Face names and DIR/optimizer.safetensors with the step */
+ * as Hugging Face has it (config.json and the weights under its names)
+ * and DIR/optimizer.safetensors with the step */
 static gboolean
 save_checkpoint (Trainer          *trainer,
                  HpDecoderConfig  *config,
@@ -446,21 +467,27 @@ save_checkpoint (Trainer          *trainer,
       g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
       g_autoptr(HpStateDict) hf = NULL;
       g_autoptr(GHashTable) metadata = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-      g_autofree gchar *config_file = g_build_filename (dir, "config.json", NULL);
+      g_autofree gchar *config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
+      g_autofree gchar *hf_config_file = g_build_filename (dir, "config.json", NULL);
       g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
+      g_autofree gchar *hf_config = hp_decoder_state_dict_adapter_to_hf_config (adapter, error);
 
       g_hash_table_insert (metadata, (gpointer) "step", g_strdup_printf ("%d", step));
-      hf = hp_state_dict_adapter_to_hf (HP_STATE_DICT_ADAPTER (adapter), model_whole, error);
-      ok = hf != NULL &&
+      hf = hf_config != NULL
+        ? hp_state_dict_adapter_to_hf (HP_STATE_DICT_ADAPTER (adapter), model_whole, error) : NULL;
+      ok = hf_config != NULL && hf != NULL &&
            hp_state_dict_adapter_save_hf_state_dict (HP_STATE_DICT_ADAPTER (adapter), hf,
                                                      HP_BASE_MODEL_CONFIG (config), dir, error) &&
+           g_file_set_contents (hf_config_file, hf_config, -1, error) &&
            g_file_set_contents (config_file, config_json, -1, error) &&
            hp_safetensors_save (optimizer_whole, metadata, optimizer_file, error);
     }
   return rank0_agrees (ok, error) && ok;
 }
 
-/* The weights and optimizer state of --load; the step they were saved at */
+/* The weights and optimizer state of --load and the step they were
+ * saved at; a Hugging Face directory (no hp-config.json) has weights
+ * only: training starts at step 1 with a new optimizer */
 static gboolean
 load_checkpoint (Trainer          *trainer,
                  HpDecoderConfig  *config,
@@ -471,6 +498,7 @@ load_checkpoint (Trainer          *trainer,
   g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
   HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
   g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
+  g_autofree gchar *hp_config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
   g_autoptr(HpStateDict) hf = NULL;
   g_autoptr(HpStateDict) states = NULL;
   g_autoptr(HpSafetensorsFile) file = NULL;
@@ -485,6 +513,11 @@ load_checkpoint (Trainer          *trainer,
   if (hf == NULL || !(states = hp_state_dict_adapter_from_hf (as_adapter, hf, error)) ||
       !hp_module_load_state_dict (HP_MODULE (trainer->model), states, TRUE, error))
     return FALSE;
+  if (!g_file_test (hp_config_file, G_FILE_TEST_EXISTS))
+    {
+      *step = 0;
+      return TRUE;
+    }
 
   file = hp_safetensors_file_new_for_path (optimizer_file, error);
   if (file == NULL || !(optimizer_states = hp_safetensors_load (optimizer_file, error)))
@@ -630,7 +663,9 @@ run (Options  *options,
           return FALSE;
         }
       first_step = saved_step + 1;
-      if (chatty && first_step > options->steps)
+      if (chatty && saved_step == 0)
+        g_print ("hp-train: the weights of %s, with a new optimizer\n", options->load);
+      else if (chatty && first_step > options->steps)
         g_print ("hp-train: %s is at step %d, and --steps is %d: nothing to train\n",
                  options->load, saved_step, options->steps);
       else if (chatty)

@@ -121,7 +121,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("save after 10 steps, load and train 10 more: the same 20 losses",
           first.returncode == 0 and rest.returncode == 0 and resumed == reference,
           first.stderr + rest.stderr + "\n" + str(resumed) + "\n" + str(reference))
-    files = ("config.json", "model.safetensors", "optimizer.safetensors")
+    files = ("config.json", "hp-config.json", "model.safetensors", "optimizer.safetensors")
     for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"])):
         again = os.path.join(tmp, f"np{np}")
         run = mpirun(np, *extra, "--steps", "10", "--seed", "7", "--load", half, "--save", again)
@@ -136,6 +136,42 @@ with tempfile.TemporaryDirectory() as tmp:
           all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
           resumed_tp.stderr + "\n" + str(curve))
     expect_error("--load of a directory without a checkpoint", 1, ["--load", tmp], "config.json")
+
+    # config.json is Hugging Face's; a directory of its files alone loads
+    with open(os.path.join(half, "config.json"), encoding="utf-8") as f:
+        hf = json.load(f)
+    with open(os.path.join(half, "hp-config.json"), encoding="utf-8") as f:
+        hp = json.load(f)
+    pairs = {"hidden_size": "dim", "num_hidden_layers": "n-layers",
+             "num_attention_heads": "n-heads", "vocab_size": "vocab-size",
+             "max_position_embeddings": "max-seq-len", "rms_norm_eps": "norm-eps",
+             "rope_theta": "rope-theta"}
+    check("the saved config.json is a Hugging Face Llama configuration",
+          hf.get("model_type") == "llama" and hf.get("architectures") == ["LlamaForCausalLM"]
+          and all(hf.get(key) == hp[field] for key, field in pairs.items())
+          and hf.get("num_key_value_heads") == (hp["n-kv-heads"] or hp["n-heads"])
+          and hf.get("head_dim") == hp["dim"] // hp["n-heads"]
+          and hf.get("tie_word_embeddings") is False and hf.get("torch_dtype") == "float32",
+          json.dumps(hf))
+    hf_only = os.path.join(tmp, "hf")
+    os.mkdir(hf_only)
+    for name in ("config.json", "model.safetensors"):
+        with open(os.path.join(half, name), "rb") as src, \
+                open(os.path.join(hf_only, name), "wb") as dst:
+            dst.write(src.read())
+    runs = [mpirun(np, *extra, "--steps", "3", "--log-every", "1", "--seed", "7",
+                   "--load", hf_only) for np, extra in ((1, []), (2, ["--tp", "2"]))]
+    curves = [losses(run) for run in runs]
+    check("a Hugging Face directory alone loads, on 1 rank and tp 2 alike",
+          all(run.returncode == 0 and "with a new optimizer" in run.stdout for run in runs)
+          and len(curves[0]) == 3 and curves[0][0] < reference[0] - 0.2
+          and all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curves[1], curves[0])),
+          "".join(run.stdout + run.stderr for run in runs))
+    hf["sliding_window"] = 4096
+    with open(os.path.join(hf_only, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(hf, f)
+    expect_error("a Hugging Face setting the decoder does not have", 1, ["--load", hf_only],
+                 "HF config: unknown key 'sliding_window'")
     expect_error("--load with --set", 1, ["--load", half, "--set", "dim=32"],
                  "--set dim=32: --load resumes the model of the checkpoint")
     past = mpirun(2, "--tp", "2", "--steps", "4", "--load", half)
