@@ -83,17 +83,20 @@ is_ignored (const gchar *key)
 }
 
 static gboolean
+is_number (JsonNode *node)
+{
+  return JSON_NODE_HOLDS_VALUE (node) && (json_node_get_value_type (node) == G_TYPE_INT64 ||
+                                          json_node_get_value_type (node) == G_TYPE_DOUBLE);
+}
+
+static gboolean
 equal_json (JsonNode    *node,
             const gchar *json)
 {
   g_autoptr(JsonNode) expected = json_from_string (json, NULL);
 
   /* 0 and 0.0, 1 and 1.0 are one number here */
-  if (JSON_NODE_HOLDS_VALUE (node) && JSON_NODE_HOLDS_VALUE (expected) &&
-      json_node_get_value_type (node) != G_TYPE_STRING &&
-      json_node_get_value_type (expected) != G_TYPE_STRING &&
-      json_node_get_value_type (node) != G_TYPE_BOOLEAN &&
-      json_node_get_value_type (expected) != G_TYPE_BOOLEAN)
+  if (is_number (node) && is_number (expected))
     return json_node_get_double (node) == json_node_get_double (expected);
   return json_node_equal (node, expected);
 }
@@ -108,8 +111,7 @@ set_field (HpConfig     *config,
   g_auto(GValue) value = G_VALUE_INIT;
   g_autoptr(GError) local_error = NULL;
 
-  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) == G_TYPE_STRING ||
-      json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+  if (!is_number (node))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s: expected a number", key);
       return FALSE;
