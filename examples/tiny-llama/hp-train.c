@@ -582,6 +582,19 @@ run (Options  *options,
   config = load_config (options, error);
   if (config == NULL)
     return FALSE;
+  /* a checkpoint opens in Hugging Face: find out now, not after training,
+   * whether its config.json can describe the model */
+  if (options->save != NULL)
+    {
+      g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+      g_autofree gchar *hf_config = hp_decoder_state_dict_adapter_to_hf_config (adapter, error);
+
+      if (hf_config == NULL)
+        {
+          g_prefix_error (error, "--save: ");
+          return FALSE;
+        }
+    }
 
   config_json = hp_config_to_json (HP_CONFIG (config), TRUE);
   g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", 1, NULL);

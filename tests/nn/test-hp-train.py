@@ -172,6 +172,11 @@ with tempfile.TemporaryDirectory() as tmp:
         json.dump(hf, f)
     expect_error("a Hugging Face setting the decoder does not have", 1, ["--load", hf_only],
                  "HF config: unknown key 'sliding_window'")
+    expect_error("--save of layers that a Hugging Face config.json cannot describe", 1,
+                 ["--set", "layers.1.attention.n-heads=2", "--set", "layers.1.attention.n-kv-heads=2",
+                  "--save", os.path.join(tmp, "uneven")],
+                 "--save: layers.1.attention.n-heads: 2, but the decoder's fields give 4")
+    check("... and nothing was saved", not os.path.exists(os.path.join(tmp, "uneven")))
     expect_error("--load with --set", 1, ["--load", half, "--set", "dim=32"],
                  "--set dim=32: --load resumes the model of the checkpoint")
     past = mpirun(2, "--tp", "2", "--steps", "4", "--load", half)
