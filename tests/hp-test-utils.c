@@ -335,6 +335,30 @@ hp_test_get_object (gpointer     object,
 }
 
 void
+hp_test_assert_path (HpConfig    *config,
+                     const gchar *path,
+                     const gchar *expected)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *text = hp_config_get_path_as_string (config, path, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (text, ==, expected);
+}
+
+void
+hp_test_set_path (HpConfig    *config,
+                  const gchar *path,
+                  const gchar *value)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = hp_config_set_path_from_string (config, path, value, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+void
 hp_test_assert_error (gpointer      result,
                       GError      **error,
                       gint          code,

@@ -88,6 +88,15 @@ gdouble  *hp_test_region_values (HpTensor       *t,
                                  const gint64   *lengths,
                                  gsize          *n_out);
 
+/* Configuration paths: the text at @path is @expected; setting @path
+ * to @value succeeds */
+void      hp_test_assert_path   (HpConfig       *config,
+                                 const gchar    *path,
+                                 const gchar    *expected);
+void      hp_test_set_path      (HpConfig       *config,
+                                 const gchar    *path,
+                                 const gchar    *value);
+
 /* Asserts that @result is NULL and @error has @code and contains
  * @message_part; frees the error. */
 void      hp_test_assert_error  (gpointer        result,

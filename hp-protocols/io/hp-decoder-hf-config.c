@@ -394,7 +394,8 @@ check_uniform (HpDecoderConfig  *config,
         checks[n++].want = hp_decoder_config_get_ffn_hidden_size (config);
       }
       for (guint k = 0; k < n; k++)
-        if (!(checks[k].have == checks[k].want))
+        /* a part the layer lacks is validation's to report */
+        if (!isnan (checks[k].have) && checks[k].have != checks[k].want)
           {
             g_autofree gchar *have = format_size (checks[k].have);
             g_autofree gchar *want = format_size (checks[k].want);
@@ -430,7 +431,8 @@ check_uniform (HpDecoderConfig  *config,
  *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] when the layers of the
  *   configuration differ from each other or from its fields, which a
  *   Hugging Face configuration cannot say (the message names the layer's
- *   field)
+ *   field), or the error of [method@Hp.Config.validate] for a
+ *   configuration that does not build
  *
  * Since: 1.0
  */
@@ -446,7 +448,7 @@ hp_decoder_state_dict_adapter_to_hf_config (HpDecoderStateDictAdapter  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   config = hp_decoder_state_dict_adapter_get_model_config (self);
-  if (!check_uniform (config, error))
+  if (!check_uniform (config, error) || !hp_config_validate (HP_CONFIG (config), error))
     return NULL;
   g_object_get (config, "dim", &dim, "n-heads", &n_heads, NULL);
 

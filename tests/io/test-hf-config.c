@@ -130,6 +130,19 @@ test_not_uniform (void)
                         "Hugging Face Llama configuration gives every layer the same sizes");
 }
 
+/* A configuration that would not build has no Hugging Face form either */
+static void
+test_invalid (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = g_object_new (HP_TYPE_DECODER_CONFIG, "dim", 10, "n-heads", 4,
+                                                    NULL);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+
+  hp_test_assert_error (hp_decoder_state_dict_adapter_to_hf_config (adapter, &error), &error,
+                        HP_ERROR_CONFIG, "n-heads: 4 heads do not split dim 10");
+}
+
 /* Each edit of the Llama text is refused with the message */
 static void
 test_errors (void)
@@ -195,6 +208,7 @@ main (int    argc,
   g_test_add_func ("/hf-config/defaults", test_defaults);
   g_test_add_func ("/hf-config/round-trip", test_round_trip);
   g_test_add_func ("/hf-config/not-uniform", test_not_uniform);
+  g_test_add_func ("/hf-config/invalid", test_invalid);
   g_test_add_func ("/hf-config/errors", test_errors);
   return g_test_run ();
 }

@@ -9,30 +9,6 @@
 #include "hp-test-utils.h"
 #include "test-config-types.h"
 
-static void
-assert_path (HpConfig    *config,
-             const gchar *path,
-             const gchar *expected)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree gchar *text = hp_config_get_path_as_string (config, path, &error);
-
-  g_assert_no_error (error);
-  g_assert_cmpstr (text, ==, expected);
-}
-
-static void
-set_path (HpConfig    *config,
-          const gchar *path,
-          const gchar *value)
-{
-  g_autoptr(GError) error = NULL;
-  gboolean ok = hp_config_set_path_from_string (config, path, value, &error);
-
-  g_assert_no_error (error);
-  g_assert_true (ok);
-}
-
 static HpShardingConfig *
 sharding_of (HpConfig *config)
 {
@@ -71,48 +47,48 @@ test_entries (void)
 
   /* a null sharding config has no entries, and reading makes none */
   g_assert_null (sharding_of (config));
-  assert_path (config, "sharding-config.state-shardings.weight", NULL);
-  assert_path (config, "sharding-config.out-dst-shardings.0", NULL);
-  assert_path (config, "sharding-config.local-map", NULL);
+  hp_test_assert_path (config, "sharding-config.state-shardings.weight", NULL);
+  hp_test_assert_path (config, "sharding-config.out-dst-shardings.0", NULL);
+  hp_test_assert_path (config, "sharding-config.local-map", NULL);
   g_assert_null (sharding_of (config));
   /* nor does removing an entry */
-  set_path (config, "sharding-config.state-shardings.weight", "null");
-  set_path (config, "sharding-config.in-src-shardings.x", NULL);
+  hp_test_set_path (config, "sharding-config.state-shardings.weight", "null");
+  hp_test_set_path (config, "sharding-config.in-src-shardings.x", NULL);
   g_assert_null (sharding_of (config));
 
   /* setting one makes it */
-  set_path (config, "sharding-config.state-shardings.weight", "tp:S(1)");
+  hp_test_set_path (config, "sharding-config.state-shardings.weight", "tp:S(1)");
   sharding = sharding_of (config);
   g_assert_nonnull (sharding);
   assert_state (config, "weight", "tp:S(1)");
-  assert_path (config, "sharding-config.state-shardings.weight", "tp:S(1)");
+  hp_test_assert_path (config, "sharding-config.state-shardings.weight", "tp:S(1)");
 
   /* later entries go into the same sharding config, one change each */
   g_signal_connect (sharding, "changed", G_CALLBACK (count_changes), &changes);
-  set_path (config, "sharding-config.state-shardings.attention.wq.weight", "tp:S(0), dp:R");
-  set_path (config, "sharding_config.in_src_shardings.x", "tp:R");
-  set_path (config, "sharding-config.in-dst-shardings.x", "tp:S(1)");
-  set_path (config, "sharding-config.out-src-shardings.0", "tp:S(-1)");
-  set_path (config, "sharding-config.out-dst-shardings.2", "dp:R");
-  set_path (config, "sharding-config.local-map",
+  hp_test_set_path (config, "sharding-config.state-shardings.attention.wq.weight", "tp:S(0), dp:R");
+  hp_test_set_path (config, "sharding_config.in_src_shardings.x", "tp:R");
+  hp_test_set_path (config, "sharding-config.in-dst-shardings.x", "tp:S(1)");
+  hp_test_set_path (config, "sharding-config.out-src-shardings.0", "tp:S(-1)");
+  hp_test_set_path (config, "sharding-config.out-dst-shardings.2", "dp:R");
+  hp_test_set_path (config, "sharding-config.local-map",
             "{\"callable-path\": \"attention\", \"in-placements\": [{\"tp\": \"S(0)\"}]}");
   g_assert_true (sharding_of (config) == sharding);
   g_assert_cmpuint (changes, ==, 6);
 
   assert_state (config, "attention.wq.weight", "tp:S(0), dp:R");
-  assert_path (config, "sharding-config.state-shardings.attention.wq.weight", "tp:S(0), dp:R");
-  assert_path (config, "sharding-config.in-src-shardings.x", "tp:R");
-  assert_path (config, "sharding-config.in-dst-shardings.x", "tp:S(1)");
-  assert_path (config, "sharding-config.in-dst-shardings.y", NULL);
-  assert_path (config, "sharding-config.out-src-shardings.0", "tp:S(-1)");
+  hp_test_assert_path (config, "sharding-config.state-shardings.attention.wq.weight", "tp:S(0), dp:R");
+  hp_test_assert_path (config, "sharding-config.in-src-shardings.x", "tp:R");
+  hp_test_assert_path (config, "sharding-config.in-dst-shardings.x", "tp:S(1)");
+  hp_test_assert_path (config, "sharding-config.in-dst-shardings.y", NULL);
+  hp_test_assert_path (config, "sharding-config.out-src-shardings.0", "tp:S(-1)");
   /* the list grew with null entries */
   g_assert_cmpuint (hp_sharding_config_get_n_out_dst_shardings (sharding), ==, 3);
-  assert_path (config, "sharding-config.out-dst-shardings.0", NULL);
-  assert_path (config, "sharding-config.out-dst-shardings.2", "dp:R");
-  assert_path (config, "sharding-config.out-dst-shardings.9", NULL);
+  hp_test_assert_path (config, "sharding-config.out-dst-shardings.0", NULL);
+  hp_test_assert_path (config, "sharding-config.out-dst-shardings.2", "dp:R");
+  hp_test_assert_path (config, "sharding-config.out-dst-shardings.9", NULL);
   g_assert_cmpstr (hp_local_map_config_get_callable_path (hp_sharding_config_get_local_map (sharding)),
                    ==, "attention");
-  assert_path (config, "sharding-config.local-map",
+  hp_test_assert_path (config, "sharding-config.local-map",
                "{\"callable-path\": \"attention\", \"in-placements\": [{\"tp\": \"S(0)\"}], "
                "\"out-placements\": [], \"in-grad-placements\": null}");
 
@@ -123,15 +99,15 @@ test_entries (void)
   g_assert_true (hp_config_equal (back, config));
 
   /* null removes an entry; the last output entry shortens the list */
-  set_path (config, "sharding-config.state-shardings.weight", "null");
-  assert_path (config, "sharding-config.state-shardings.weight", NULL);
-  set_path (config, "sharding-config.out-dst-shardings.2", NULL);
+  hp_test_set_path (config, "sharding-config.state-shardings.weight", "null");
+  hp_test_assert_path (config, "sharding-config.state-shardings.weight", NULL);
+  hp_test_set_path (config, "sharding-config.out-dst-shardings.2", NULL);
   g_assert_cmpuint (hp_sharding_config_get_n_out_dst_shardings (sharding), ==, 0);
-  set_path (config, "sharding-config.local-map", "null");
+  hp_test_set_path (config, "sharding-config.local-map", "null");
   g_assert_null (hp_sharding_config_get_local_map (sharding));
   /* setting an equal entry changes nothing */
   changes = 0;
-  set_path (config, "sharding-config.in-src-shardings.x", "tp:R");
+  hp_test_set_path (config, "sharding-config.in-src-shardings.x", "tp:R");
   g_assert_cmpuint (changes, ==, 0);
 }
 
@@ -147,18 +123,18 @@ test_nested (void)
   g_object_set (toy, "layers", layers, NULL);
 
   /* the entries of the populated config, by path */
-  assert_path (toy, "layers.0.sharding-config.state-shardings.layers.0.weight", "tp:S(0)");
-  assert_path (toy, "layers.0.sharding-config.state-shardings.bias", "tp:R");
-  assert_path (toy, "layers.0.sharding-config.in-dst-shardings.x", "tp:S(1), dp:S(0)");
-  assert_path (toy, "layers.0.sharding-config.out-src-shardings.0", NULL);
-  assert_path (toy, "layers.0.sharding-config.out-src-shardings.1", "tp:S(-1)");
+  hp_test_assert_path (toy, "layers.0.sharding-config.state-shardings.layers.0.weight", "tp:S(0)");
+  hp_test_assert_path (toy, "layers.0.sharding-config.state-shardings.bias", "tp:R");
+  hp_test_assert_path (toy, "layers.0.sharding-config.in-dst-shardings.x", "tp:S(1), dp:S(0)");
+  hp_test_assert_path (toy, "layers.0.sharding-config.out-src-shardings.0", NULL);
+  hp_test_assert_path (toy, "layers.0.sharding-config.out-src-shardings.1", "tp:S(-1)");
   /* a named placement without axes is the empty text */
-  assert_path (toy, "layers.0.sharding-config.out-dst-shardings.0", "");
+  hp_test_assert_path (toy, "layers.0.sharding-config.out-dst-shardings.0", "");
 
-  set_path (toy, "layers.0.sharding-config.state-shardings.bias", "tp:S(0)");
-  set_path (toy, "layers.0.sharding-config.out-dst-shardings.0", "tp:R");
+  hp_test_set_path (toy, "layers.0.sharding-config.state-shardings.bias", "tp:S(0)");
+  hp_test_set_path (toy, "layers.0.sharding-config.out-dst-shardings.0", "tp:R");
   assert_state (populated, "bias", "tp:S(0)");
-  assert_path (populated, "sharding-config.out-dst-shardings.0", "tp:R");
+  hp_test_assert_path (populated, "sharding-config.out-dst-shardings.0", "tp:R");
 }
 
 /* hp_config_get_value() and hp_config_set_value() on entries */
@@ -304,8 +280,8 @@ test_errors (void)
   g_assert_cmpstr (error->message, ==, "sharding-config.out-src-shardings.1: "
                    "expected a HpNamedPlacement or null, not HpLocalMapConfig");
   g_clear_error (&error);
-  assert_path (populated, "sharding-config.state-shardings.bias", "tp:R");
-  assert_path (populated, "sharding-config.out-src-shardings.1", "tp:S(-1)");
+  hp_test_assert_path (populated, "sharding-config.state-shardings.bias", "tp:R");
+  hp_test_assert_path (populated, "sharding-config.out-src-shardings.1", "tp:S(-1)");
   g_assert_false (hp_config_get_value (populated, "sharding-config.nope.x", &got, &error));
   g_assert_cmpstr (error->message, ==, "sharding-config.nope: no field 'nope' in HpShardingConfig");
   g_assert_false (G_IS_VALUE (&got));

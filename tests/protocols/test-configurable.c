@@ -13,30 +13,6 @@
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 
-static void
-assert_path (HpConfig    *config,
-             const gchar *path,
-             const gchar *expected)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree gchar *text = hp_config_get_path_as_string (config, path, &error);
-
-  g_assert_no_error (error);
-  g_assert_cmpstr (text, ==, expected);
-}
-
-static void
-set_path (HpConfig    *config,
-          const gchar *path,
-          const gchar *value)
-{
-  g_autoptr(GError) error = NULL;
-  gboolean ok = hp_config_set_path_from_string (config, path, value, &error);
-
-  g_assert_no_error (error);
-  g_assert_true (ok);
-}
-
 /* Setting @path to @value fails with HP_ERROR_CONFIG and @message, and
  * changes nothing */
 static void
@@ -609,7 +585,7 @@ test_equal (void)
     {
       g_autoptr(HpConfig) c = test_toy_config_new_populated ();
 
-      set_path (c, changes[i].path, changes[i].value);
+      hp_test_set_path (c, changes[i].path, changes[i].value);
       g_assert_false (hp_config_equal (a, c));
       g_assert_false (hp_config_equal (c, a));
     }
@@ -632,8 +608,8 @@ test_equal (void)
   }
 
   /* -0 equals 0 */
-  set_path (a, "bias", "-0.0");
-  set_path (b, "bias", "0");
+  hp_test_set_path (a, "bias", "-0.0");
+  hp_test_set_path (b, "bias", "0");
   g_assert_true (hp_config_equal (a, b));
 }
 
@@ -831,12 +807,12 @@ test_paths (void)
       g_autoptr(HpConfig) other = test_toy_config_new_populated ();
       g_autofree gchar *shown = NULL;
 
-      set_path (config, cases[i].path, cases[i].value);
-      assert_path (config, cases[i].path, cases[i].shown != NULL ? cases[i].shown : cases[i].value);
+      hp_test_set_path (config, cases[i].path, cases[i].value);
+      hp_test_assert_path (config, cases[i].path, cases[i].shown != NULL ? cases[i].shown : cases[i].value);
 
       /* what get gives, set reads back to an equal config */
       shown = hp_config_get_path_as_string (config, cases[i].path, NULL);
-      set_path (other, cases[i].path, shown);
+      hp_test_set_path (other, cases[i].path, shown);
       g_assert_true (hp_config_equal (config, other));
     }
 }
@@ -852,16 +828,16 @@ test_paths_null_and_items (void)
   HpConfig *replaced;
 
   /* NULL for strings, string arrays and objects */
-  set_path (config, "name", NULL);
-  assert_path (config, "name", NULL);
-  set_path (config, "tags", NULL);
-  assert_path (config, "tags", NULL);
-  set_path (config, "middle.leaf", NULL);
-  assert_path (config, "middle.leaf", NULL);
-  set_path (config, "placement", NULL);
-  assert_path (config, "placement", NULL);
-  set_path (config, "middle.leaf", "null");
-  assert_path (config, "middle.leaf", NULL);
+  hp_test_set_path (config, "name", NULL);
+  hp_test_assert_path (config, "name", NULL);
+  hp_test_set_path (config, "tags", NULL);
+  hp_test_assert_path (config, "tags", NULL);
+  hp_test_set_path (config, "middle.leaf", NULL);
+  hp_test_assert_path (config, "middle.leaf", NULL);
+  hp_test_set_path (config, "placement", NULL);
+  hp_test_assert_path (config, "placement", NULL);
+  hp_test_set_path (config, "middle.leaf", "null");
+  hp_test_assert_path (config, "middle.leaf", NULL);
 
   /* a path ending in a list item: the item's JSON, replaced in place */
   item = hp_config_get_path_as_string (before, "layers.1", NULL);
@@ -869,13 +845,13 @@ test_paths_null_and_items (void)
                    "{\"@type\": \"TestLayerConfig\", \"n-heads\": 4, "
                    "\"leaf\": {\"@type\": \"TestLeafConfig\", \"depth\": 2, \"scale\": 0.5}}");
   hp_test_count_signal (list, "items-changed", &n_changed);
-  set_path (config, "layers.0", "{\"@type\": \"TestLayerConfig\", \"n-heads\": 64}");
+  hp_test_set_path (config, "layers.0", "{\"@type\": \"TestLayerConfig\", \"n-heads\": 64}");
   g_assert_cmpuint (n_changed, ==, 1);
   g_assert_cmpuint (hp_config_list_get_length (list), ==, 2);
   replaced = hp_config_list_peek (list, 0);
   g_assert_cmpint (hp_test_get_int (replaced, "n-heads"), ==, 64);
-  assert_path (config, "layers.0.n-heads", "64");
-  assert_path (config, "layers.0.leaf", NULL);
+  hp_test_assert_path (config, "layers.0.n-heads", "64");
+  hp_test_assert_path (config, "layers.0.leaf", NULL);
 }
 
 static void
