@@ -83,6 +83,8 @@
 
 /* io: safetensors */
 #include "hp-safetensors-file.h"
+#include "hp-checkpoint-manager.h"
+#include "hp-checkpoint-step.h"
 #include "hp-safetensors-checkpoint.h"
 #include "hp-safetensors.h"
 
