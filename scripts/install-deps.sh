@@ -24,6 +24,7 @@ PACKAGES="
   python3-mpi4py
   gi-docgen
   valgrind
+  strace
 "
 
 missing=""

@@ -59,6 +59,8 @@ typedef struct
   gint seq_len;
   gboolean print_config;
   gchar *save;
+  gint save_every;
+  gint keep;
   gchar *load;
 } Options;
 
@@ -103,12 +105,18 @@ parse_options (Options   *options,
     { "print-config", 0, 0, G_OPTION_ARG_NONE, &options->print_config,
       "Print the full configuration as JSON and exit", NULL },
     { "save", 0, 0, G_OPTION_ARG_FILENAME, &options->save,
-      "Save a checkpoint at the end: the model as Hugging Face has it (config.json, "
-      "safetensors), hp's configuration (hp-config.json) and the optimizer state", "DIR" },
+      "Save checkpoints in DIR/step-N at the end (and every --save-every steps): the model "
+      "as Hugging Face has it (config.json, safetensors), hp's configuration (hp-config.json), "
+      "the optimizer state and a manifest of them", "DIR" },
+    { "save-every", 0, 0, G_OPTION_ARG_INT, &options->save_every,
+      "Also save after every N steps (default 0: at the end only)", "N" },
+    { "keep", 0, 0, G_OPTION_ARG_INT, &options->keep,
+      "Keep the newest K steps in the --save folder (default 0: all)", "K" },
     { "load", 0, 0, G_OPTION_ARG_FILENAME, &options->load,
-      "Resume from a checkpoint of --save: its configuration, weights and "
-      "optimizer state; training continues up to --steps. A Hugging Face Llama "
-      "directory (config.json and safetensors) gives the model and its weights", "DIR" },
+      "Resume from the newest complete step of a --save folder, or from one DIR/step-N: "
+      "its configuration, weights and optimizer state; training continues up to --steps. "
+      "A Hugging Face Llama directory (config.json and safetensors) gives the model and "
+      "its weights", "DIR" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- train a tiny Llama under MPI");
@@ -130,11 +138,18 @@ parse_options (Options   *options,
 
   /* --lr is checked by the optimizer configuration's field */
   if (options->tp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
-      options->batch < 1 || options->seq_len < 1)
+      options->batch < 1 || options->seq_len < 1 || options->save_every < 0 || options->keep < 0)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "--tp, --batch, --seq-len and --log-every must be at least 1, "
-                   "--dp and --steps not negative");
+                   "--dp, --steps, --save-every and --keep not negative");
+      return FALSE;
+    }
+  if (options->save == NULL && (options->save_every > 0 || options->keep > 0))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--%s tells how to save checkpoints: it needs --save DIR",
+                   options->save_every > 0 ? "save-every" : "keep");
       return FALSE;
     }
   if (options->load != NULL && options->sets != NULL)
@@ -175,34 +190,65 @@ apply_sets (HpConfig  *config,
   return TRUE;
 }
 
+/* What --load names: a step (DIR/step-N itself, or the newest complete
+ * step of a --save folder, verified), or else, as NULL in @step, a
+ * directory of Hugging Face files */
+static gboolean
+open_load_source (const gchar       *path,
+                  HpCheckpointStep **step,
+                  GError           **error)
+{
+  g_autofree gchar *manifest = g_build_filename (path, HP_CHECKPOINT_MANIFEST, NULL);
+  g_autofree gchar *hp_config = g_build_filename (path, HP_CONFIG_FILE, NULL);
+  g_autofree gchar *hf_config = g_build_filename (path, "config.json", NULL);
+  g_autoptr(HpCheckpointManager) folder = hp_checkpoint_manager_new (path);
+  guint n_steps = 0;
+  g_autofree gint64 *steps = hp_checkpoint_manager_list_steps (folder, &n_steps);
+  g_autofree gchar *name = g_path_get_basename (path);
+
+  *step = NULL;
+  /* what is meant as a step but lacks its manifest is refused as one */
+  if (g_file_test (manifest, G_FILE_TEST_EXISTS) || g_file_test (hp_config, G_FILE_TEST_EXISTS) ||
+      g_str_has_prefix (name, "step-"))
+    *step = hp_checkpoint_step_open (path, error);
+  else if (n_steps > 0)
+    *step = hp_checkpoint_manager_open_latest (folder, error);
+  else if (g_file_test (hf_config, G_FILE_TEST_EXISTS))
+    return TRUE;
+  else
+    g_set_error (error, HP_ERROR, HP_ERROR_IO,
+                 "%s: no checkpoint: neither a step (with %s), a folder of complete step-N "
+                 "directories, nor a Hugging Face directory (with config.json)",
+                 path, HP_CHECKPOINT_MANIFEST);
+  return *step != NULL;
+}
+
+/* The configuration: of --config or the default one, with --set; or
+ * that of the --load step, or of the Hugging Face directory when @step
+ * is NULL */
 static HpDecoderConfig *
-load_config (Options  *options,
-             GError  **error)
+load_config (Options           *options,
+             HpCheckpointStep  *step,
+             GError           **error)
 {
   g_autofree gchar *text = NULL;
   g_autoptr(HpConfig) config = NULL;
   g_autofree gchar *checkpoint_config = NULL;
   const gchar *file = options->config_file;
-  gboolean hf_only = FALSE;
+  gboolean hf_only = options->load != NULL && step == NULL;
 
-  if (options->load != NULL)
+  if (options->load != NULL && options->config_file != NULL)
     {
-      if (options->config_file != NULL)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                       "--load takes the configuration of the checkpoint: leave out --config");
-          return NULL;
-        }
-      /* hp's own configuration, or else the Hugging Face one */
-      file = checkpoint_config = g_build_filename (options->load, HP_CONFIG_FILE, NULL);
-      if (!g_file_test (file, G_FILE_TEST_EXISTS))
-        {
-          g_free (checkpoint_config);
-          file = checkpoint_config = g_build_filename (options->load, "config.json", NULL);
-          hf_only = TRUE;
-        }
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--load takes the configuration of the checkpoint: leave out --config");
+      return NULL;
     }
-  if (file != NULL && !g_file_get_contents (file, &text, NULL, error))
+  if (step != NULL)
+    file = checkpoint_config = hp_checkpoint_step_get_file (step, HP_CONFIG_FILE, error);
+  else if (hf_only)
+    file = checkpoint_config = g_build_filename (options->load, "config.json", NULL);
+  if ((step != NULL && file == NULL) ||
+      (file != NULL && !g_file_get_contents (file, &text, NULL, error)))
     return NULL;
   if (hf_only)
     {
@@ -444,18 +490,46 @@ rank0_agrees (gboolean   ok,
   return flag;
 }
 
-/* DIR/hp-config.json (the configuration before it was laid out for the
- * ranks, so that any number of ranks writes the same files), the model
- * as Hugging Face has it (config.json and the weights under its names)
- * and DIR/optimizer.safetensors with the step */
+/* The files of one checkpoint step, written in @dir: hp-config.json
+ * (the configuration before it was laid out for the ranks, so that any
+ * number of ranks writes the same files), the model as Hugging Face has
+ * it (config.json and the weights under its names) and
+ * optimizer.safetensors */
 static gboolean
-save_checkpoint (Trainer          *trainer,
-                 HpDecoderConfig  *config,
-                 const gchar      *config_json,
-                 gint              step,
-                 GError          **error)
+write_step_files (HpDecoderConfig  *config,
+                  const gchar      *config_json,
+                  HpStateDict      *model_whole,
+                  HpStateDict      *optimizer_whole,
+                  const gchar      *dir,
+                  GError          **error)
 {
-  const gchar *dir = trainer->options->save;
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  g_autoptr(HpStateDict) hf = NULL;
+  g_autofree gchar *config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
+  g_autofree gchar *hf_config_file = g_build_filename (dir, "config.json", NULL);
+  g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
+  g_autofree gchar *hf_config = hp_decoder_state_dict_adapter_to_hf_config (adapter, error);
+
+  hf = hf_config != NULL
+    ? hp_state_dict_adapter_to_hf (HP_STATE_DICT_ADAPTER (adapter), model_whole, error) : NULL;
+  return hf_config != NULL && hf != NULL &&
+         hp_state_dict_adapter_save_hf_state_dict (HP_STATE_DICT_ADAPTER (adapter), hf,
+                                                   HP_BASE_MODEL_CONFIG (config), dir, error) &&
+         g_file_set_contents (hf_config_file, hf_config, -1, error) &&
+         g_file_set_contents (config_file, config_json, -1, error) &&
+         hp_safetensors_save (optimizer_whole, NULL, optimizer_file, error);
+}
+
+/* Saves step @step in the --save folder: rank 0 writes the files in a
+ * staging directory, which the manager puts in place with its manifest */
+static gboolean
+save_checkpoint (Trainer              *trainer,
+                 HpCheckpointManager  *manager,
+                 HpDecoderConfig      *config,
+                 const gchar          *config_json,
+                 gint                  step,
+                 GError              **error)
+{
   g_autoptr(HpStateDict) model_states = hp_module_state_dict (HP_MODULE (trainer->model));
   g_autoptr(HpStateDict) optimizer_states = hp_optimizer_get_state (trainer->optimizer);
   g_autoptr(HpStateDict) model_whole = gather (model_states, error);
@@ -464,47 +538,34 @@ save_checkpoint (Trainer          *trainer,
 
   if (ok && hp_get_world_rank () == 0)
     {
-      g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
-      g_autoptr(HpStateDict) hf = NULL;
-      g_autoptr(GHashTable) metadata = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
-      g_autofree gchar *config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
-      g_autofree gchar *hf_config_file = g_build_filename (dir, "config.json", NULL);
-      g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
-      g_autofree gchar *hf_config = hp_decoder_state_dict_adapter_to_hf_config (adapter, error);
+      g_autoptr(HpCheckpointStep) staged = hp_checkpoint_manager_stage (manager, step, error);
 
-      g_hash_table_insert (metadata, (gpointer) "step", g_strdup_printf ("%d", step));
-      hf = hf_config != NULL
-        ? hp_state_dict_adapter_to_hf (HP_STATE_DICT_ADAPTER (adapter), model_whole, error) : NULL;
-      ok = hf_config != NULL && hf != NULL &&
-           hp_state_dict_adapter_save_hf_state_dict (HP_STATE_DICT_ADAPTER (adapter), hf,
-                                                     HP_BASE_MODEL_CONFIG (config), dir, error) &&
-           g_file_set_contents (hf_config_file, hf_config, -1, error) &&
-           g_file_set_contents (config_file, config_json, -1, error) &&
-           hp_safetensors_save (optimizer_whole, metadata, optimizer_file, error);
+      ok = staged != NULL &&
+           write_step_files (config, config_json, model_whole, optimizer_whole,
+                             hp_checkpoint_step_get_path (staged), error) &&
+           hp_checkpoint_manager_commit (manager, staged, error);
+      if (staged != NULL && !hp_checkpoint_step_get_complete (staged))
+        hp_checkpoint_manager_discard (manager, staged);
     }
   return rank0_agrees (ok, error) && ok;
 }
 
-/* The weights and optimizer state of --load and the step they were
- * saved at; a Hugging Face directory (no hp-config.json) has weights
- * only: training starts at step 1 with a new optimizer */
+/* The weights of the --load step and its optimizer state; a Hugging
+ * Face directory (@step NULL) has weights only: training starts at
+ * step 1 with a new optimizer */
 static gboolean
-load_checkpoint (Trainer          *trainer,
-                 HpDecoderConfig  *config,
-                 gint             *step,
-                 GError          **error)
+load_checkpoint (Trainer           *trainer,
+                 HpDecoderConfig   *config,
+                 HpCheckpointStep  *step,
+                 GError           **error)
 {
-  const gchar *dir = trainer->options->load;
+  const gchar *dir = step != NULL ? hp_checkpoint_step_get_path (step) : trainer->options->load;
   g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
   HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
-  g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
-  g_autofree gchar *hp_config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
+  g_autofree gchar *optimizer_file = NULL;
   g_autoptr(HpStateDict) hf = NULL;
   g_autoptr(HpStateDict) states = NULL;
-  g_autoptr(HpSafetensorsFile) file = NULL;
   g_autoptr(HpStateDict) optimizer_states = NULL;
-  const gchar *saved_step;
-  gint64 parsed;
   HpDType dtype;
 
   g_object_get (config, "dtype", &dtype, NULL);
@@ -513,23 +574,45 @@ load_checkpoint (Trainer          *trainer,
   if (hf == NULL || !(states = hp_state_dict_adapter_from_hf (as_adapter, hf, error)) ||
       !hp_module_load_state_dict (HP_MODULE (trainer->model), states, TRUE, error))
     return FALSE;
-  if (!g_file_test (hp_config_file, G_FILE_TEST_EXISTS))
+  if (step == NULL)
+    return TRUE;
+  if (hp_checkpoint_step_get_step (step) > G_MAXINT)
     {
-      *step = 0;
-      return TRUE;
-    }
-
-  file = hp_safetensors_file_new_for_path (optimizer_file, error);
-  if (file == NULL || !(optimizer_states = hp_safetensors_load (optimizer_file, error)))
-    return FALSE;
-  saved_step = g_hash_table_lookup (hp_safetensors_file_get_metadata (file), "step");
-  if (saved_step == NULL || !g_ascii_string_to_signed (saved_step, 10, 0, G_MAXINT, &parsed, NULL))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "%s: no step in the metadata", optimizer_file);
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "%s: step %" G_GINT64_FORMAT
+                   " is beyond what --steps counts", dir, hp_checkpoint_step_get_step (step));
       return FALSE;
     }
-  *step = (gint) parsed;
-  return hp_optimizer_load_state (trainer->optimizer, optimizer_states, *step, error);
+  optimizer_file = hp_checkpoint_step_get_file (step, "optimizer.safetensors", error);
+  return optimizer_file != NULL &&
+         (optimizer_states = hp_safetensors_load (optimizer_file, error)) != NULL &&
+         hp_optimizer_load_state (trainer->optimizer, optimizer_states,
+                                  (gint) hp_checkpoint_step_get_step (step), error);
+}
+
+/* The newest complete step of the --save folder, -1 if none */
+static gint64
+newest_saved_step (HpCheckpointManager *manager)
+{
+  guint n_steps;
+  g_autofree gint64 *steps = hp_checkpoint_manager_list_steps (manager, &n_steps);
+
+  return n_steps > 0 ? steps[n_steps - 1] : -1;
+}
+
+static gboolean
+save_and_report (Trainer              *trainer,
+                 HpCheckpointManager  *manager,
+                 HpDecoderConfig      *config,
+                 const gchar          *config_json,
+                 gint                  step,
+                 GError              **error)
+{
+  if (!save_checkpoint (trainer, manager, config, config_json, step, error))
+    return FALSE;
+  if (hp_get_world_rank () == 0)
+    g_print ("hp-train: saved %s" G_DIR_SEPARATOR_S "step-%d\n",
+             hp_checkpoint_manager_get_folder (manager), step);
+  return TRUE;
 }
 
 static gboolean
@@ -560,6 +643,8 @@ run (Options  *options,
   gint first_step = 1;
   g_autofree gchar *config_json = NULL;
   g_auto(GValue) lr = G_VALUE_INIT;
+  g_autoptr(HpCheckpointStep) loaded = NULL;
+  g_autoptr(HpCheckpointManager) manager = NULL;
 
   /* the optimizer's fields check --lr (NaN, infinity, negative) before
    * anything is loaded or built */
@@ -579,7 +664,9 @@ run (Options  *options,
       return FALSE;
     }
 
-  config = load_config (options, error);
+  if (options->load != NULL && !open_load_source (options->load, &loaded, error))
+    return FALSE;
+  config = load_config (options, loaded, error);
   if (config == NULL)
     return FALSE;
   /* a checkpoint opens in Hugging Face: find out now, not after training,
@@ -668,21 +755,37 @@ run (Options  *options,
 
   if (options->load != NULL)
     {
-      gint saved_step = 0;
+      const gchar *source = loaded != NULL ? hp_checkpoint_step_get_path (loaded) : options->load;
+      gint saved_step = loaded != NULL ? (gint) hp_checkpoint_step_get_step (loaded) : 0;
 
-      if (!load_checkpoint (&trainer, config, &saved_step, error))
+      if (!load_checkpoint (&trainer, config, loaded, error))
         {
           g_free (trainer.task.successors);
           return FALSE;
         }
       first_step = saved_step + 1;
-      if (chatty && saved_step == 0)
-        g_print ("hp-train: the weights of %s, with a new optimizer\n", options->load);
+      if (chatty && loaded == NULL)
+        g_print ("hp-train: the weights of %s, with a new optimizer\n", source);
       else if (chatty && first_step > options->steps)
         g_print ("hp-train: %s is at step %d, and --steps is %d: nothing to train\n",
-                 options->load, saved_step, options->steps);
+                 source, saved_step, options->steps);
       else if (chatty)
-        g_print ("hp-train: resumed from %s after step %d\n", options->load, saved_step);
+        g_print ("hp-train: resumed from %s after step %d\n", source, saved_step);
+    }
+  /* a folder holds the steps of one run: none past where this one starts */
+  if (options->save != NULL)
+    {
+      manager = hp_checkpoint_manager_new (options->save);
+      hp_checkpoint_manager_set_keep (manager, (guint) options->keep);
+      if (newest_saved_step (manager) >= first_step)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "--save %s holds step %" G_GINT64_FORMAT ", and this run starts after "
+                       "step %d: a folder keeps the steps of one run, and a step is never "
+                       "overwritten", options->save, newest_saved_step (manager), first_step - 1);
+          g_free (trainer.task.successors);
+          return FALSE;
+        }
     }
 
   start = g_get_monotonic_time ();
@@ -709,10 +812,17 @@ run (Options  *options,
                    options->batch * options->seq_len / MAX (step_time, 1e-9),
                    elapsed_text, eta_text);
         }
+      if (manager != NULL && options->save_every > 0 && step % options->save_every == 0 &&
+          !save_and_report (&trainer, manager, config, config_json, step, error))
+        {
+          g_free (trainer.task.successors);
+          return FALSE;
+        }
     }
 
-  if (options->save != NULL &&
-      !save_checkpoint (&trainer, config, config_json, MAX (options->steps, first_step - 1), error))
+  if (manager != NULL && newest_saved_step (manager) != MAX (options->steps, first_step - 1) &&
+      !save_and_report (&trainer, manager, config, config_json, MAX (options->steps, first_step - 1),
+                        error))
     {
       g_free (trainer.task.successors);
       return FALSE;

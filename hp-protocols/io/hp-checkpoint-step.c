@@ -239,11 +239,13 @@ hash_file (const gchar  *path,
   return TRUE;
 }
 
+/* fsync of a file, or with O_DIRECTORY in @flags of a directory */
 static gboolean
-sync_directory (const gchar  *path,
-                GError      **error)
+sync_path (const gchar  *path,
+           int           flags,
+           GError      **error)
 {
-  int fd = g_open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  int fd = g_open (path, O_RDONLY | O_CLOEXEC | flags, 0);
   int saved_errno;
 
   if (fd < 0)
@@ -370,10 +372,10 @@ _hp_checkpoint_step_seal (HpCheckpointStep  *self,
   g_ptr_array_set_size (self->file_names, 0);
   g_ptr_array_extend_and_steal (self->file_names, g_steal_pointer (&names));
   manifest = build_manifest (self, sizes, checksums);
-  if (!g_file_set_contents_full (manifest_path, manifest, -1,
-                                 G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
-                                 0666, error) ||
-      !sync_directory (self->path, error))
+  /* written in place: the step is not one until its directory is renamed */
+  if (!g_file_set_contents_full (manifest_path, manifest, -1, G_FILE_SET_CONTENTS_NONE, 0666, error) ||
+      !sync_path (manifest_path, 0, error) ||
+      !sync_path (self->path, O_DIRECTORY, error))
     return FALSE;
   if (g_rename (self->path, final_path) != 0)
     return _hp_checkpoint_io_error (error, final_path, "cannot put the checkpoint in place", errno);
@@ -383,7 +385,7 @@ _hp_checkpoint_step_seal (HpCheckpointStep  *self,
   self->complete = TRUE;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PATH]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPLETE]);
-  return sync_directory (parent, error);
+  return sync_path (parent, O_DIRECTORY, error);
 }
 
 gboolean

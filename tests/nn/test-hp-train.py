@@ -7,9 +7,11 @@
 #
 # Usage: test-hp-train.py HP_TRAIN (TAP on stdout)
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -121,13 +123,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check("save after 10 steps, load and train 10 more: the same 20 losses",
           first.returncode == 0 and rest.returncode == 0 and resumed == reference,
           first.stderr + rest.stderr + "\n" + str(resumed) + "\n" + str(reference))
-    files = ("config.json", "hp-config.json", "model.safetensors", "optimizer.safetensors")
+    step10 = os.path.join(half, "step-10")
+    files = ("config.json", "hp-config.json", "model.safetensors", "optimizer.safetensors",
+             "manifest.json")
     for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"])):
         again = os.path.join(tmp, f"np{np}")
         run = mpirun(np, *extra, "--steps", "10", "--seed", "7", "--load", half, "--save", again)
         same = run.returncode == 0 and all(
-            open(os.path.join(half, f), "rb").read() == open(os.path.join(again, f), "rb").read()
-            for f in files)
+            open(os.path.join(step10, f), "rb").read() ==
+            open(os.path.join(again, "step-10", f), "rb").read() for f in files)
         check(f"{np} ranks {' '.join(extra)} load and save the same files", same, run.stderr)
     resumed_tp = mpirun(2, "--tp", "2", *common, "--load", half)
     curve = losses(resumed_tp)
@@ -135,12 +139,14 @@ with tempfile.TemporaryDirectory() as tmp:
           resumed_tp.returncode == 0 and len(curve) == 10 and
           all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
           resumed_tp.stderr + "\n" + str(curve))
-    expect_error("--load of a directory without a checkpoint", 1, ["--load", tmp], "config.json")
+    expect_error("--load of a directory without a checkpoint", 1, ["--load", tmp],
+                 "no checkpoint: neither a step (with manifest.json), a folder of complete "
+                 "step-N directories, nor a Hugging Face directory (with config.json)")
 
     # config.json is Hugging Face's; a directory of its files alone loads
-    with open(os.path.join(half, "config.json"), encoding="utf-8") as f:
+    with open(os.path.join(step10, "config.json"), encoding="utf-8") as f:
         hf = json.load(f)
-    with open(os.path.join(half, "hp-config.json"), encoding="utf-8") as f:
+    with open(os.path.join(step10, "hp-config.json"), encoding="utf-8") as f:
         hp = json.load(f)
     pairs = {"hidden_size": "dim", "num_hidden_layers": "n-layers",
              "num_attention_heads": "n-heads", "vocab_size": "vocab-size",
@@ -156,7 +162,7 @@ with tempfile.TemporaryDirectory() as tmp:
     hf_only = os.path.join(tmp, "hf")
     os.mkdir(hf_only)
     for name in ("config.json", "model.safetensors"):
-        with open(os.path.join(half, name), "rb") as src, \
+        with open(os.path.join(step10, name), "rb") as src, \
                 open(os.path.join(hf_only, name), "wb") as dst:
             dst.write(src.read())
     runs = [mpirun(np, *extra, "--steps", "3", "--log-every", "1", "--seed", "7",
@@ -184,6 +190,71 @@ with tempfile.TemporaryDirectory() as tmp:
           past.returncode == 0 and "is at step 10, and --steps is 4: nothing to train" in past.stdout
           and not losses(past) and "nan" not in past.stdout and "WARNING" not in past.stderr,
           past.stdout + past.stderr)
+
+# Checkpoint folders: step-N directories with a manifest, --save-every,
+# --keep; --load takes the newest complete step, verified
+with tempfile.TemporaryDirectory() as tmp:
+    folder = os.path.join(tmp, "ck")
+    saving = mpirun(2, "--tp", "2", *common[2:], "--steps", "10", "--save-every", "4",
+                    "--keep", "2", "--save", folder)
+    check("--save-every 4 --keep 2 leaves step-8 and step-10 alone in the folder",
+          saving.returncode == 0 and sorted(os.listdir(folder)) == ["step-10", "step-8"] and
+          saving.stdout.count("hp-train: saved") == 3, saving.stdout + saving.stderr)
+    step10 = os.path.join(folder, "step-10")
+    with open(os.path.join(step10, "manifest.json"), encoding="utf-8") as f:
+        manifest = json.load(f)
+    listed = {entry["name"]: entry for entry in manifest["files"]}
+    on_disk = sorted(name for name in os.listdir(step10) if name != "manifest.json")
+
+    def matches(name):
+        with open(os.path.join(step10, name), "rb") as f:
+            data = f.read()
+        return (listed[name]["size"] == len(data) and
+                listed[name]["sha256"] == hashlib.sha256(data).hexdigest())
+    check("the manifest lists every file of the step with its size and SHA-256, and the step",
+          manifest["format"] == "hp-checkpoint" and manifest["step"] == 10 and
+          sorted(listed) == on_disk and all(matches(name) for name in on_disk),
+          json.dumps(manifest))
+    rest = mpirun(1, *common, "--load", folder)
+    explicit = mpirun(1, *common, "--load", os.path.join(folder, "step-8"))
+    check("--load of the folder resumes its newest step on the 1-rank curve",
+          rest.returncode == 0 and "after step 10" in rest.stdout and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(losses(rest), reference[10:])) and
+          len(losses(rest)) == 10, rest.stdout + rest.stderr)
+    check("--load of DIR/step-8 resumes that step",
+          explicit.returncode == 0 and "after step 8" in explicit.stdout and
+          len(losses(explicit)) == 12 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(losses(explicit), reference[8:])),
+          explicit.stdout + explicit.stderr)
+
+    # a save that never finished and a hand-made step-12 without a
+    # manifest: neither is taken
+    os.mkdir(os.path.join(folder, ".step-12.tmp-abcdef"))
+    os.mkdir(os.path.join(folder, "step-12"))
+    shutil.copy(os.path.join(step10, "model.safetensors"), os.path.join(folder, "step-12"))
+    newest = mpirun(1, *common, "--load", folder)
+    check("an incomplete step is never chosen",
+          newest.returncode == 0 and "resumed from " + step10 + " after step 10" in newest.stdout,
+          newest.stdout + newest.stderr)
+    expect_error("a step directory without its manifest is refused", 1,
+                 ["--load", os.path.join(folder, "step-12")],
+                 "manifest.json: missing: " + os.path.join(folder, "step-12") +
+                 " is not a complete checkpoint")
+    expect_error("--save into a folder that holds a later step", 1,
+                 ["--steps", "12", "--load", os.path.join(folder, "step-8"), "--save", folder],
+                 f"--save {folder} holds step 10, and this run starts after step 8")
+    expect_error("--keep without --save", 1, ["--keep", "2"], "--keep tells how to save")
+    expect_error("--save-every below 0", 1, ["--save-every", "-1", "--save", folder],
+                 "--save-every and --keep not negative")
+    # a hand-mixed step: the optimizer of step 8 in step 10
+    shutil.copy(os.path.join(folder, "step-8", "optimizer.safetensors"), step10)
+    expect_error("a hand-mixed step is refused, naming the file", 2,
+                 ["--tp", "2", *common, "--load", folder],
+                 os.path.join(step10, "optimizer.safetensors") +
+                 ": its SHA-256 differs from the one")
+    os.remove(os.path.join(step10, "config.json"))
+    expect_error("a step missing a file is refused, naming it", 1, ["--load", step10],
+                 os.path.join(step10, "config.json") + ": missing, but listed in")
 
 print(f"1..{len(results)}")
 for i, (name, ok, detail) in enumerate(results, 1):
