@@ -458,5 +458,66 @@ class ParallelDimsTest(unittest.TestCase):
         self.assertEqual(dims.build_expert_mesh().get_dim_names(), ["efsdp"])
 
 
+
+class CheckpointFolderTest(unittest.TestCase):
+    def test_steps_with_manifests(self):
+        import hashlib
+        import json
+        import os
+        import tempfile
+
+        states = Hp.StateDict.new()
+        states.insert("w", from_numpy(np.arange(6.0).reshape(2, 3)))
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = os.path.join(tmp, "checkpoint")
+            manager = Hp.CheckpointManager.new(folder)
+            self.assertEqual(manager.get_folder(), folder)
+            manager.set_keep(2)
+            self.assertEqual((manager.get_keep(), manager.props.keep), (2, 2))
+            self.assertEqual(manager.list_steps(), [])
+            for step in (10, 20, 30):
+                staged = manager.stage(step)
+                self.assertFalse(staged.get_complete())
+                self.assertEqual(staged.get_file_names(), [])
+                Hp.safetensors_save(states, None, os.path.join(staged.get_path(), "model.safetensors"))
+                staged.set_metadata("data-position", str(step * 64))
+                manager.commit(staged)
+                self.assertTrue(staged.props.complete)
+                self.assertEqual(staged.get_path(), os.path.join(folder, f"step-{step}"))
+            self.assertEqual(manager.list_steps(), [20, 30])
+            self.assertEqual(sorted(os.listdir(folder)), ["step-20", "step-30"])
+
+            latest = manager.open_latest()
+            self.assertEqual((latest.get_step(), latest.get_metadata()), (30, {"data-position": "1920"}))
+            self.assertEqual(latest.get_file_names(), ["model.safetensors"])
+            model_file = latest.get_file("model.safetensors")
+            np.testing.assert_array_equal(to_numpy(Hp.safetensors_load(model_file).lookup("w")),
+                                          np.arange(6.0).reshape(2, 3))
+            with open(os.path.join(latest.get_path(), Hp.CHECKPOINT_MANIFEST), encoding="utf-8") as f:
+                entry = json.load(f)["files"][0]
+            with open(model_file, "rb") as f:
+                self.assertEqual(entry["sha256"], hashlib.sha256(f.read()).hexdigest())
+            self.assertEqual(Hp.CheckpointStep.open(latest.get_path()).get_step(), 30)
+            assert_error(self, Hp.Error.IO, latest.get_path() + ": no file 'other' in this checkpoint",
+                         latest.get_file, "other")
+
+            # a discarded save leaves the steps alone
+            staged = manager.stage(40)
+            manager.discard(staged)
+            self.assertFalse(os.path.exists(staged.get_path()))
+            self.assertEqual(manager.list_steps(), [20, 30])
+
+            # the file of another step: refused, naming it
+            older = manager.open_step(20)
+            states.insert("w", from_numpy(np.zeros((2, 3))))
+            Hp.safetensors_save(states, None, model_file)
+            assert_error(self, Hp.Error.FORMAT,
+                         model_file + ": its SHA-256 differs from the one " +
+                         os.path.join(latest.get_path(), "manifest.json") +
+                         " lists: not the file of this checkpoint", manager.open_latest)
+            self.assertEqual(older.get_step(), 20)
+            assert_error(self, Hp.Error.IO, latest.get_path() +
+                         ": already exists; a checkpoint step is never overwritten", manager.stage, 30)
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
