@@ -177,6 +177,9 @@ hp_checkpoint_manager_init (HpCheckpointManager *self)
  * hp_checkpoint_manager_new:
  * @folder: (type filename): the folder of the steps
  *
+ * Makes a manager of the steps in @folder, which need not exist yet:
+ * nothing is read or written until it is asked to.
+ *
  * Returns: (transfer full): a manager of @folder
  *
  * Since: 1.0
@@ -193,6 +196,8 @@ hp_checkpoint_manager_new (const gchar *folder)
  * hp_checkpoint_manager_get_folder:
  * @self: a manager
  *
+ * Gets the folder of the steps.
+ *
  * Returns: (type filename): [property@Hp.CheckpointManager:folder]
  *
  * Since: 1.0
@@ -208,6 +213,8 @@ hp_checkpoint_manager_get_folder (HpCheckpointManager *self)
 /**
  * hp_checkpoint_manager_get_keep:
  * @self: a manager
+ *
+ * Gets how many complete steps a commit leaves.
  *
  * Returns: [property@Hp.CheckpointManager:keep]
  *
@@ -333,7 +340,7 @@ hp_checkpoint_manager_list_steps (HpCheckpointManager *self,
  * hp_checkpoint_manager_stage:
  * @self: a manager
  * @step: the step to save, 0 or more
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Starts saving @step: creates the folder if needed and a new staging
  * directory in it, [property@Hp.CheckpointStep:path] of the staged step,
@@ -445,7 +452,7 @@ is_staged_here (HpCheckpointManager *self,
  * hp_checkpoint_manager_commit:
  * @self: a manager
  * @staged: a step staged by [method@Hp.CheckpointManager.stage] of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Puts @staged in place as `step-N`, durably and in one step (see
  * [class@Hp.CheckpointManager]); @staged is then complete, with its
@@ -513,7 +520,7 @@ hp_checkpoint_manager_discard (HpCheckpointManager *self,
  * hp_checkpoint_manager_open_step:
  * @self: a manager
  * @step: a step number
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Opens `step-N` of the folder as [ctor@Hp.CheckpointStep.open] does,
  * and checks that its manifest is of step @step.
@@ -548,7 +555,7 @@ hp_checkpoint_manager_open_step (HpCheckpointManager  *self,
 /**
  * hp_checkpoint_manager_open_latest:
  * @self: a manager
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Opens the newest complete step, verified as
  * [method@Hp.CheckpointManager.open_step] does. A folder without a

@@ -603,7 +603,7 @@ read_manifest (HpCheckpointStep  *self,
 /**
  * hp_checkpoint_step_open: (constructor)
  * @path: (type filename): a step directory, such as `checkpoint/step-200`
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Opens a complete step: reads its manifest and checks that every file
  * it lists is there, with the listed size and SHA-256 checksum (which
@@ -645,6 +645,8 @@ hp_checkpoint_step_open (const gchar  *path,
  * hp_checkpoint_step_get_path:
  * @self: a step
  *
+ * Gets the step's directory.
+ *
  * Returns: (type filename): [property@Hp.CheckpointStep:path]
  *
  * Since: 1.0
@@ -661,6 +663,8 @@ hp_checkpoint_step_get_path (HpCheckpointStep *self)
  * hp_checkpoint_step_get_step:
  * @self: a step
  *
+ * Gets the training step the checkpoint was taken after.
+ *
  * Returns: [property@Hp.CheckpointStep:step]
  *
  * Since: 1.0
@@ -676,6 +680,8 @@ hp_checkpoint_step_get_step (HpCheckpointStep *self)
 /**
  * hp_checkpoint_step_get_complete:
  * @self: a step
+ *
+ * Gets whether the step is in place with its manifest.
  *
  * Returns: [property@Hp.CheckpointStep:complete]
  *
@@ -717,7 +723,7 @@ hp_checkpoint_step_get_file_names (HpCheckpointStep *self)
  * hp_checkpoint_step_get_file:
  * @self: a complete step
  * @name: a file name, such as `model.safetensors`
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The path of one of the step's files; a name its manifest does not
  * list is [HP_ERROR_IO][error@Hp.Error].
