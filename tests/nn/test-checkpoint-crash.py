@@ -14,11 +14,13 @@
 
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from hptrain import check, loss_lines, report
+import hptrain
 
 HP_TRAIN = sys.argv[1]
 COMMON = ["--log-every", "1", "--seed", "7"]
@@ -31,23 +33,10 @@ FAMILIES = (("rename", "rename,renameat,renameat2", 5), ("fsync", "fsync,fdatasy
 # a private mount namespace, in a user namespace unless root
 UNSHARE = ["unshare", "--mount", "--propagation", "private"] + \
     ([] if os.geteuid() == 0 else ["--user", "--map-root-user"])
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append((name, ok, detail))
-
-
-def mpirun(np, args, wrapper=()):
-    return ["mpirun", "--oversubscribe", "-np", str(np), *wrapper, HP_TRAIN, *args]
 
 
 def run(np, args, wrapper=()):
-    return subprocess.run(mpirun(np, args, wrapper), capture_output=True, text=True, timeout=300)
-
-
-def losses(text):
-    return [m.group(1) for m in re.finditer(r"^step +\d+/\d+ +loss ([0-9.]+)", text, re.M)]
+    return hptrain.mpirun(HP_TRAIN, np, args, wrapper)
 
 
 def strace(syscalls, action):
@@ -65,9 +54,9 @@ def resumes(np, layout, folder, reference):
     if done.returncode != 0 or steps not in (["step-2"], ["step-2", "step-4"]):
         return False, f"{entries}\n{out}"
     if "after step 2" in done.stdout:
-        return losses(done.stdout) == reference[2:], out
+        return loss_lines(done.stdout) == reference[2:], out
     return "is at step 4, and --steps is 4: nothing to train" in done.stdout and \
-        "step-4" in entries and not losses(done.stdout), out
+        "step-4" in entries and not loss_lines(done.stdout), out
 
 
 def save_command(layout, folder):
@@ -103,7 +92,7 @@ if len(sys.argv) > 2 and sys.argv[2] == "--full-disk":
 for np, layout in ((1, []), (2, ["--tp", "2"])):
     name = f"{np} rank{'s' if np > 1 else ''}{' ' if layout else ''}{' '.join(layout)}"
     with tempfile.TemporaryDirectory() as tmp:
-        reference = losses(run(np, [*layout, *COMMON, "--steps", "4"]).stdout)
+        reference = loss_lines(run(np, [*layout, *COMMON, "--steps", "4"]).stdout)
         base = os.path.join(tmp, "base")
         made = run(np, [*layout, *COMMON, "--steps", "2", "--save", base])
         check(f"{name}: the reference runs", len(reference) == 4 and made.returncode == 0,
@@ -176,10 +165,4 @@ for np, layout in ((1, []), (2, ["--tp", "2"])):
               not failures, "\n".join(failures))
 
 
-print(f"1..{len(results)}")
-for i, (name, ok, detail) in enumerate(results, 1):
-    print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-    if not ok:
-        for line in detail.splitlines()[-20:]:
-            print(f"# {line}")
-sys.exit(0 if all(ok for _, ok, _ in results) else 1)
+report()

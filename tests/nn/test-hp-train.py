@@ -12,27 +12,22 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
+from hptrain import check, loss_lines, report
+import hptrain
+
 HP_TRAIN = sys.argv[1]
 STEPS = 20
-results = []
 
 
 def mpirun(np, *args, env=None):
-    command = ["mpirun", "--oversubscribe", "-np", str(np), HP_TRAIN, *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    return hptrain.mpirun(HP_TRAIN, np, args, env=env)
 
 
 def losses(run):
-    return [float(m.group(1)) for m in re.finditer(r"^step +\d+/\d+ +loss ([0-9.]+)",
-                                                    run.stdout, re.M)]
-
-
-def check(name, ok, detail=""):
-    results.append((name, ok, detail))
+    return [float(loss) for loss in loss_lines(run.stdout)]
 
 
 common = ["--steps", str(STEPS), "--log-every", "1", "--seed", "7"]
@@ -256,10 +251,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect_error("a step missing a file is refused, naming it", 1, ["--load", step10],
                  os.path.join(step10, "config.json") + ": missing, but listed in")
 
-print(f"1..{len(results)}")
-for i, (name, ok, detail) in enumerate(results, 1):
-    print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-    if not ok:
-        for line in detail.splitlines()[-20:]:
-            print(f"# {line}")
-sys.exit(0 if all(ok for _, ok, _ in results) else 1)
+report()

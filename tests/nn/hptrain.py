@@ -1,0 +1,37 @@
+# hptrain.py: what the tests of hp-train share: running it under mpirun,
+# reading its loss lines, and TAP results
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+
+import re
+import subprocess
+import sys
+
+_results = []
+
+
+def mpirun(hp_train, np, args, wrapper=(), env=None):
+    """Runs hp-train with ARGS on NP ranks, each under WRAPPER (a command
+    prefix such as strace's)"""
+    command = ["mpirun", "--oversubscribe", "-np", str(np), *wrapper, hp_train, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+
+
+def loss_lines(text):
+    """The losses of hp-train's progress lines, as printed"""
+    return [m.group(1) for m in re.finditer(r"^step +\d+/\d+ +loss ([0-9.]+)", text, re.M)]
+
+
+def check(name, ok, detail=""):
+    _results.append((name, ok, detail))
+
+
+def report():
+    """Prints the checks as TAP and exits with their status"""
+    print(f"1..{len(_results)}")
+    for i, (name, ok, detail) in enumerate(_results, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
+        if not ok:
+            for line in detail.splitlines()[-20:]:
+                print(f"# {line}")
+    sys.exit(0 if all(ok for _, ok, _ in _results) else 1)
