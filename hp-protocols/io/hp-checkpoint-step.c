@@ -629,7 +629,8 @@ hp_checkpoint_step_open (const gchar  *path,
 
   if (!g_file_test (path, G_FILE_TEST_IS_DIR))
     {
-      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: not a directory", path);
+      g_set_error (error, HP_ERROR, HP_ERROR_IO, "%s: %s", path,
+                   g_file_test (path, G_FILE_TEST_EXISTS) ? "not a directory" : "no such directory");
       return NULL;
     }
   self = g_object_new (HP_TYPE_CHECKPOINT_STEP, NULL);
