@@ -196,6 +196,8 @@ test_keep (Fixture       *fixture,
   }
   hp_test_assert_error (hp_checkpoint_step_open (hand_made, &error), &error,
                         HP_ERROR_IO, "is not a complete checkpoint");
+  hp_test_assert_error (hp_checkpoint_step_open (hp_checkpoint_step_get_path (crashed), &error),
+                        &error, HP_ERROR_IO, "no such directory");
 }
 
 static void
