@@ -693,7 +693,9 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
  * A decoder-only transformer in the style of Meta Llama, the model of
  * torchtitan's Llama 3: `tok_embeddings`, `layers` (a
  * [class@Hp.ModuleList] of [class@Hp.TransformerBlock]), `norm` and
- * `lm_head`. Its forward takes token ids [B, S] (int64) and returns
+ * `lm_head` (whose weight is the embedding's table with
+ * [property@Hp.DecoderConfig:tie-word-embeddings]). Its forward takes
+ * token ids [B, S] (int64) and returns
  * logits [B, S, vocab]; the training loss is
  * [method@Hp.Tensor.cross_entropy] of the logits against the next
  * tokens.
