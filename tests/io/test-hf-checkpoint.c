@@ -304,6 +304,18 @@ test_tied (void)
                         "'model.embed_tokens.weight', which a decoder with tie-word-embeddings "
                         "uses as its head");
 
+  /* a tied checkpoint with the head alone gives it under both paths */
+  {
+    g_autoptr(HpStateDict) head_only = hp_state_dict_new ();
+    g_autoptr(HpStateDict) both = NULL;
+
+    hp_state_dict_insert (head_only, "lm_head.weight", table);
+    both = hp_state_dict_adapter_from_hf (as_adapter, head_only, &error);
+    g_assert_no_error (error);
+    g_assert_true (hp_state_dict_lookup (both, "tok_embeddings.weight") == table);
+    g_assert_true (hp_state_dict_lookup (both, "lm_head.weight") == table);
+  }
+
   /* writing a head that is not the table would lose it */
   hp_state_dict_insert (other_head, "tok_embeddings.weight",
                         hp_state_dict_lookup (states, "tok_embeddings.weight"));
