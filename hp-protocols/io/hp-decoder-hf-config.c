@@ -29,6 +29,7 @@ static const struct
   { "rope_theta", "rope-theta" },
   { "max_position_embeddings", "max-seq-len" },
   { "vocab_size", "vocab-size" },
+  { "tie_word_embeddings", "tie-word-embeddings" },
 };
 
 /* Keys without a field whose only value the decoder supports is this
@@ -42,7 +43,6 @@ static const struct
   { "architectures", "[\"LlamaForCausalLM\"]" },
   { "hidden_act", "\"silu\"" },
   { "rope_scaling", "null" },
-  { "tie_word_embeddings", "false" },
   { "attention_bias", "false" },
   { "mlp_bias", "false" },
   { "attention_dropout", "0.0" },
@@ -90,6 +90,12 @@ is_number (JsonNode *node)
 }
 
 static gboolean
+is_boolean (JsonNode *node)
+{
+  return JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_BOOLEAN;
+}
+
+static gboolean
 equal_json (JsonNode    *node,
             const gchar *json)
 {
@@ -109,11 +115,17 @@ set_field (HpConfig     *config,
            GError      **error)
 {
   g_auto(GValue) value = G_VALUE_INIT;
+  g_auto(GValue) current = G_VALUE_INIT;
   g_autoptr(GError) local_error = NULL;
+  gboolean flag;
 
-  if (!is_number (node))
+  /* a number does not stand for a flag, nor a flag for a number */
+  hp_config_get_value (config, field, &current, NULL);
+  flag = G_VALUE_HOLDS_BOOLEAN (&current);
+  if (flag ? !is_boolean (node) : !is_number (node))
     {
-      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s: expected a number", key);
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s: expected %s", key,
+                   flag ? "true or false" : "a number");
       return FALSE;
     }
   json_node_get_value (node, &value);
@@ -252,7 +264,7 @@ check_head_dim (HpDecoderConfig  *config,
  *
  * Every key counts: a key with no field (token ids, `initializer_range`,
  * `use_cache`, `transformers_version`) is read and left, a setting the
- * decoder does not have (tied embeddings, RoPE scaling, a `head_dim`
+ * decoder does not have (RoPE scaling, a `head_dim`
  * other than `hidden_size / num_attention_heads`, biases, another
  * activation) and an unknown key are errors naming the key; nothing is
  * dropped silently.
@@ -463,6 +475,8 @@ hp_decoder_state_dict_adapter_to_hf_config (HpDecoderStateDictAdapter  *self,
       hp_config_get_value (HP_CONFIG (config), field, &value, NULL);
       if (G_VALUE_HOLDS_DOUBLE (&value))
         text = _hp_config_format_double (g_value_get_double (&value));
+      else if (G_VALUE_HOLDS_BOOLEAN (&value))
+        text = g_strdup (g_value_get_boolean (&value) ? "true" : "false");
       else if (g_str_equal (field, "n-kv-heads"))
         text = g_strdup_printf ("%d", g_value_get_int (&value) > 0 ? g_value_get_int (&value)
                                                                  : n_heads);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hp-decoder-state-dict-adapter.h"
+#include "hp-dtensor.h"
 #include "hp-error.h"
 #include "hp-grad-mode.h"
 #include "hp-tensor-ops.h"
@@ -30,6 +31,18 @@
  * reordered from (0, 1, 2, 3, ...) pairs to halves on the way out and
  * back on the way in, as Hugging Face's own conversion script does.
  * The head counts come from [property@Hp.DecoderStateDictAdapter:model-config].
+ *
+ * A decoder with [property@Hp.DecoderConfig:tie-word-embeddings] has no
+ * head weight of its own, and its Hugging Face checkpoint has none
+ * either, as `save_pretrained` writes it: `to_hf` leaves
+ * `lm_head.weight` out, and `from_hf` gives the table of
+ * `model.embed_tokens.weight` under both of the decoder's paths,
+ * `tok_embeddings.weight` and `lm_head.weight`. A tied checkpoint that
+ * has `lm_head.weight` anyway is read only when it holds the values of
+ * the embedding (a copy made by another writer); other values are an
+ * error naming the key rather than a head silently replaced. The same
+ * check guards `to_hf` against a state dict whose head is not the
+ * embedding's table.
  *
  * Since: 1.0
  */
@@ -143,6 +156,57 @@ permute_heads (HpTensor  *weight,
   return hp_tensor_reshape (swapped, (gint64[]) { rows, cols }, 2, error);
 }
 
+#define TABLE "tok_embeddings.weight"
+#define HEAD "lm_head.weight"
+
+/* Whether @head (named @head_name) holds the values of the tied @table
+ * (named @table_name); a DTensor only matches itself, since comparing
+ * shards would take communication */
+static gboolean
+check_tied_head (HpTensor     *table,
+                 const gchar  *table_name,
+                 HpTensor     *head,
+                 const gchar  *head_name,
+                 GError      **error)
+{
+  if (head == table)
+    return TRUE;
+  if (HP_IS_DTENSOR (head) || HP_IS_DTENSOR (table))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HpDecoderStateDictAdapter: '%s' is not the tensor of '%s', which a decoder "
+                   "with tie-word-embeddings uses as its head, and DTensors are not compared; "
+                   "give their full tensors", head_name, table_name);
+      return FALSE;
+    }
+  if (!hp_tensor_allclose (head, table, 0, 0))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpDecoderStateDictAdapter: '%s' differs from '%s', which a decoder with "
+                   "tie-word-embeddings uses as its head", head_name, table_name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The decoder's states of a tied model: the table under both paths,
+ * from whichever of them @out has (both: the same values) */
+static gboolean
+tie_from_hf (HpStateDict  *out,
+             GError      **error)
+{
+  HpTensor *table = hp_state_dict_lookup (out, TABLE);
+  HpTensor *head = hp_state_dict_lookup (out, HEAD);
+
+  if (table != NULL && head != NULL)
+    return check_tied_head (table, "model.embed_tokens.weight", head, HEAD, error);
+  if (table != NULL)
+    hp_state_dict_insert (out, HEAD, table);
+  else if (head != NULL)
+    hp_state_dict_insert (out, TABLE, head);
+  return TRUE;
+}
+
 static HpStateDict *
 convert (HpDecoderStateDictAdapter  *self,
          HpStateDict                *state_dict,
@@ -152,10 +216,12 @@ convert (HpDecoderStateDictAdapter  *self,
   g_autoptr(HpStateDict) out = hp_state_dict_new ();
   gint n_heads = 0;
   gint n_kv_heads = 0;
+  gboolean tied = FALSE;
   gboolean enabled = hp_grad_mode_is_enabled ();
   gboolean ok = TRUE;
 
-  g_object_get (self->model_config, "n-heads", &n_heads, "n-kv-heads", &n_kv_heads, NULL);
+  g_object_get (self->model_config, "n-heads", &n_heads, "n-kv-heads", &n_kv_heads,
+                "tie-word-embeddings", &tied, NULL);
   if (n_kv_heads == 0)
     n_kv_heads = n_heads;
 
@@ -168,6 +234,14 @@ convert (HpDecoderStateDictAdapter  *self,
       g_autofree gchar *other = translate (name, to_hf, &projection);
       g_autoptr(HpTensor) permuted = NULL;
 
+      /* a tied head is the embedding's table, which Hugging Face keeps
+       * under the embedding's name only */
+      if (tied && to_hf && g_str_equal (name, HEAD) && hp_state_dict_contains (state_dict, TABLE))
+        {
+          ok = check_tied_head (hp_state_dict_lookup (state_dict, TABLE), TABLE, tensor, HEAD,
+                                error);
+          continue;
+        }
       if (other == NULL)
         {
           g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
@@ -189,6 +263,8 @@ convert (HpDecoderStateDictAdapter  *self,
       hp_state_dict_insert (out, other, permuted != NULL ? permuted : tensor);
     }
   hp_grad_mode_set_enabled (enabled);
+  if (ok && tied && !to_hf)
+    ok = tie_from_hf (out, error);
   return ok ? g_steal_pointer (&out) : NULL;
 }
 

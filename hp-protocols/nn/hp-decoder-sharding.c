@@ -414,6 +414,12 @@ field (gpointer     config,
  *   with @enable_sp), its output tp:S(-1) with @loss_parallel (the
  *   cross entropy then runs on vocabulary shards) or tp:R.
  *
+ * Both layouts shard a [vocab, dim] weight by rows, `tp:S(0)`, so the
+ * table of a decoder with [property@Hp.DecoderConfig:tie-word-embeddings]
+ * is one DTensor for the lookup and the head: each rank holds the same
+ * vocabulary rows for both, and the gradients of the two uses add up on
+ * those rows with no communication of their own.
+ *
  * Returns: %TRUE, or %FALSE with [HP_ERROR_CONFIG][error@Hp.Error] and @cfg unchanged
  *   when it cannot be expanded or the sizes of a layer's attention do
  *   not fit together

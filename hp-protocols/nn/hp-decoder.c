@@ -64,6 +64,7 @@ struct _HpDecoderConfig
   gint n_heads;
   gint n_kv_heads;
   gint vocab_size;
+  gboolean tie_word_embeddings;
   gint ffn_hidden;
   gdouble norm_eps;
   gdouble rope_theta;
@@ -114,6 +115,32 @@ G_DEFINE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP_TYPE_BASE_MODEL_CONF
  * HpDecoderConfig:vocab-size:
  *
  * The number of token ids.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:tie-word-embeddings:
+ *
+ * Whether the output head uses the token embedding's table as its
+ * weight (Hugging Face's `tie_word_embeddings`, as in Llama 3.2 1B and
+ * 3B). The decoder then has one parameter for both,
+ * `tok_embeddings.weight`: [method@Hp.Module.named_parameters] and
+ * [method@Hp.Module.parameters] list it once (so an optimizer steps it
+ * once, and gradient averaging and clipping count it once), its
+ * gradient is the sum of those of the lookup and of the projection,
+ * and [method@Hp.Module.state_dict] lists it under both paths,
+ * `tok_embeddings.weight` and `lm_head.weight`, as PyTorch does. The
+ * shared weight's first values are those of the head's initialiser,
+ * which runs after the embedding's (a table of standard deviation 1
+ * would make the logits sqrt (dim) times too large).
+ *
+ * [property@Hp.DecoderConfig:tok-embeddings] and
+ * [property@Hp.DecoderConfig:lm-head] must then describe the same
+ * [vocab-size, dim] table of the same dtype, and the head has no bias.
+ * Under tensor parallelism both plans shard it `tp:S(0)` (vocabulary
+ * rows), so one DTensor serves both, with or without
+ * [property@Hp.DecoderConfig:loss-parallel] and
+ * [property@Hp.DecoderConfig:sequence-parallel].
  *
  * Since: 1.0
  */
@@ -208,6 +235,8 @@ static const HpConfigField decoder_config_fields[] = {
   HP_CONFIG_FIELD_INT (HpDecoderConfig, n_kv_heads, "n-kv-heads", "Key/value heads (0: n-heads)",
                        0, 1024, 0),
   HP_CONFIG_FIELD_INT (HpDecoderConfig, vocab_size, "vocab-size", "Vocabulary size", 1, 1 << 24, 256),
+  HP_CONFIG_FIELD_BOOLEAN (HpDecoderConfig, tie_word_embeddings, "tie-word-embeddings",
+                           "Output head tied to the token embedding", FALSE),
   HP_CONFIG_FIELD_INT (HpDecoderConfig, ffn_hidden, "ffn-hidden", "Feed-forward width (0: auto)",
                        0, 1 << 20, 0),
   HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, norm_eps, "norm-eps", "RMS norm epsilon", 0, 1, 1e-5),
@@ -268,6 +297,44 @@ check_layers (HpDecoderConfig  *self,
   return TRUE;
 }
 
+/* A tied head takes the embedding's table [vocab, dim] as its weight:
+ * the two configurations must describe the same one, and the head has
+ * nothing of its own. Parts not made yet are made to agree. */
+static gboolean
+check_tied (HpDecoderConfig  *self,
+            GError          **error)
+{
+  HpEmbeddingConfig *table = self->tok_embeddings;
+  HpLinearConfig *head = self->lm_head;
+
+  if (!self->tie_word_embeddings || table == NULL || head == NULL)
+    return TRUE;
+  if (hp_linear_config_get_bias (head))
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_CONFIG,
+                           "tie-word-embeddings: lm-head has a bias, which a head tied to "
+                           "the token embedding cannot have");
+      return FALSE;
+    }
+  if (hp_linear_config_get_out_features (head) != hp_embedding_config_get_num_embeddings (table) ||
+      hp_linear_config_get_in_features (head) != hp_embedding_config_get_embedding_dim (table) ||
+      hp_linear_config_get_dtype (head) != hp_embedding_config_get_dtype (table))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "tie-word-embeddings: lm-head (out-features %d, in-features %d, %s) "
+                   "cannot share the table of tok-embeddings (num-embeddings %d, "
+                   "embedding-dim %d, %s)",
+                   hp_linear_config_get_out_features (head),
+                   hp_linear_config_get_in_features (head),
+                   hp_dtype_to_string (hp_linear_config_get_dtype (head)),
+                   hp_embedding_config_get_num_embeddings (table),
+                   hp_embedding_config_get_embedding_dim (table),
+                   hp_dtype_to_string (hp_embedding_config_get_dtype (table)));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* What hp_decoder_config_expand() checks before it makes anything */
 static gboolean
 check_sizes (HpDecoderConfig  *self,
@@ -297,7 +364,7 @@ check_sizes (HpDecoderConfig  *self,
                    hp_config_list_get_length (self->layers), self->n_layers);
       return FALSE;
     }
-  return check_layers (self, error);
+  return check_layers (self, error) && check_tied (self, error);
 }
 
 /* expand's checks, and the dtype, which the parts expand makes carry
@@ -626,7 +693,9 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
  * A decoder-only transformer in the style of Meta Llama, the model of
  * torchtitan's Llama 3: `tok_embeddings`, `layers` (a
  * [class@Hp.ModuleList] of [class@Hp.TransformerBlock]), `norm` and
- * `lm_head`. Its forward takes token ids [B, S] (int64) and returns
+ * `lm_head` (whose weight is the embedding's table with
+ * [property@Hp.DecoderConfig:tie-word-embeddings]). Its forward takes
+ * token ids [B, S] (int64) and returns
  * logits [B, S, vocab]; the training loss is
  * [method@Hp.Tensor.cross_entropy] of the logits against the next
  * tokens.
@@ -675,7 +744,9 @@ hp_decoder_setup (HpConfigurable  *configurable,
   if (!HP_CONFIGURABLE_CLASS (hp_decoder_parent_class)->setup (configurable, error))
     return FALSE;
 
-  if (!hp_decoder_config_expand (config, error))
+  /* expand made the parts that were missing, which may not agree with
+   * a tied part that was there */
+  if (!hp_decoder_config_expand (config, error) || !check_tied (config, error))
     return FALSE;
 
   if (!add_built (module, "tok_embeddings", config->tok_embeddings, error))
@@ -694,8 +765,17 @@ hp_decoder_setup (HpConfigurable  *configurable,
     }
   if (!hp_module_add_child (module, "layers", HP_MODULE (layers), error))
     return FALSE;
-  return add_built (module, "norm", config->norm, error) &&
-         add_built (module, "lm_head", config->lm_head, error);
+  if (!add_built (module, "norm", config->norm, error) ||
+      !add_built (module, "lm_head", config->lm_head, error))
+    return FALSE;
+
+  /* the head's own weight gives way to the embedding's table: one
+   * tensor, whose gradient accumulates both uses, and which
+   * parallelize lays out once */
+  return !config->tie_word_embeddings ||
+         hp_module_register_parameter (hp_module_get_child (module, "lm_head"), "weight",
+                                       hp_module_get_parameter (module, "tok_embeddings.weight"),
+                                       error);
 }
 
 static GPtrArray *

@@ -205,6 +205,145 @@ test_sharded_save_and_laid_out_load (void)
   remove_dir (dir);
 }
 
+/* A tied decoder's checkpoint has no lm_head.weight, as transformers
+ * writes one: saved by rank 0, loaded into a tied decoder laid out over
+ * every rank. An lm_head.weight in a tied checkpoint is read only with
+ * the embedding's values; an untied decoder still needs one. */
+static void
+test_tied (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint tp = world_size;
+  g_autoptr(HpDecoderConfig) config = decoder_config (tp);
+  g_autoptr(HpDecoderConfig) laid_out_config = decoder_config (tp);
+  g_autoptr(HpDecoderConfig) untied_config = decoder_config (tp);
+  g_autoptr(HpModule) saved = NULL;
+  g_autoptr(HpModule) laid_out = NULL;
+  g_autoptr(HpModule) untied = NULL;
+  g_autoptr(HpDecoderStateDictAdapter) adapter = NULL;
+  g_autoptr(HpDecoderStateDictAdapter) untied_adapter = hp_decoder_state_dict_adapter_new (untied_config);
+  HpStateDictAdapter *as_adapter;
+  g_autoptr(HpStateDict) states = NULL;
+  g_autoptr(HpStateDict) hf = NULL;
+  g_autoptr(HpStateDict) loaded = NULL;
+  g_autoptr(HpStateDict) back = NULL;
+  g_autoptr(HpStateDict) after = NULL;
+  g_autoptr(HpStateDict) laid_out_hf = NULL;
+  g_autoptr(HpStateDict) other_head = hp_state_dict_new ();
+  g_autoptr(HpStateDict) two_dtensors = hp_state_dict_new ();
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  g_autoptr(HpTensor) copy = NULL;
+  g_autoptr(HpTensor) changed = NULL;
+  g_autofree gchar *dir = shared_tmp_dir ();
+  HpTensor *table;
+
+  g_object_set (config, "tie-word-embeddings", TRUE, NULL);
+  g_object_set (laid_out_config, "tie-word-embeddings", TRUE, NULL);
+  saved = build (config, 5);
+  adapter = hp_decoder_state_dict_adapter_new (config);
+  as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  states = hp_module_state_dict (saved);
+  g_assert_true (hp_state_dict_contains (states, "lm_head.weight"));
+  hf = hp_state_dict_adapter_to_hf (as_adapter, states, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hp_state_dict_get_size (hf), ==, hp_state_dict_get_size (states) - 1);
+  g_assert_false (hp_state_dict_contains (hf, "lm_head.weight"));
+  if (hp_get_world_rank () == 0)
+    {
+      g_assert_true (hp_state_dict_adapter_save_hf_state_dict (as_adapter, hf,
+                                                               HP_BASE_MODEL_CONFIG (config),
+                                                               dir, &error));
+      g_assert_no_error (error);
+    }
+  MPI_Barrier (MPI_COMM_WORLD);
+
+  g_assert_true (hp_set_decoder_sharding_config (laid_out_config, TRUE, FALSE, &error));
+  laid_out = build (laid_out_config, 9);
+  g_assert_true (hp_module_parallelize (laid_out, mesh, &error));
+  g_assert_no_error (error);
+  loaded = hp_state_dict_adapter_load_hf_state_dict (as_adapter, dir, HP_BASE_MODEL_CONFIG (config),
+                                                     HP_DTYPE_FLOAT64, &error);
+  g_assert_no_error (error);
+  g_assert_false (hp_state_dict_contains (loaded, "lm_head.weight"));
+  back = hp_state_dict_adapter_from_hf (as_adapter, loaded, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_state_dict_lookup (back, "lm_head.weight") ==
+                 hp_state_dict_lookup (back, "tok_embeddings.weight"));
+  g_assert_true (hp_module_load_state_dict (laid_out, back, TRUE, &error));
+  g_assert_no_error (error);
+  after = hp_module_state_dict (laid_out);
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    {
+      HpTensor *state = hp_state_dict_lookup (after, hp_state_dict_get_name (states, i));
+      g_autoptr(HpTensor) whole = HP_IS_DTENSOR (state) ? hp_test_full_tensor (state)
+                                                        : g_object_ref (state);
+
+      hp_test_assert_close (whole, hp_state_dict_get_tensor (states, i), 0, 0);
+    }
+
+  /* a laid-out tied decoder writes its table once, without gathering */
+  laid_out_hf = hp_state_dict_adapter_to_hf (as_adapter, after, &error);
+  g_assert_no_error (error);
+  g_assert_false (hp_state_dict_contains (laid_out_hf, "lm_head.weight"));
+
+  /* an lm_head.weight that copies the table is read; another is not */
+  table = hp_state_dict_lookup (loaded, "model.embed_tokens.weight");
+  copy = hp_tensor_detach (table);
+  hp_state_dict_insert (loaded, "lm_head.weight", copy);
+  g_clear_object (&back);
+  back = hp_state_dict_adapter_from_hf (as_adapter, loaded, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_module_load_state_dict (laid_out, back, TRUE, &error));
+  g_assert_no_error (error);
+  changed = hp_tensor_scale (table, 2, &error);
+  g_assert_no_error (error);
+  hp_state_dict_insert (loaded, "lm_head.weight", changed);
+  hp_test_assert_error (hp_state_dict_adapter_from_hf (as_adapter, loaded, &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "HpDecoderStateDictAdapter: 'lm_head.weight' differs from "
+                        "'model.embed_tokens.weight', which a decoder with tie-word-embeddings "
+                        "uses as its head");
+
+  /* a tied checkpoint with the head alone gives it under both paths */
+  {
+    g_autoptr(HpStateDict) head_only = hp_state_dict_new ();
+    g_autoptr(HpStateDict) both = NULL;
+
+    hp_state_dict_insert (head_only, "lm_head.weight", table);
+    both = hp_state_dict_adapter_from_hf (as_adapter, head_only, &error);
+    g_assert_no_error (error);
+    g_assert_true (hp_state_dict_lookup (both, "tok_embeddings.weight") == table);
+    g_assert_true (hp_state_dict_lookup (both, "lm_head.weight") == table);
+  }
+
+  /* writing a head that is not the table would lose it */
+  hp_state_dict_insert (other_head, "tok_embeddings.weight",
+                        hp_state_dict_lookup (states, "tok_embeddings.weight"));
+  hp_state_dict_insert (other_head, "lm_head.weight", changed);
+  hp_test_assert_error (hp_state_dict_adapter_to_hf (as_adapter, other_head, &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT,
+                        "'lm_head.weight' differs from 'tok_embeddings.weight'");
+  hp_state_dict_insert (two_dtensors, "tok_embeddings.weight",
+                        hp_state_dict_lookup (after, "tok_embeddings.weight"));
+  hp_state_dict_insert (two_dtensors, "lm_head.weight",
+                        hp_state_dict_lookup (after, "layers.0.attention.wq.weight"));
+  hp_test_assert_error (hp_state_dict_adapter_to_hf (as_adapter, two_dtensors, &error), &error,
+                        HP_ERROR_NOT_SUPPORTED,
+                        "HpDecoderStateDictAdapter: 'lm_head.weight' is not the tensor of "
+                        "'tok_embeddings.weight', which a decoder with tie-word-embeddings uses "
+                        "as its head, and DTensors are not compared; give their full tensors");
+
+  /* an untied decoder needs its head */
+  g_clear_object (&back);
+  hp_state_dict_remove (loaded, "lm_head.weight");
+  back = hp_state_dict_adapter_from_hf (HP_STATE_DICT_ADAPTER (untied_adapter), loaded, &error);
+  g_assert_no_error (error);
+  untied = build (untied_config, 9);
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_load_state_dict (untied, back, TRUE, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT, "Missing key(s): 'lm_head.weight'.");
+  remove_dir (dir);
+}
+
 /* Bad input of the adapter's file functions: a failed save makes no
  * directory and leaves an earlier checkpoint as it was; a missing or
  * damaged checkpoint has no index mapping. Every rank in a directory of
@@ -299,6 +438,7 @@ main (int   argc,
   g_test_add_func ("/hf-checkpoint/names-and-permutation", test_names_and_permutation);
   g_test_add_func ("/hf-checkpoint/sharded-save-and-laid-out-load",
                    test_sharded_save_and_laid_out_load);
+  g_test_add_func ("/hf-checkpoint/tied", test_tied);
   g_test_add_func ("/hf-checkpoint/errors", test_errors);
 
   return g_test_run ();

@@ -48,6 +48,7 @@ test_read (void)
   g_assert_cmpfloat (hp_decoder_config_get_rope_theta (config), ==, 500000.0);
   g_assert_cmpint (hp_decoder_config_get_max_seq_len (config), ==, 128);
   g_assert_cmpint (hp_decoder_config_get_vocab_size (config), ==, 256);
+  g_assert_false (hp_decoder_config_get_tie_word_embeddings (config));
   /* bfloat16 weights load as float32, exactly */
   g_assert_cmpint (hp_decoder_config_get_dtype (config), ==, HP_DTYPE_FLOAT32);
 }
@@ -65,6 +66,33 @@ test_defaults (void)
   g_assert_cmpfloat (hp_decoder_config_get_rope_theta (config), ==, 10000.0);
   g_assert_cmpint (hp_decoder_config_get_max_seq_len (config), ==, 2048);
   g_assert_cmpint (hp_decoder_config_get_n_kv_heads (config), ==, 0);     /* as many as heads */
+  g_assert_false (hp_decoder_config_get_tie_word_embeddings (config));
+}
+
+/* tie_word_embeddings is the field, both ways */
+static void
+test_tied (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) text = g_string_new (llama);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = NULL;
+  g_autoptr(HpDecoderStateDictAdapter) back = NULL;
+  g_autofree gchar *written = NULL;
+  g_autoptr(JsonNode) root = NULL;
+
+  g_string_replace (text, "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", 1);
+  adapter = read_hf (text->str);
+  g_assert_true (hp_decoder_config_get_tie_word_embeddings (
+                   hp_decoder_state_dict_adapter_get_model_config (adapter)));
+
+  written = hp_decoder_state_dict_adapter_to_hf_config (adapter, &error);
+  g_assert_no_error (error);
+  root = json_from_string (written, &error);
+  g_assert_no_error (error);
+  g_assert_true (json_object_get_boolean_member (json_node_get_object (root), "tie_word_embeddings"));
+  back = read_hf (written);
+  g_assert_true (hp_config_equal (HP_CONFIG (hp_decoder_state_dict_adapter_get_model_config (back)),
+                                  HP_CONFIG (hp_decoder_state_dict_adapter_get_model_config (adapter))));
 }
 
 /* hp -> HF -> hp gives an equal configuration, derived sizes written out */
@@ -156,8 +184,8 @@ test_errors (void)
   } cases[] = {
     { "\"use_cache\": true", "\"use_cache\": true, \"sliding_window\": 4096", HP_ERROR_NOT_SUPPORTED,
       "HF config: unknown key 'sliding_window'" },
-    { "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", HP_ERROR_NOT_SUPPORTED,
-      "HF config: tie_word_embeddings: true is not supported (the decoder has false)" },
+    { "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1", HP_ERROR_FORMAT,
+      "HF config: tie_word_embeddings: expected true or false" },
     { "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}",
       HP_ERROR_NOT_SUPPORTED, "HF config: rope_scaling: {\"rope_type\":\"llama3\",\"factor\":8.0} "
       "is not supported (the decoder has null)" },
@@ -207,6 +235,7 @@ main (int    argc,
   g_test_add_func ("/hf-config/read", test_read);
   g_test_add_func ("/hf-config/defaults", test_defaults);
   g_test_add_func ("/hf-config/round-trip", test_round_trip);
+  g_test_add_func ("/hf-config/tied", test_tied);
   g_test_add_func ("/hf-config/not-uniform", test_not_uniform);
   g_test_add_func ("/hf-config/invalid", test_invalid);
   g_test_add_func ("/hf-config/errors", test_errors);

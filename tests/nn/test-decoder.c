@@ -8,6 +8,7 @@
  * needs no communication of its own. float64 throughout.
  */
 
+#include <math.h>
 #include <string.h>
 
 #include "hp-test-utils.h"
@@ -158,6 +159,7 @@ typedef struct
   gboolean loss_parallel;
   gboolean sequence_parallel;
   gboolean local_map;
+  gboolean tied;
 } Variant;
 
 static void
@@ -187,7 +189,7 @@ test_tensor_parallel (gconstpointer data)
     decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
   g_autoptr(HpDecoderConfig) config =
     decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
-  g_autoptr(HpModule) reference = build (reference_config, one);
+  g_autoptr(HpModule) reference = NULL;
   g_autoptr(HpModule) model = NULL;
   g_autoptr(HpDeviceMesh) mesh = NULL;
   g_autoptr(HpTensor) loss = NULL;
@@ -198,6 +200,9 @@ test_tensor_parallel (gconstpointer data)
   g_autoptr(HpTensor) full_logits = NULL;
   gint shape[] = { tp };
 
+  g_object_set (reference_config, "tie-word-embeddings", variant->tied, NULL);
+  g_object_set (config, "tie-word-embeddings", variant->tied, NULL);
+  reference = build (reference_config, one);
   /* also on one rank, where update_from_config leaves the layout alone */
   g_assert_true (hp_set_decoder_sharding_config (config, variant->loss_parallel,
                                                  variant->sequence_parallel, &error));
@@ -216,6 +221,14 @@ test_tensor_parallel (gconstpointer data)
   g_assert_true (hp_module_init_states (model, 5, &error));
   g_assert_no_error (error);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.attention.wq.weight")));
+  if (variant->tied)
+    {
+      HpTensor *table = hp_module_get_parameter (model, "tok_embeddings.weight");
+
+      /* one DTensor, in the layout both plans give it */
+      g_assert_true (hp_module_get_parameter (model, "lm_head.weight") == table);
+      hp_test_assert_placements (table, "(S(0))");
+    }
 
   reference_loss = run (reference, NULL, 0, 3, &reference_logits);
   loss = run (model, mesh, 0, 3, &logits);
@@ -230,8 +243,9 @@ test_tensor_parallel (gconstpointer data)
  * replica trains on its rows of the batch; averaged gradients equal the
  * whole batch's */
 static void
-test_data_and_tensor_parallel (void)
+test_data_and_tensor_parallel (gconstpointer data)
 {
+  gboolean tied = GPOINTER_TO_INT (data);
   g_autoptr(GError) error = NULL;
   gint dp = world_size % 2 == 0 ? 2 : world_size;
   gint tp = world_size / dp;
@@ -240,8 +254,8 @@ test_data_and_tensor_parallel (void)
   g_autoptr(HpParallelDims) dims = dims_for (dp, tp);
   g_autoptr(HpDecoderConfig) reference_config = decoder_config (tp, TRUE, TRUE);
   g_autoptr(HpDecoderConfig) config = decoder_config (tp, TRUE, TRUE);
-  g_autoptr(HpModule) reference = build (reference_config, one);
-  g_autoptr(HpModule) model = build (config, dims);
+  g_autoptr(HpModule) reference = NULL;
+  g_autoptr(HpModule) model = NULL;
   g_autoptr(HpDeviceMesh) mesh = NULL;
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
@@ -254,6 +268,10 @@ test_data_and_tensor_parallel (void)
   gdouble loss_value;
   gint shape[] = { dp, tp };
 
+  g_object_set (reference_config, "tie-word-embeddings", tied, NULL);
+  g_object_set (config, "tie-word-embeddings", tied, NULL);
+  reference = build (reference_config, one);
+  model = build (config, dims);
   mesh = hp_device_mesh_new (shape, 2, (const gchar *[]) { "dp_replicate", "tp", NULL }, &error);
   g_assert_no_error (error);
   tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, &error);
@@ -269,6 +287,8 @@ test_data_and_tensor_parallel (void)
   loss = run (model, tp > 1 ? tp_mesh : NULL, rows * hp_device_mesh_get_local_rank (dp_mesh, 0),
               rows, &logits);
   params = hp_module_parameters (model);
+  /* a tied table is averaged once: it is one parameter */
+  g_assert_cmpuint (params->len, ==, tied ? 20 : 21);
   g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
   full_loss = whole (loss);
   loss_value = hp_tensor_item (full_loss, &error);
@@ -565,6 +585,212 @@ test_layers_not_blocks (void)
   g_assert_cmpstr (after, ==, before);
 }
 
+/* The loss of @model on rows [0, 3), without recording */
+static gdouble
+loss_value (HpModule *model)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  gboolean enabled = hp_grad_mode_is_enabled ();
+  gdouble value;
+
+  make_batch (0, 3, &ids, &targets);
+  hp_grad_mode_set_enabled (FALSE);
+  logits = hp_module_call1 (model, ids, &error);
+  g_assert_no_error (error);
+  loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+  g_assert_no_error (error);
+  hp_grad_mode_set_enabled (enabled);
+  value = hp_tensor_item (loss, &error);
+  g_assert_no_error (error);
+  return value;
+}
+
+/* Copies @values (the table's shape) into the tied table of @model */
+static void
+load_table (HpModule      *model,
+            const gdouble *values,
+            gsize          n)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpStateDict) states = hp_state_dict_new ();
+  g_autoptr(HpTensor) table = hp_test_tensor (HP_DTYPE_FLOAT64, values, n, HP_TEST_SHAPE (11, 8));
+
+  hp_state_dict_insert (states, "tok_embeddings.weight", table);
+  g_assert_true (hp_module_load_state_dict (model, states, FALSE, &error));
+  g_assert_no_error (error);
+}
+
+/* One rank, float64: a tied decoder is an untied one whose head has the
+ * embedding's values, its table's gradient the sum of the lookup's and
+ * the head's, as central finite differences of the loss confirm; an
+ * optimizer steps it once and clipping counts it once */
+static void
+test_tied_gradient (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParallelDims) one = dims_for (1, 1);
+  g_autoptr(HpDecoderConfig) tied_config = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) untied_config = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpModule) tied = NULL;
+  g_autoptr(HpModule) untied = build (untied_config, one);
+  g_autoptr(HpStateDict) states = NULL;
+  g_autoptr(HpStateDict) named = NULL;
+  g_autoptr(HpStateDict) untied_named = NULL;
+  g_autoptr(GPtrArray) params = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) untied_loss = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) untied_logits = NULL;
+  g_autoptr(HpOptimizerConfig) sgd = g_object_new (HP_TYPE_SGD_CONFIG, "lr", 0.5, NULL);
+  g_autoptr(HpOptimizer) optimizer = NULL;
+  g_autofree gdouble *values = NULL;
+  g_autofree gdouble *grad = NULL;
+  g_autofree gdouble *lookup_grad = NULL;
+  g_autofree gdouble *head_grad = NULL;
+  g_autofree gdouble *stepped = NULL;
+  HpTensor *table;
+  gsize n, n_grad;
+  gdouble squares = 0;
+  gdouble norm;
+
+  g_object_set (tied_config, "tie-word-embeddings", TRUE, NULL);
+  tied = build (tied_config, one);
+  g_assert_true (hp_module_init_states (tied, 5, &error));
+  g_assert_no_error (error);
+  table = hp_module_get_parameter (tied, "tok_embeddings.weight");
+  g_assert_true (hp_module_get_parameter (tied, "lm_head.weight") == table);
+
+  /* one parameter, two paths in the state dict */
+  named = hp_module_named_parameters (tied);
+  untied_named = hp_module_named_parameters (untied);
+  g_assert_cmpuint (hp_state_dict_get_size (named), ==, hp_state_dict_get_size (untied_named) - 1);
+  g_assert_false (hp_state_dict_contains (named, "lm_head.weight"));
+  states = hp_module_state_dict (tied);
+  g_assert_true (hp_state_dict_lookup (states, "lm_head.weight") == table);
+  g_assert_true (hp_state_dict_lookup (states, "tok_embeddings.weight") == table);
+  g_assert_true (hp_module_load_state_dict (untied, states, TRUE, &error));
+  g_assert_no_error (error);
+
+  loss = run (tied, NULL, 0, 3, &logits);
+  untied_loss = run (untied, NULL, 0, 3, &untied_logits);
+  hp_test_assert_close (logits, untied_logits, 1e-13, 1e-14);
+  hp_test_assert_close (loss, untied_loss, 1e-13, 0);
+
+  values = hp_tensor_to_float64_array (table, &n);
+  grad = hp_tensor_to_float64_array (hp_tensor_get_grad (table), &n_grad);
+  lookup_grad = hp_tensor_to_float64_array (
+    hp_tensor_get_grad (hp_module_get_parameter (untied, "tok_embeddings.weight")), &n_grad);
+  head_grad = hp_tensor_to_float64_array (
+    hp_tensor_get_grad (hp_module_get_parameter (untied, "lm_head.weight")), &n_grad);
+  g_assert_cmpuint (n_grad, ==, n);
+  for (gsize j = 0; j < n; j++)
+    {
+      gdouble saved = values[j];
+      gdouble f[2];
+      gdouble numeric;
+
+      g_assert_cmpfloat_with_epsilon (grad[j], lookup_grad[j] + head_grad[j], 1e-13);
+      for (gint side = 0; side < 2; side++)
+        {
+          values[j] = saved + (side == 0 ? 1e-6 : -1e-6);
+          load_table (tied, values, n);
+          f[side] = loss_value (tied);
+        }
+      values[j] = saved;
+      numeric = (f[0] - f[1]) / 2e-6;
+      g_assert_cmpfloat (fabs (grad[j] - numeric), <=, 1e-6 * fabs (numeric) + 1e-8);
+    }
+  load_table (tied, values, n);
+
+  /* the other parameters as in the untied model */
+  for (guint i = 1; i < hp_state_dict_get_size (named); i++)
+    hp_test_assert_close (hp_tensor_get_grad (hp_state_dict_get_tensor (named, i)),
+                          hp_tensor_get_grad (hp_module_get_parameter (untied,
+                                                hp_state_dict_get_name (named, i))),
+                          1e-13, 1e-14);
+
+  /* clipping's norm counts the table's gradient once */
+  params = hp_module_parameters (tied);
+  for (guint i = 0; i < params->len; i++)
+    {
+      g_autofree gdouble *g = hp_tensor_to_float64_array (
+        hp_tensor_get_grad (g_ptr_array_index (params, i)), &n_grad);
+
+      for (gsize j = 0; j < n_grad; j++)
+        squares += g[j] * g[j];
+    }
+  norm = hp_clip_grad_norm (params, 1e6, 2, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (norm, sqrt (squares), 1e-12);
+
+  /* one step of lr 0.5 moves the table by half its gradient, once */
+  optimizer = hp_optimizer_config_build_optimizer (sgd, params, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hp_optimizer_get_n_parameters (optimizer), ==, hp_state_dict_get_size (named));
+  g_assert_true (hp_optimizer_step (optimizer, &error));
+  g_assert_no_error (error);
+  stepped = hp_tensor_to_float64_array (table, &n);
+  for (gsize j = 0; j < n; j++)
+    g_assert_cmpfloat_with_epsilon (stepped[j], values[j] - 0.5 * grad[j], 1e-15);
+}
+
+/* A tied head must describe the embedding's table, and under tensor
+ * parallelism a plan may not lay the table out two ways: each is an
+ * error before anything is built or communicated */
+static void
+test_tied_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) biased = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) wider = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpDecoderConfig) laid_out = decoder_config (world_size, TRUE, FALSE);
+  g_autoptr(HpEmbeddingConfig) table = NULL;
+  g_autoptr(HpShardingConfig) rowwise = hp_sharding_rowwise (FALSE);
+  g_autoptr(HpParallelDims) dims = dims_for (1, world_size);
+  g_autoptr(HpModule) model = NULL;
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  gint shape[] = { world_size };
+  gpointer built;
+
+  g_object_set (biased, "tie-word-embeddings", TRUE, NULL);
+  g_assert_true (hp_decoder_config_expand (biased, &error));
+  g_assert_no_error (error);
+  hp_test_set_path (HP_CONFIG (biased), "lm-head.bias", "true");
+  g_assert_false (hp_config_validate (HP_CONFIG (biased), &error));
+  hp_test_assert_error (NULL, &error, HP_ERROR_CONFIG,
+                        "tie-word-embeddings: lm-head has a bias, which a head tied to the token "
+                        "embedding cannot have");
+
+  /* a table given whole, the head made by building from the sizes */
+  table = g_object_new (HP_TYPE_EMBEDDING_CONFIG, "num-embeddings", 12, "embedding-dim", 8,
+                        "dtype", HP_DTYPE_FLOAT64, NULL);
+  g_object_set (wider, "tie-word-embeddings", TRUE, "tok-embeddings", table, NULL);
+  built = hp_config_build (HP_CONFIG (wider), &error);
+  hp_test_assert_error (built, &error, HP_ERROR_CONFIG,
+                        "tie-word-embeddings: lm-head (out-features 11, in-features 8, float64) "
+                        "cannot share the table of tok-embeddings (num-embeddings 12, "
+                        "embedding-dim 8, float64)");
+
+  /* a head laid out row-wise would want the table as S(1) */
+  g_object_set (laid_out, "tie-word-embeddings", TRUE, NULL);
+  /* also on one rank, where update_from_config leaves the layout alone */
+  g_assert_true (hp_set_decoder_sharding_config (laid_out, TRUE, FALSE, &error));
+  g_assert_no_error (error);
+  model = build (laid_out, dims);
+  hp_module_set_sharding_config (hp_module_get_child (model, "lm_head"), rowwise);
+  mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "tp", NULL }, &error);
+  g_assert_no_error (error);
+  hp_test_assert_error (GINT_TO_POINTER (hp_module_parallelize (model, mesh, &error)), &error,
+                        HP_ERROR_PLACEMENT,
+                        "HpLinear.weight is tied to a state laid out as (S(0)), but "
+                        "state_shardings asks for (S(1))");
+  g_assert_false (HP_IS_DTENSOR (hp_module_get_parameter (model, "tok_embeddings.weight")));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -576,6 +802,10 @@ main (int   argc,
     { TRUE, TRUE, TRUE },
     { FALSE, TRUE, TRUE },
     { TRUE, FALSE, FALSE },
+    { TRUE, FALSE, TRUE, TRUE },
+    { FALSE, FALSE, TRUE, TRUE },
+    { TRUE, TRUE, TRUE, TRUE },
+    { FALSE, TRUE, TRUE, TRUE },
   };
   static const gchar *names[] = {
     "/decoder/tp/loss-parallel",
@@ -583,6 +813,10 @@ main (int   argc,
     "/decoder/tp/loss-parallel+sequence-parallel",
     "/decoder/tp/sequence-parallel",
     "/decoder/tp/without-local-map",
+    "/decoder/tp/tied/loss-parallel",
+    "/decoder/tp/tied/plain",
+    "/decoder/tp/tied/loss-parallel+sequence-parallel",
+    "/decoder/tp/tied/sequence-parallel",
   };
 
   hp_test_init (&argc, &argv);
@@ -591,7 +825,10 @@ main (int   argc,
 
   for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
     g_test_add_data_func (names[i], &variants[i], test_tensor_parallel);
-  g_test_add_func ("/decoder/dp-tp", test_data_and_tensor_parallel);
+  g_test_add_data_func ("/decoder/dp-tp", GINT_TO_POINTER (FALSE), test_data_and_tensor_parallel);
+  g_test_add_data_func ("/decoder/dp-tp/tied", GINT_TO_POINTER (TRUE), test_data_and_tensor_parallel);
+  g_test_add_func ("/decoder/tied-gradient", test_tied_gradient);
+  g_test_add_func ("/decoder/tied-errors", test_tied_errors);
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
   g_test_add_func ("/decoder/validate", test_validate);

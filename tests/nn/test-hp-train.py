@@ -251,4 +251,57 @@ with tempfile.TemporaryDirectory() as tmp:
     expect_error("a step missing a file is refused, naming it", 1, ["--load", step10],
                  os.path.join(step10, "config.json") + ": missing, but listed in")
 
+# A tied decoder (--set tie-word-embeddings=true) trains on tp 2 as on
+# 1 rank, saves its table once (no lm_head.weight, as transformers
+# writes it) and resumes on the exact curve, from hp's checkpoint and
+# from the Hugging Face files alone
+tied = ["--set", "tie-word-embeddings=true"]
+with tempfile.TemporaryDirectory() as tmp:
+    tied_one = mpirun(1, *common, *tied)
+    tied_reference = losses(tied_one)
+    check("a tied decoder trains", tied_one.returncode == 0 and len(tied_reference) == STEPS
+          and tied_reference[-1] < tied_reference[0] - 0.2, tied_one.stderr + str(tied_reference))
+    tied_tp = mpirun(2, "--tp", "2", *common, *tied)
+    curve = losses(tied_tp)
+    check("a tied decoder gives the same losses on tp 2",
+          tied_tp.returncode == 0 and len(curve) == STEPS and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, tied_reference)),
+          tied_tp.stderr + "\n" + str(curve) + "\n" + str(tied_reference))
+    half = os.path.join(tmp, "tied")
+    first = mpirun(1, "--steps", "10", "--log-every", "1", "--seed", "7", *tied, "--save", half)
+    rest = mpirun(1, *common, "--load", half)
+    check("a tied decoder saved after 10 steps resumes on the same 20 losses",
+          first.returncode == 0 and rest.returncode == 0
+          and losses(first) + losses(rest) == tied_reference,
+          first.stderr + rest.stderr + "\n" + str(losses(first) + losses(rest)))
+    resumed_tp = mpirun(2, "--tp", "2", *common, "--load", half)
+    curve = losses(resumed_tp)
+    check("... and on tp 2",
+          resumed_tp.returncode == 0 and len(curve) == 10 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, tied_reference[10:])),
+          resumed_tp.stderr + "\n" + str(curve))
+    step10 = os.path.join(half, "step-10")
+    with open(os.path.join(step10, "model.safetensors"), "rb") as f:
+        header_size = int.from_bytes(f.read(8), "little")
+        names = set(json.loads(f.read(header_size))) - {"__metadata__"}
+    with open(os.path.join(step10, "config.json"), encoding="utf-8") as f:
+        hf = json.load(f)
+    with open(os.path.join(step10, "hp-config.json"), encoding="utf-8") as f:
+        hp = json.load(f)
+    check("the tied checkpoint holds the table once, as model.embed_tokens.weight",
+          "model.embed_tokens.weight" in names and "lm_head.weight" not in names
+          and hf.get("tie_word_embeddings") is True and hp.get("tie-word-embeddings") is True,
+          str(sorted(names)) + json.dumps(hf))
+    hf_only = os.path.join(tmp, "hf")
+    os.mkdir(hf_only)
+    for name in ("config.json", "model.safetensors"):
+        with open(os.path.join(step10, name), "rb") as src, \
+                open(os.path.join(hf_only, name), "wb") as dst:
+            dst.write(src.read())
+    run = mpirun(2, "--tp", "2", "--steps", "3", "--log-every", "1", "--seed", "7", "--load", hf_only)
+    curve = losses(run)
+    check("the tied Hugging Face files alone load, on tp 2",
+          run.returncode == 0 and "with a new optimizer" in run.stdout and len(curve) == 3
+          and curve[0] < tied_reference[0] - 0.2, run.stdout + run.stderr)
+
 report()

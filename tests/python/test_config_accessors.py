@@ -173,6 +173,8 @@ class AccessorTest(unittest.TestCase):
                    lambda c: c.get_rope_theta(), lambda c, v: c.set_rope_theta(v))
         self.check(config, "sequence_parallel", True,
                    lambda c: c.get_sequence_parallel(), lambda c, v: c.set_sequence_parallel(v))
+        self.check(config, "tie_word_embeddings", True,
+                   lambda c: c.get_tie_word_embeddings(), lambda c, v: c.set_tie_word_embeddings(v))
         self.check(config, "tok_embeddings", Hp.EmbeddingConfig(),
                    lambda c: c.get_tok_embeddings(), lambda c, v: c.set_tok_embeddings(v))
         self.check(config, "vocab_size", 3,

@@ -419,10 +419,46 @@ class CheckpointTest(unittest.TestCase):
         self.assertEqual((hf["hidden_size"], hf["num_key_value_heads"], hf["head_dim"]), (8, 1, 4))
         read = Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1)
         self.assertEqual(read.get_model_config().n_kv_heads, 1)
+        self.assertIs(hf["tie_word_embeddings"], False)
         hf["tie_word_embeddings"] = True
+        tied = Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1)
+        self.assertTrue(tied.get_model_config().get_tie_word_embeddings())
+        self.assertIs(json.loads(tied.to_hf_config())["tie_word_embeddings"], True)
+        hf["tie_word_embeddings"] = 1
         with self.assertRaises(GLib.Error) as raised:
             Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1)
-        self.assertIn("tie_word_embeddings: true is not supported", raised.exception.message)
+        self.assertIn("tie_word_embeddings: expected true or false", raised.exception.message)
+
+    def test_tied_round_trip(self):
+        import json
+        import tempfile
+
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=1, n_heads=2, vocab_size=11,
+                                                max_seq_len=8, dtype=F64)
+        config.set_tie_word_embeddings(True)
+        self.assertIs(json.loads(config.to_json(False))["tie-word-embeddings"], True)
+        read = Hp.Config.new_from_json(Hp.Config, config.to_json(False))
+        self.assertTrue(read.get_tie_word_embeddings() and read.equal(config))
+        model = config.build()
+        model.init_weights(3)
+        self.assertNotIn("lm_head.weight", model.named_parameters().get_names())
+        self.assertIs(model.state_dict().lookup("lm_head.weight"),
+                      model.get_parameter("tok_embeddings.weight"))
+        adapter = Hp.DecoderStateDictAdapter.new(config)
+        hf = adapter.to_hf(model.state_dict())
+        self.assertNotIn("lm_head.weight", hf.get_names())
+        with tempfile.TemporaryDirectory() as directory:
+            adapter.save_hf_state_dict(hf, config, directory)
+            loaded = adapter.load_hf_state_dict(directory, config, F64)
+            other = config.build()
+            other.load_state_dict(adapter.from_hf(loaded), True)
+            np.testing.assert_array_equal(to_numpy(other.get_parameter("lm_head.weight")),
+                                          to_numpy(model.get_parameter("tok_embeddings.weight")))
+            loaded.insert("lm_head.weight", from_numpy(np.zeros((11, 8))))
+            assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                         "HpDecoderStateDictAdapter: 'lm_head.weight' differs from "
+                         "'model.embed_tokens.weight', which a decoder with tie-word-embeddings "
+                         "uses as its head", adapter.from_hf, loaded)
 
 
 class ParallelDimsTest(unittest.TestCase):

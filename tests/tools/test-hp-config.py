@@ -401,12 +401,13 @@ def test_get_set():
     expect_error("get without a path", run("get", path), "expected FILE PATH", status=2)
 
     result = run("set", path, "dim=128", "n-heads=8", "norm_eps=1e-6", "dtype=float64",
-                 "layers.0.attention.n-heads=2", 'lm-head={"@type": "HpLinearConfig", "bias": true}')
+                 "layers.0.attention.n-heads=2", 'lm-head={"@type": "HpLinearConfig", "bias": true}',
+                 "tie-word-embeddings=true")
     tap.check(result.returncode == 0 and result.stdout == "" and result.stderr == "",
               "set several fields", describe(result))
     result = run("get", path, "dim", "n-heads", "norm-eps", "dtype", "layers.0.attention.n-heads",
-                 "lm-head.bias")
-    tap.check(result.stdout.splitlines() == ["128", "8", "1.0e-06", "float64", "2", "true"],
+                 "lm-head.bias", "tie-word-embeddings")
+    tap.check(result.stdout.splitlines() == ["128", "8", "1.0e-06", "float64", "2", "true", "true"],
               "get reads back what set wrote", describe(result))
     tap.check(read(path).endswith("}\n") and json.loads(read(path))["dim"] == 128,
               "set writes the file back as JSON", read(path))
@@ -589,6 +590,11 @@ def test_checks():
          "layers: 1 blocks configured but n-layers is 3"),
         ("validate checks the nested blocks", ["n-layers=1", 'layers=[{"@type": "HpTransformerBlockConfig"}]'],
          "layers.0.attention: a block of a decoder needs one"),
+        ("validate checks that a tied head can share the embedding's table",
+         ["tie-word-embeddings=true", 'tok-embeddings={"@type": "HpEmbeddingConfig"}',
+          'lm-head={"@type": "HpLinearConfig", "bias": true}'],
+         "tie-word-embeddings: lm-head has a bias, which a head tied to the token embedding "
+         "cannot have"),
     ]
     for index, (name, assignments, message) in enumerate(cases):
         path = "decoder-%d.json" % index
