@@ -209,6 +209,7 @@ def hp_logits(directory, ids):
 
 VARIANTS = {
     "gqa": {},
+    "tied": {"tie_word_embeddings": True, "num_key_value_heads": 4},
 }
 
 
