@@ -53,7 +53,7 @@
  * attention and feed-forward input projections truncated normal
  * (std 0.02), output projections of layer i depth-scaled
  * (std 0.02 / sqrt (2 (i + 1))), the output head truncated normal with
- * std dim^-1/2 cut at 3 std, norms ones.
+ * std dim^-1/2 cut at 3 std, norms ones, attention biases zeros.
  *
  * Since: 1.0
  */
@@ -564,7 +564,9 @@ param_init_of (const gchar   *name,
 }
 
 /* Gives @config (a module configuration) the initialiser @initializer
- * for its "weight", unless it has initialisers already */
+ * for its "weight", and zeros for the "bias" of a linear layer that has
+ * one (as Hugging Face initialises the attention biases), unless it has
+ * initialisers already */
 static void
 init_weight (gpointer       config,
              HpInitializer *initializer)
@@ -574,6 +576,12 @@ init_weight (gpointer       config,
   if (hp_module_config_get_param_init (HP_MODULE_CONFIG (config)) != NULL)
     return;
   param_init = param_init_of ("weight", initializer);
+  if (HP_IS_LINEAR_CONFIG (config) && hp_linear_config_get_bias (config))
+    {
+      g_autoptr(HpInitializer) zeros = hp_initializer_new_zeros ();
+
+      hp_param_init_set (param_init, "bias", zeros);
+    }
   hp_module_config_set_param_init (HP_MODULE_CONFIG (config), param_init);
 }
 

@@ -14,6 +14,17 @@
 
 static gint world_size;
 
+typedef struct
+{
+  gboolean loss_parallel;
+  gboolean sequence_parallel;
+  gboolean local_map;
+  /* the attention variants */
+  gint head_dim;
+  gboolean attention_bias;
+  HpRopeScaling rope_scaling;
+} Variant;
+
 /* A small float64 decoder whose heads split over @tp ranks */
 static HpDecoderConfig *
 decoder_config (gint     tp,
@@ -32,6 +43,44 @@ decoder_config (gint     tp,
                        "loss-parallel", loss_parallel,
                        "sequence-parallel", sequence_parallel,
                        NULL);
+}
+
+/* The decoder of @variant; llama3 with an original length that puts
+ * the head's frequencies on both sides of its band */
+static HpDecoderConfig *
+variant_config (gint           tp,
+                const Variant *variant)
+{
+  HpDecoderConfig *config = decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
+
+  g_object_set (config, "head-dim", variant->head_dim, "attention-bias", variant->attention_bias,
+                "rope-scaling", variant->rope_scaling, "rope-scaling-factor", 3.0,
+                "rope-original-max-seq-len", 8, NULL);
+  return config;
+}
+
+/* Gives the biases of @reference and @model the same random values
+ * (they start as zeros) */
+static void
+randomize_biases (HpModule *reference,
+                  HpModule *model)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpStateDict) states = hp_module_state_dict (reference);
+  g_autoptr(HpStateDict) biases = hp_state_dict_new ();
+
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    if (g_str_has_suffix (hp_state_dict_get_name (states, i), ".bias"))
+      {
+        guint ndim;
+        const gint64 *shape = hp_tensor_get_shape (hp_state_dict_get_tensor (states, i), &ndim);
+        g_autoptr(HpTensor) random = hp_test_randn (HP_DTYPE_FLOAT64, shape, ndim, 100 + i, FALSE);
+
+        hp_state_dict_insert (biases, hp_state_dict_get_name (states, i), random);
+      }
+  g_assert_true (hp_module_load_state_dict (reference, biases, FALSE, &error));
+  g_assert_true (hp_module_load_state_dict (model, biases, FALSE, &error));
+  g_assert_no_error (error);
 }
 
 static HpModule *
@@ -153,13 +202,6 @@ assert_grads_equal (HpModule *model,
     }
 }
 
-typedef struct
-{
-  gboolean loss_parallel;
-  gboolean sequence_parallel;
-  gboolean local_map;
-} Variant;
-
 static void
 remove_local_maps (HpModule *model)
 {
@@ -183,10 +225,8 @@ test_tensor_parallel (gconstpointer data)
   gint tp = world_size;
   g_autoptr(HpParallelDims) one = dims_for (1, 1);
   g_autoptr(HpParallelDims) dims = dims_for (1, tp);
-  g_autoptr(HpDecoderConfig) reference_config =
-    decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
-  g_autoptr(HpDecoderConfig) config =
-    decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
+  g_autoptr(HpDecoderConfig) reference_config = variant_config (tp, variant);
+  g_autoptr(HpDecoderConfig) config = variant_config (tp, variant);
   g_autoptr(HpModule) reference = build (reference_config, one);
   g_autoptr(HpModule) model = NULL;
   g_autoptr(HpDeviceMesh) mesh = NULL;
@@ -215,7 +255,12 @@ test_tensor_parallel (gconstpointer data)
   g_assert_true (hp_module_init_states (reference, 5, &error));
   g_assert_true (hp_module_init_states (model, 5, &error));
   g_assert_no_error (error);
+  randomize_biases (reference, model);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.attention.wq.weight")));
+  g_assert_true ((hp_module_get_parameter (model, "layers.1.attention.wo.bias") != NULL) ==
+                 variant->attention_bias);
+  g_assert_cmpint (hp_tensor_get_shape (hp_module_get_parameter (model, "layers.0.attention.wq.weight"),
+                                        NULL)[0], ==, 2 * tp * (variant->head_dim > 0 ? variant->head_dim : 4));
 
   reference_loss = run (reference, NULL, 0, 3, &reference_logits);
   loss = run (model, mesh, 0, 3, &logits);
@@ -230,16 +275,17 @@ test_tensor_parallel (gconstpointer data)
  * replica trains on its rows of the batch; averaged gradients equal the
  * whole batch's */
 static void
-test_data_and_tensor_parallel (void)
+test_data_and_tensor_parallel (gconstpointer data)
 {
+  const Variant *variant = data;
   g_autoptr(GError) error = NULL;
   gint dp = world_size % 2 == 0 ? 2 : world_size;
   gint tp = world_size / dp;
   gint rows = 2;
   g_autoptr(HpParallelDims) one = dims_for (1, 1);
   g_autoptr(HpParallelDims) dims = dims_for (dp, tp);
-  g_autoptr(HpDecoderConfig) reference_config = decoder_config (tp, TRUE, TRUE);
-  g_autoptr(HpDecoderConfig) config = decoder_config (tp, TRUE, TRUE);
+  g_autoptr(HpDecoderConfig) reference_config = variant_config (tp, variant);
+  g_autoptr(HpDecoderConfig) config = variant_config (tp, variant);
   g_autoptr(HpModule) reference = build (reference_config, one);
   g_autoptr(HpModule) model = build (config, dims);
   g_autoptr(HpDeviceMesh) mesh = NULL;
@@ -264,6 +310,7 @@ test_data_and_tensor_parallel (void)
   g_assert_true (hp_module_init_states (reference, 9, &error));
   g_assert_true (hp_module_init_states (model, 9, &error));
   g_assert_no_error (error);
+  randomize_biases (reference, model);
 
   reference_loss = run (reference, NULL, 0, dp * rows, &reference_logits);
   loss = run (model, tp > 1 ? tp_mesh : NULL, rows * hp_device_mesh_get_local_rank (dp_mesh, 0),
@@ -576,6 +623,22 @@ main (int   argc,
     { TRUE, TRUE, TRUE },
     { FALSE, TRUE, TRUE },
     { TRUE, FALSE, FALSE },
+    { TRUE, FALSE, TRUE, 6, FALSE, HP_ROPE_SCALING_NONE },
+    { FALSE, FALSE, TRUE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { TRUE, TRUE, TRUE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { TRUE, FALSE, TRUE, 0, FALSE, HP_ROPE_SCALING_LLAMA3 },
+    { TRUE, FALSE, TRUE, 0, FALSE, HP_ROPE_SCALING_LINEAR },
+    { TRUE, TRUE, FALSE, 6, TRUE, HP_ROPE_SCALING_LLAMA3 },
+  };
+  static const Variant dp_tp_variants[] = {
+    { TRUE, TRUE, TRUE },
+    { TRUE, TRUE, TRUE, 6, TRUE, HP_ROPE_SCALING_LLAMA3 },
+    { TRUE, FALSE, TRUE, 10, TRUE, HP_ROPE_SCALING_LINEAR },
+  };
+  static const gchar *dp_tp_names[] = {
+    "/decoder/dp-tp",
+    "/decoder/dp-tp/head-dim+bias+llama3",
+    "/decoder/dp-tp/head-dim+bias+linear",
   };
   static const gchar *names[] = {
     "/decoder/tp/loss-parallel",
@@ -583,6 +646,12 @@ main (int   argc,
     "/decoder/tp/loss-parallel+sequence-parallel",
     "/decoder/tp/sequence-parallel",
     "/decoder/tp/without-local-map",
+    "/decoder/tp/head-dim",
+    "/decoder/tp/attention-bias",
+    "/decoder/tp/attention-bias+sequence-parallel",
+    "/decoder/tp/rope-llama3",
+    "/decoder/tp/rope-linear",
+    "/decoder/tp/head-dim+bias+llama3+sequence-parallel",
   };
 
   hp_test_init (&argc, &argv);
@@ -591,7 +660,8 @@ main (int   argc,
 
   for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
     g_test_add_data_func (names[i], &variants[i], test_tensor_parallel);
-  g_test_add_func ("/decoder/dp-tp", test_data_and_tensor_parallel);
+  for (guint i = 0; i < G_N_ELEMENTS (dp_tp_variants); i++)
+    g_test_add_data_func (dp_tp_names[i], &dp_tp_variants[i], test_data_and_tensor_parallel);
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
   g_test_add_func ("/decoder/validate", test_validate);
