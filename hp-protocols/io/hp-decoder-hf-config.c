@@ -451,6 +451,7 @@ static const struct
   { "attention.rope-low-freq-factor", "rope-low-freq-factor" },
   { "attention.rope-high-freq-factor", "rope-high-freq-factor" },
   { "attention.rope-original-max-seq-len", "rope-original-max-seq-len" },
+  { "attention.bias", "attention-bias" },
   { "attention.wq.bias", "attention-bias" },
   { "attention.wk.bias", "attention-bias" },
   { "attention.wv.bias", "attention-bias" },

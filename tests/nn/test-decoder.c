@@ -325,6 +325,42 @@ test_data_and_tensor_parallel (gconstpointer data)
   assert_grads_equal (model, reference);
 }
 
+/* The variants' fields through JSON, before and after expanding, and
+ * into every layer */
+static void
+test_variants_json (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpConfig) back = NULL;
+  g_autofree gchar *text = NULL;
+
+  g_object_set (config, "head-dim", 6, "attention-bias", TRUE, "rope-scaling", HP_ROPE_SCALING_LLAMA3,
+                "rope-scaling-factor", 32.0, "rope-low-freq-factor", 0.5, "rope-high-freq-factor", 2.5,
+                "rope-original-max-seq-len", 4096, NULL);
+  for (guint expanded = 0; expanded < 2; expanded++)
+    {
+      g_clear_pointer (&text, g_free);
+      g_clear_object (&back);
+      text = hp_config_to_json (HP_CONFIG (config), TRUE);
+      back = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG, text, &error);
+      g_assert_no_error (error);
+      g_assert_true (hp_config_equal (back, HP_CONFIG (config)));
+      g_assert_nonnull (strstr (text, "\"rope-scaling\": \"llama3\""));
+      g_assert_true (hp_decoder_config_expand (config, &error));
+      g_assert_no_error (error);
+    }
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.head-dim", "6");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.bias", "true");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.wv.bias", "true");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.wv.out-features", "6");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.wo.in-features", "12");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.scaling", "llama3");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.high-freq-factor", "2.5");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.original-max-seq-len", "4096");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.head-dim", "6");
+}
+
 /* update_from_config fails with @message and leaves @config as it was */
 static void
 assert_update_error (HpDecoderConfig *config,
@@ -494,6 +530,18 @@ test_validate (void)
   assert_invalid (config, "n-kv-heads: 3 key/value heads do not divide 4 heads");
   g_object_set (ints, "dtype", HP_DTYPE_INT64, NULL);
   assert_invalid (ints, "HpDecoderConfig.dtype: int64 is not a floating-point type (float32 or float64)");
+  /* an explicit head dim: no multiple of the heads needed, but even;
+   * llama3 needs a band between its factors */
+  g_object_set (config, "n-heads", 3, "n-kv-heads", 0, "head-dim", 4, NULL);
+  g_assert_true (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_no_error (error);
+  g_object_set (config, "head-dim", 3, NULL);
+  assert_invalid (config, "head-dim: 3 must be even (the rotary embedding turns pairs)");
+  g_object_set (config, "n-heads", 4, "head-dim", 0, "rope-scaling", HP_ROPE_SCALING_LLAMA3,
+                "rope-low-freq-factor", 5.0, NULL);
+  assert_invalid (config, "rope-high-freq-factor 4 must be greater than rope-low-freq-factor 5 "
+                  "for the llama3 scaling");
+  g_object_set (config, "rope-low-freq-factor", 1.0, "rope-scaling", HP_ROPE_SCALING_NONE, NULL);
 
   /* a layer's own checks, with its path */
   g_object_get (expanded, "layers", &layers, NULL);
@@ -665,6 +713,7 @@ main (int   argc,
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
   g_test_add_func ("/decoder/validate", test_validate);
+  g_test_add_func ("/decoder/variants-json", test_variants_json);
   g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
   g_test_add_func ("/decoder/layers-not-blocks", test_layers_not_blocks);
 
