@@ -489,10 +489,19 @@ or_derived (gdouble n,
   return n == 0 ? otherwise : n;
 }
 
-/* A count as an integer, an epsilon or base as its shortest text */
+/* A count as an integer, an epsilon or base as its shortest text, a
+ * switch or a choice (the field at @path of @config, when given) as
+ * its name */
 static gchar *
-format_size (gdouble number)
+format_size (HpConfig    *config,
+             const gchar *path,
+             gdouble      number)
 {
+  g_auto(GValue) value = G_VALUE_INIT;
+
+  if (path != NULL && hp_config_get_value (config, path, &value, NULL) &&
+      (G_VALUE_HOLDS_BOOLEAN (&value) || G_VALUE_HOLDS_ENUM (&value)))
+    return hp_config_get_path_as_string (config, path, NULL);
   return number == (gint64) number ? g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) number)
                                    : _hp_config_format_double (number);
 }
@@ -551,7 +560,8 @@ check_uniform (HpDecoderConfig  *config,
   for (guint i = 0; layers != NULL && i < hp_config_list_get_length (layers); i++)
     {
       g_autofree gchar *prefix = g_strdup_printf ("layers.%u.", i);
-      struct { const gchar *path; gdouble have, want; } checks[G_N_ELEMENTS (layer_sizes) + 3];
+      /* field: the decoder field of a check that is one, for its text */
+      struct { const gchar *path, *field; gdouble have, want; } checks[G_N_ELEMENTS (layer_sizes) + 3];
       guint n = 0;
 
       for (guint k = 0; k < G_N_ELEMENTS (layer_sizes); k++, n++)
@@ -559,6 +569,7 @@ check_uniform (HpDecoderConfig  *config,
           g_autofree gchar *path = g_strconcat (prefix, layer_sizes[k].path, NULL);
 
           checks[n].path = layer_sizes[k].path;
+          checks[n].field = layer_sizes[k].field;
           checks[n].have = number_at (self, path);
           checks[n].want = number_at (self, layer_sizes[k].field);
         }
@@ -570,13 +581,16 @@ check_uniform (HpDecoderConfig  *config,
         g_autofree gchar *layer_head_dim = g_strconcat (prefix, "attention.head-dim", NULL);
 
         checks[n].path = "attention.n-kv-heads";
+        checks[n].field = NULL;
         checks[n].have = or_derived (number_at (self, kv), number_at (self, heads));
         checks[n++].want = or_derived (number_at (self, "n-kv-heads"), n_heads);
         checks[n].path = "attention.head-dim";
+        checks[n].field = NULL;
         checks[n].have = or_derived (number_at (self, layer_head_dim),
                                      floor (number_at (self, layer_dim) / number_at (self, heads)));
         checks[n++].want = head_dim;
         checks[n].path = "feed-forward.hidden-dim";
+        checks[n].field = NULL;
         checks[n].have = number_at (self, hidden);
         checks[n++].want = hp_decoder_config_get_ffn_hidden_size (config);
       }
@@ -584,8 +598,10 @@ check_uniform (HpDecoderConfig  *config,
         /* a part the layer lacks is validation's to report */
         if (!isnan (checks[k].have) && checks[k].have != checks[k].want)
           {
-            g_autofree gchar *have = format_size (checks[k].have);
-            g_autofree gchar *want = format_size (checks[k].want);
+            g_autofree gchar *path = g_strconcat (prefix, checks[k].path, NULL);
+            g_autofree gchar *have = format_size (self, checks[k].field != NULL ? path : NULL,
+                                                  checks[k].have);
+            g_autofree gchar *want = format_size (self, checks[k].field, checks[k].want);
 
             g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
                          "%s%s: %s, but the decoder's fields give %s: a Hugging Face Llama "

@@ -213,9 +213,10 @@ static void
 test_variants_not_uniform (void)
 {
   static const gchar * const paths[][2] = {
-    { "layers.1.attention.wo.bias", "layers.1.attention.wo.bias: 1, but the decoder's fields give 0" },
-    { "layers.0.attention.rope-scaling", "layers.0.attention.rope-scaling: 2, but the decoder's fields "
-      "give 0" },
+    { "layers.1.attention.wo.bias", "layers.1.attention.wo.bias: true, but the decoder's fields give "
+      "false" },
+    { "layers.0.attention.rope-scaling", "layers.0.attention.rope-scaling: llama3, but the decoder's "
+      "fields give none" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
