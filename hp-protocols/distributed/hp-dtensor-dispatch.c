@@ -23,7 +23,8 @@
  *   the gradient's sum), so that the sum over the ranks adds it once
  *   and exactly: dividing it by the mesh dim's size would round for a
  *   size that is not a power of two, and so would its gradient, the sum
- *   of the divided copies.
+ *   of the divided copies. (An infinite operand times zero is NaN: such
+ *   an operand gives NaN where one rank would give infinity.)
  *
  * Every step is a differentiable DTensor operation or a local op, so
  * backward needs nothing more.
