@@ -573,7 +573,8 @@ hp_gq_attention_config_fill_children (HpGQAttentionConfig  *self,
  * biases when [property@Hp.GQAttentionConfig:bias] is set), `rope`
  * ([class@Hp.RotaryEmbedding]) and `inner_attention` ([class@Hp.SDPA]),
  * with H query heads, Hkv key/value heads and head dim Dh
- * ([property@Hp.GQAttentionConfig:head-dim], by default dim / H). The forward takes `x` [B, S, dim]: it projects x to
+ * ([property@Hp.GQAttentionConfig:head-dim], by default dim / H).
+ * The forward takes `x` [B, S, dim]: it projects x to
  * q [B, S, H, Dh] and k, v [B, S, Hkv, Dh], rotates q and k, runs the
  * inner attention on (q, k, v), merges the heads back to [B, S, H * Dh]
  * and projects with `wo` to [B, S, dim]. When the inner attention also
