@@ -185,7 +185,8 @@ n_rope_scaling_keys (HpRopeScaling scaling)
 }
 
 /* rope_scaling: null, or an object with a supported rope_type (older
- * files: type) and exactly the keys of that type */
+ * files: type) and exactly the keys of that type; Hugging Face's
+ * "default" is no scaling */
 static gboolean
 set_rope_scaling (HpConfig  *config,
                   JsonNode  *node,
@@ -236,12 +237,13 @@ set_rope_scaling (HpConfig  *config,
       g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: rope_scaling: no key 'rope_type'");
       return FALSE;
     }
-  scaling = g_enum_get_value_by_nick (scalings, type);
-  if (scaling == NULL || scaling->value == HP_ROPE_SCALING_NONE)
+  scaling = g_str_equal (type, "default") ? g_enum_get_value (scalings, HP_ROPE_SCALING_NONE)
+            : g_str_equal (type, "none") ? NULL : g_enum_get_value_by_nick (scalings, type);
+  if (scaling == NULL)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
                    "HF config: rope_scaling.%s: \"%s\" is not supported (the decoder has "
-                   "\"linear\" and \"llama3\")", type_key, type);
+                   "\"default\", \"linear\" and \"llama3\")", type_key, type);
       return FALSE;
     }
 
@@ -367,7 +369,7 @@ normalize_head_dim (HpDecoderConfig *config)
  * as float32, exactly).
  *
  * `head_dim`, `attention_bias` and `rope_scaling` (`null`, or
- * `rope_type` (or `type`) `"linear"` with `factor`, or `"llama3"` with
+ * `rope_type` (or `type`) `"default"`, or `"linear"` with `factor`, or `"llama3"` with
  * `factor`, `low_freq_factor`, `high_freq_factor` and
  * `original_max_position_embeddings`) are fields too; a `head_dim`
  * equal to `hidden_size / num_attention_heads` reads as

@@ -145,6 +145,17 @@ test_variants (void)
   g_assert_cmpfloat (hp_decoder_config_get_rope_scaling_factor (config), ==, 2.5);
   /* head_dim 16 is hidden_size / num_attention_heads: the default */
   g_assert_cmpint (hp_decoder_config_get_head_dim (config), ==, 0);
+
+  /* Hugging Face's "default" is no scaling */
+  {
+    g_autoptr(HpDecoderStateDictAdapter) plain = NULL;
+
+    g_string_assign (text, llama);
+    g_string_replace (text, "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"default\"}", 1);
+    plain = read_hf (text->str);
+    g_assert_cmpint (hp_decoder_config_get_rope_scaling (hp_decoder_state_dict_adapter_get_model_config (plain)),
+                     ==, HP_ROPE_SCALING_NONE);
+  }
 }
 
 /* The variants through hp -> HF -> hp, each scaling */
@@ -288,10 +299,14 @@ test_errors (void)
       HP_ERROR_FORMAT, "HF config: rope_scaling: no key 'low_freq_factor'" },
     { "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0}",
       HP_ERROR_NOT_SUPPORTED, "HF config: rope_scaling.rope_type: \"yarn\" is not supported (the "
-      "decoder has \"linear\" and \"llama3\")" },
+      "decoder has \"default\", \"linear\" and \"llama3\")" },
     { "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 4.0}",
       HP_ERROR_NOT_SUPPORTED, "HF config: rope_scaling.type: \"dynamic\" is not supported (the "
-      "decoder has \"linear\" and \"llama3\")" },
+      "decoder has \"default\", \"linear\" and \"llama3\")" },
+    { "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"none\"}",
+      HP_ERROR_NOT_SUPPORTED, "HF config: rope_scaling.rope_type: \"none\" is not supported" },
+    { "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"default\", \"factor\": 2.0}",
+      HP_ERROR_NOT_SUPPORTED, "HF config: rope_scaling.factor: unknown key for rope_type \"default\"" },
     { "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 2.0, "
       "\"low_freq_factor\": 1.0}", HP_ERROR_NOT_SUPPORTED,
       "HF config: rope_scaling.low_freq_factor: unknown key for rope_type \"linear\"" },
