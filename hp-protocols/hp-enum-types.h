@@ -18,3 +18,4 @@
 #include "hp-tensor-enum-types.h"
 #include "hp-distributed-enum-types.h"
 #include "hp-protocols-enum-types.h"
+#include "hp-nn-enum-types.h"

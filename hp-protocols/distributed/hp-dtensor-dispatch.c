@@ -18,8 +18,13 @@
  *   result on each rank, so the gradients of its copies are summed over
  *   that mesh dim;
  * - an additive Replicate operand of a Partial(sum) result (a bias, the
- *   other side of an add) is divided by the mesh dim's size, so that the
- *   sum over the ranks adds it once.
+ *   other side of an add) is added by the ranks at coordinate 0 of that
+ *   mesh dim alone (the others add it times zero, which keeps them in
+ *   the gradient's sum), so that the sum over the ranks adds it once
+ *   and exactly: dividing it by the mesh dim's size would round for a
+ *   size that is not a power of two, and so would its gradient, the sum
+ *   of the divided copies. (An infinite operand times zero is NaN: such
+ *   an operand gives NaN where one rank would give infinity.)
  *
  * Every step is a differentiable DTensor operation or a local op, so
  * backward needs nothing more.
@@ -1321,6 +1326,7 @@ plan_run (Plan    *plan,
 {
   const HpOpCall *call = plan->call;
   guint n = plan->inputs->len;
+  const gint *coordinate = hp_device_mesh_get_coordinate (plan->mesh, NULL);
   g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, _hp_object_unref_nullable);
   g_autoptr(HpTensor) out = NULL;
   gint64 global[HP_TENSOR_MAX_NDIM];
@@ -1358,8 +1364,8 @@ plan_run (Plan    *plan,
             continue;
           sum_dims |= G_GUINT64_CONSTANT (1) << d;
           if (is_additive_input (call->kind, i) && hp_placement_is_partial (o) &&
-              hp_partial_get_reduce_op (HP_PARTIAL (o)) == HP_REDUCE_OP_SUM)
-            factor /= plan->mesh_shape[d];
+              hp_partial_get_reduce_op (HP_PARTIAL (o)) == HP_REDUCE_OP_SUM && coordinate[d] != 0)
+            factor = 0.0;
         }
 
       local = _hp_dtensor_get_local_summing_grad (moved, sum_dims);

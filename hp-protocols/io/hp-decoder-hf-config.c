@@ -13,6 +13,7 @@
 #include "hp-decoder-state-dict-adapter.h"
 #include "hp-error.h"
 #include "hp-json-private.h"
+#include "hp-nn-enum-types.h"
 
 /* The HF keys that are decoder fields, in the order they are written */
 static const struct
@@ -25,6 +26,8 @@ static const struct
   { "num_hidden_layers", "n-layers" },
   { "num_attention_heads", "n-heads" },
   { "num_key_value_heads", "n-kv-heads" },
+  { "head_dim", "head-dim" },
+  { "attention_bias", "attention-bias" },
   { "rms_norm_eps", "norm-eps" },
   { "rope_theta", "rope-theta" },
   { "max_position_embeddings", "max-seq-len" },
@@ -32,8 +35,22 @@ static const struct
   { "tie_word_embeddings", "tie-word-embeddings" },
 };
 
+/* The keys of rope_scaling that are decoder fields: the first one for
+ * the linear scaling, all of them for llama3 (Hugging Face requires
+ * each) */
+static const struct
+{
+  const gchar *hf;
+  const gchar *field;
+} rope_scaling_keys[] = {
+  { "factor", "rope-scaling-factor" },
+  { "low_freq_factor", "rope-low-freq-factor" },
+  { "high_freq_factor", "rope-high-freq-factor" },
+  { "original_max_position_embeddings", "rope-original-max-seq-len" },
+};
+
 /* Keys without a field whose only value the decoder supports is this
- * JSON text (null for rope_scaling: no scaling) */
+ * JSON text */
 static const struct
 {
   const gchar *hf;
@@ -42,8 +59,6 @@ static const struct
   { "model_type", "\"llama\"" },
   { "architectures", "[\"LlamaForCausalLM\"]" },
   { "hidden_act", "\"silu\"" },
-  { "rope_scaling", "null" },
-  { "attention_bias", "false" },
   { "mlp_bias", "false" },
   { "attention_dropout", "0.0" },
   { "pretraining_tp", "1" },
@@ -169,6 +184,110 @@ set_dtype (HpConfig     *config,
   return TRUE;
 }
 
+/* The number of rope_scaling_keys that @scaling has */
+static guint
+n_rope_scaling_keys (HpRopeScaling scaling)
+{
+  return scaling == HP_ROPE_SCALING_LLAMA3 ? G_N_ELEMENTS (rope_scaling_keys)
+         : scaling == HP_ROPE_SCALING_LINEAR ? 1 : 0;
+}
+
+/* rope_scaling: null, or an object with a supported rope_type (older
+ * files: type) and exactly the keys of that type; Hugging Face's
+ * "default" is no scaling */
+static gboolean
+set_rope_scaling (HpConfig  *config,
+                  JsonNode  *node,
+                  GError   **error)
+{
+  JsonObject *object;
+  const gchar *type_key = NULL;
+  const gchar *type = NULL;
+  g_autoptr(GEnumClass) scalings = g_type_class_ref (HP_TYPE_ROPE_SCALING);
+  GEnumValue *scaling;
+  g_autoptr(GList) members = NULL;
+
+  if (JSON_NODE_HOLDS_NULL (node))
+    {
+      g_object_set (config, "rope-scaling", HP_ROPE_SCALING_NONE, NULL);
+      return TRUE;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
+                   "HF config: rope_scaling: expected null or an object");
+      return FALSE;
+    }
+  object = json_node_get_object (node);
+  for (guint i = 0; i < 2; i++)
+    {
+      const gchar *key = i == 0 ? "rope_type" : "type";
+      JsonNode *member = json_object_get_member (object, key);
+      const gchar *name = member != NULL && JSON_NODE_HOLDS_VALUE (member) &&
+                          json_node_get_value_type (member) == G_TYPE_STRING
+                          ? json_node_get_string (member) : NULL;
+
+      if (member != NULL && (name == NULL || (type != NULL && !g_str_equal (name, type))))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_FORMAT,
+                       "HF config: rope_scaling.%s: expected a string%s", key,
+                       type != NULL ? " equal to rope_type" : "");
+          return FALSE;
+        }
+      if (type == NULL && name != NULL)
+        {
+          type = name;
+          type_key = key;
+        }
+    }
+  if (type == NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: rope_scaling: no key 'rope_type'");
+      return FALSE;
+    }
+  scaling = g_str_equal (type, "default") ? g_enum_get_value (scalings, HP_ROPE_SCALING_NONE)
+            : g_str_equal (type, "none") ? NULL : g_enum_get_value_by_nick (scalings, type);
+  if (scaling == NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HF config: rope_scaling.%s: \"%s\" is not supported (the decoder has "
+                   "\"default\", \"linear\" and \"llama3\")", type_key, type);
+      return FALSE;
+    }
+
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      const gchar *key = l->data;
+      gboolean known = g_str_equal (key, "rope_type") || g_str_equal (key, "type");
+
+      for (guint i = 0; !known && i < n_rope_scaling_keys (scaling->value); i++)
+        known = g_str_equal (key, rope_scaling_keys[i].hf);
+      if (!known)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                       "HF config: rope_scaling.%s: unknown key for rope_type \"%s\"", key, type);
+          return FALSE;
+        }
+    }
+  for (guint i = 0; i < n_rope_scaling_keys (scaling->value); i++)
+    {
+      g_autofree gchar *key = g_strconcat ("rope_scaling.", rope_scaling_keys[i].hf, NULL);
+      JsonNode *member = json_object_get_member (object, rope_scaling_keys[i].hf);
+
+      if (member == NULL)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: rope_scaling: no key '%s'",
+                       rope_scaling_keys[i].hf);
+          return FALSE;
+        }
+      if (!set_field (config, key, rope_scaling_keys[i].field, member, error))
+        return FALSE;
+    }
+  g_object_set (config, "rope-scaling", scaling->value, NULL);
+  return TRUE;
+}
+
 /* Every member of @object is a field, a supported fixed value, the
  * dtype or a key to ignore */
 static gboolean
@@ -190,6 +309,14 @@ read_members (HpConfig    *config,
             return FALSE;
           known = TRUE;
         }
+      else if (g_str_equal (key, "rope_scaling"))
+        {
+          if (!set_rope_scaling (config, node, error))
+            return FALSE;
+          known = TRUE;
+        }
+      else if (g_str_equal (key, "head_dim") && JSON_NODE_HOLDS_NULL (node))
+        known = TRUE;
       for (guint i = 0; !known && i < G_N_ELEMENTS (field_keys); i++)
         if (g_str_equal (key, field_keys[i].hf))
           {
@@ -211,7 +338,7 @@ read_members (HpConfig    *config,
               }
             known = TRUE;
           }
-      if (!known && !g_str_equal (key, "head_dim"))
+      if (!known)
         {
           g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
                        "HF config: unknown key '%s'", key);
@@ -221,29 +348,16 @@ read_members (HpConfig    *config,
   return TRUE;
 }
 
-/* head_dim, when given, is the one the sizes imply */
-static gboolean
-check_head_dim (HpDecoderConfig  *config,
-                JsonObject       *object,
-                GError          **error)
+/* A head_dim that the sizes imply is the field's default, 0, so that
+ * the configurations written read back equal */
+static void
+normalize_head_dim (HpDecoderConfig *config)
 {
-  JsonNode *node = json_object_get_member (object, "head_dim");
-  gint dim, n_heads;
+  gint dim, n_heads, head_dim;
 
-  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
-    return TRUE;
-  g_object_get (config, "dim", &dim, "n-heads", &n_heads, NULL);
-  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
-      json_node_get_int (node) != dim / n_heads)
-    {
-      g_autofree gchar *given = json_to_string (node, FALSE);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
-                   "HF config: head_dim: %s is not supported (the decoder's head dim is "
-                   "hidden_size / num_attention_heads = %d)", given, dim / n_heads);
-      return FALSE;
-    }
-  return TRUE;
+  g_object_get (config, "dim", &dim, "n-heads", &n_heads, "head-dim", &head_dim, NULL);
+  if (dim % n_heads == 0 && head_dim == dim / n_heads)
+    g_object_set (config, "head-dim", 0, NULL);
 }
 
 /**
@@ -262,12 +376,18 @@ check_head_dim (HpDecoderConfig  *config,
  * `torch_dtype` `float32`, `bfloat16` or `float16` (such weights load
  * as float32, exactly).
  *
+ * `head_dim`, `attention_bias` and `rope_scaling` (`null`, or
+ * `rope_type` (or `type`) `"default"`, or `"linear"` with `factor`, or `"llama3"` with
+ * `factor`, `low_freq_factor`, `high_freq_factor` and
+ * `original_max_position_embeddings`) are fields too; a `head_dim`
+ * equal to `hidden_size / num_attention_heads` reads as
+ * [property@Hp.DecoderConfig:head-dim] 0.
+ *
  * Every key counts: a key with no field (token ids, `initializer_range`,
  * `use_cache`, `transformers_version`) is read and left, a setting the
- * decoder does not have (RoPE scaling, a `head_dim`
- * other than `hidden_size / num_attention_heads`, biases, another
- * activation) and an unknown key are errors naming the key; nothing is
- * dropped silently.
+ * decoder does not have (another RoPE scaling type, MLP biases,
+ * another activation) and an unknown key, also within `rope_scaling`,
+ * are errors naming the key; nothing is dropped silently.
  *
  * Returns: (transfer full): a new adapter, or %NULL with
  *   [HP_ERROR_FORMAT][error@Hp.Error] for text that is not a JSON
@@ -314,9 +434,9 @@ hp_decoder_state_dict_adapter_new_from_hf_config (const gchar  *hf_config,
       if (!json_object_has_member (object, hf_defaults[i].hf))
         json_object_set_member (object, hf_defaults[i].hf, g_steal_pointer (&node));
     }
-  if (!read_members (HP_CONFIG (config), object, error) ||
-      !check_head_dim (config, object, error))
+  if (!read_members (HP_CONFIG (config), object, error))
     return NULL;
+  normalize_head_dim (config);
   if (!hp_config_validate (HP_CONFIG (config), &local_error))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_FORMAT, "HF config: %s", local_error->message);
@@ -335,6 +455,16 @@ static const struct
   { "attention.dim", "dim" },
   { "attention.n-heads", "n-heads" },
   { "attention.rope-theta", "rope-theta" },
+  { "attention.rope-scaling", "rope-scaling" },
+  { "attention.rope-scaling-factor", "rope-scaling-factor" },
+  { "attention.rope-low-freq-factor", "rope-low-freq-factor" },
+  { "attention.rope-high-freq-factor", "rope-high-freq-factor" },
+  { "attention.rope-original-max-seq-len", "rope-original-max-seq-len" },
+  { "attention.bias", "attention-bias" },
+  { "attention.wq.bias", "attention-bias" },
+  { "attention.wk.bias", "attention-bias" },
+  { "attention.wv.bias", "attention-bias" },
+  { "attention.wo.bias", "attention-bias" },
   { "feed-forward.dim", "dim" },
   { "attention-norm.eps", "norm-eps" },
   { "ffn-norm.eps", "norm-eps" },
@@ -348,26 +478,81 @@ number_at (HpConfig    *config,
   g_auto(GValue) number = G_VALUE_INIT;
 
   g_value_init (&number, G_TYPE_DOUBLE);
-  if (!hp_config_get_value (config, path, &value, NULL) ||
-      !g_value_transform (&value, &number))
+  if (!hp_config_get_value (config, path, &value, NULL))
+    return NAN;
+  /* GLib has no transformation of these to a double */
+  if (G_VALUE_HOLDS_BOOLEAN (&value))
+    return g_value_get_boolean (&value);
+  if (G_VALUE_HOLDS_ENUM (&value))
+    return g_value_get_enum (&value);
+  if (!g_value_transform (&value, &number))
     return NAN;
   return g_value_get_double (&number);
 }
 
-/* The heads @n of a field where 0 stands for @n_heads */
+/* The size @n of a field where 0 stands for @otherwise */
 static gdouble
-kv_heads (gdouble n,
-          gdouble n_heads)
+or_derived (gdouble n,
+            gdouble otherwise)
 {
-  return n == 0 ? n_heads : n;
+  return n == 0 ? otherwise : n;
 }
 
-/* A count as an integer, an epsilon or base as its shortest text */
+/* A count as an integer, an epsilon or base as its shortest text, a
+ * switch or a choice (the field at @path of @config, when given) as
+ * its name */
 static gchar *
-format_size (gdouble number)
+format_size (HpConfig    *config,
+             const gchar *path,
+             gdouble      number)
 {
+  g_auto(GValue) value = G_VALUE_INIT;
+
+  if (path != NULL && hp_config_get_value (config, path, &value, NULL) &&
+      (G_VALUE_HOLDS_BOOLEAN (&value) || G_VALUE_HOLDS_ENUM (&value)))
+    return hp_config_get_path_as_string (config, path, NULL);
   return number == (gint64) number ? g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) number)
                                    : _hp_config_format_double (number);
+}
+
+/* The JSON text of the double, boolean or int @field of @config */
+static gchar *
+format_field (HpDecoderConfig *config,
+              const gchar     *field)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+
+  hp_config_get_value (HP_CONFIG (config), field, &value, NULL);
+  if (G_VALUE_HOLDS_DOUBLE (&value))
+    return _hp_config_format_double (g_value_get_double (&value));
+  if (G_VALUE_HOLDS_BOOLEAN (&value))
+    return g_strdup (g_value_get_boolean (&value) ? "true" : "false");
+  return g_strdup_printf ("%d", g_value_get_int (&value));
+}
+
+/* "rope_scaling": null, or the object of the decoder's scaling */
+static void
+append_rope_scaling (GString         *json,
+                     HpDecoderConfig *config)
+{
+  HpRopeScaling scaling = hp_decoder_config_get_rope_scaling (config);
+  g_autoptr(GEnumClass) scalings = g_type_class_ref (HP_TYPE_ROPE_SCALING);
+  GEnumValue *value = g_enum_get_value (scalings, scaling);
+
+  if (scaling == HP_ROPE_SCALING_NONE)
+    {
+      g_string_append (json, "  \"rope_scaling\": null,\n");
+      return;
+    }
+  g_string_append_printf (json, "  \"rope_scaling\": {\n    \"rope_type\": \"%s\"",
+                          value->value_nick);
+  for (guint i = 0; i < n_rope_scaling_keys (scaling); i++)
+    {
+      g_autofree gchar *text = format_field (config, rope_scaling_keys[i].field);
+
+      g_string_append_printf (json, ",\n    \"%s\": %s", rope_scaling_keys[i].hf, text);
+    }
+  g_string_append (json, "\n  },\n");
 }
 
 /* Each layer, once expanded, has the sizes of the decoder's fields */
@@ -378,11 +563,14 @@ check_uniform (HpDecoderConfig  *config,
   HpConfig *self = HP_CONFIG (config);
   HpConfigList *layers = hp_decoder_config_get_layers (config);
   gdouble n_heads = number_at (self, "n-heads");
+  gdouble head_dim = or_derived (number_at (self, "head-dim"),
+                                 floor (number_at (self, "dim") / n_heads));
 
   for (guint i = 0; layers != NULL && i < hp_config_list_get_length (layers); i++)
     {
       g_autofree gchar *prefix = g_strdup_printf ("layers.%u.", i);
-      struct { const gchar *path; gdouble have, want; } checks[G_N_ELEMENTS (layer_sizes) + 2];
+      /* field: the decoder field of a check that is one, for its text */
+      struct { const gchar *path, *field; gdouble have, want; } checks[G_N_ELEMENTS (layer_sizes) + 3];
       guint n = 0;
 
       for (guint k = 0; k < G_N_ELEMENTS (layer_sizes); k++, n++)
@@ -390,6 +578,7 @@ check_uniform (HpDecoderConfig  *config,
           g_autofree gchar *path = g_strconcat (prefix, layer_sizes[k].path, NULL);
 
           checks[n].path = layer_sizes[k].path;
+          checks[n].field = layer_sizes[k].field;
           checks[n].have = number_at (self, path);
           checks[n].want = number_at (self, layer_sizes[k].field);
         }
@@ -397,11 +586,20 @@ check_uniform (HpDecoderConfig  *config,
         g_autofree gchar *heads = g_strconcat (prefix, "attention.n-heads", NULL);
         g_autofree gchar *kv = g_strconcat (prefix, "attention.n-kv-heads", NULL);
         g_autofree gchar *hidden = g_strconcat (prefix, "feed-forward.hidden-dim", NULL);
+        g_autofree gchar *layer_dim = g_strconcat (prefix, "attention.dim", NULL);
+        g_autofree gchar *layer_head_dim = g_strconcat (prefix, "attention.head-dim", NULL);
 
         checks[n].path = "attention.n-kv-heads";
-        checks[n].have = kv_heads (number_at (self, kv), number_at (self, heads));
-        checks[n++].want = kv_heads (number_at (self, "n-kv-heads"), n_heads);
+        checks[n].field = NULL;
+        checks[n].have = or_derived (number_at (self, kv), number_at (self, heads));
+        checks[n++].want = or_derived (number_at (self, "n-kv-heads"), n_heads);
+        checks[n].path = "attention.head-dim";
+        checks[n].field = NULL;
+        checks[n].have = or_derived (number_at (self, layer_head_dim),
+                                     floor (number_at (self, layer_dim) / number_at (self, heads)));
+        checks[n++].want = head_dim;
         checks[n].path = "feed-forward.hidden-dim";
+        checks[n].field = NULL;
         checks[n].have = number_at (self, hidden);
         checks[n++].want = hp_decoder_config_get_ffn_hidden_size (config);
       }
@@ -409,8 +607,10 @@ check_uniform (HpDecoderConfig  *config,
         /* a part the layer lacks is validation's to report */
         if (!isnan (checks[k].have) && checks[k].have != checks[k].want)
           {
-            g_autofree gchar *have = format_size (checks[k].have);
-            g_autofree gchar *want = format_size (checks[k].want);
+            g_autofree gchar *path = g_strconcat (prefix, checks[k].path, NULL);
+            g_autofree gchar *have = format_size (self, checks[k].field != NULL ? path : NULL,
+                                                  checks[k].have);
+            g_autofree gchar *want = format_size (self, checks[k].field, checks[k].want);
 
             g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
                          "%s%s: %s, but the decoder's fields give %s: a Hugging Face Llama "
@@ -469,24 +669,21 @@ hp_decoder_state_dict_adapter_to_hf_config (HpDecoderStateDictAdapter  *self,
   for (guint i = 0; i < G_N_ELEMENTS (field_keys); i++)
     {
       const gchar *field = field_keys[i].field;
-      g_auto(GValue) value = G_VALUE_INIT;
       g_autofree gchar *text = NULL;
 
-      hp_config_get_value (HP_CONFIG (config), field, &value, NULL);
-      if (G_VALUE_HOLDS_DOUBLE (&value))
-        text = _hp_config_format_double (g_value_get_double (&value));
-      else if (G_VALUE_HOLDS_BOOLEAN (&value))
-        text = g_strdup (g_value_get_boolean (&value) ? "true" : "false");
-      else if (g_str_equal (field, "n-kv-heads"))
-        text = g_strdup_printf ("%d", g_value_get_int (&value) > 0 ? g_value_get_int (&value)
-                                                                 : n_heads);
+      if (g_str_equal (field, "n-kv-heads"))
+        text = g_strdup_printf ("%d", hp_decoder_config_get_n_kv_heads (config) > 0
+                                      ? hp_decoder_config_get_n_kv_heads (config) : n_heads);
+      else if (g_str_equal (field, "head-dim"))
+        text = g_strdup_printf ("%d", hp_decoder_config_get_head_dim (config) > 0
+                                      ? hp_decoder_config_get_head_dim (config) : dim / n_heads);
       else if (g_str_equal (field, "ffn-hidden"))
         text = g_strdup_printf ("%d", hp_decoder_config_get_ffn_hidden_size (config));
       else
-        text = g_strdup_printf ("%d", g_value_get_int (&value));
+        text = format_field (config, field);
       g_string_append_printf (json, "  \"%s\": %s,\n", field_keys[i].hf, text);
     }
-  g_string_append_printf (json, "  \"head_dim\": %d,\n", dim / n_heads);
+  append_rope_scaling (json, config);
   g_string_append_printf (json, "  \"torch_dtype\": \"%s\"\n}\n",
                           hp_dtype_to_string (hp_decoder_config_get_dtype (config)));
   return g_string_free (g_steal_pointer (&json), FALSE);

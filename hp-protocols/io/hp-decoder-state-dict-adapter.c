@@ -13,6 +13,7 @@
 #include "hp-error.h"
 #include "hp-grad-mode.h"
 #include "hp-tensor-ops.h"
+#include "hp-tensor-private.h"
 
 /**
  * HpDecoderStateDictAdapter:
@@ -23,13 +24,17 @@
  * `model.layers.N.self_attn.q_proj.weight`, the feed-forward `w1`, `w2`,
  * `w3` are `mlp.gate_proj`, `mlp.down_proj`, `mlp.up_proj`, the norms
  * `input_layernorm` and `post_attention_layernorm`, `norm.weight` is
- * `model.norm.weight` and `lm_head.weight` keeps its name.
+ * `model.norm.weight` and `lm_head.weight` keeps its name. The attention
+ * biases ([property@Hp.DecoderConfig:attention-bias]),
+ * `layers.N.attention.wq.bias` to `wo.bias`, are
+ * `model.layers.N.self_attn.q_proj.bias` to `o_proj.bias`.
  *
- * The query and key projections are also permuted: the decoder rotates
- * interleaved pairs of each head (Meta's convention), Hugging Face
- * rotates the two halves of each head, so the rows of each head are
- * reordered from (0, 1, 2, 3, ...) pairs to halves on the way out and
- * back on the way in, as Hugging Face's own conversion script does.
+ * The query and key projections (weights and biases) are also permuted:
+ * the decoder rotates interleaved pairs of each head (Meta's
+ * convention), Hugging Face rotates the two halves of each head, so the
+ * rows of each head are reordered from (0, 1, 2, 3, ...) pairs to
+ * halves on the way out and back on the way in, as Hugging Face's own
+ * conversion script does.
  * The head counts come from [property@Hp.DecoderStateDictAdapter:model-config].
  *
  * A decoder with [property@Hp.DecoderConfig:tie-word-embeddings] has no
@@ -75,6 +80,10 @@ static const struct
   { "attention.wk.weight", "self_attn.k_proj.weight" },
   { "attention.wv.weight", "self_attn.v_proj.weight" },
   { "attention.wo.weight", "self_attn.o_proj.weight" },
+  { "attention.wq.bias", "self_attn.q_proj.bias" },
+  { "attention.wk.bias", "self_attn.k_proj.bias" },
+  { "attention.wv.bias", "self_attn.v_proj.bias" },
+  { "attention.wo.bias", "self_attn.o_proj.bias" },
   { "feed_forward.w1.weight", "mlp.gate_proj.weight" },
   { "feed_forward.w2.weight", "mlp.down_proj.weight" },
   { "feed_forward.w3.weight", "mlp.up_proj.weight" },
@@ -115,45 +124,48 @@ translate (const gchar *name,
 
       if (g_str_equal (name + strlen (prefix) + consumed, from))
         {
-          *projection = i == 0 ? 1 : i == 1 ? 2 : 0;
+          *projection = i == 0 || i == 4 ? 1 : i == 1 || i == 5 ? 2 : 0;
           return g_strdup_printf ("%s%u.%s", to_hf ? HF_LAYER : HP_LAYER, layer, into);
         }
     }
   return NULL;
 }
 
-/* The rows of each of @n_heads heads of @weight [n_heads * head_dim,
- * cols] reordered from interleaved pairs to halves (@to_hf) or back */
+/* The rows of each of @n_heads heads of @tensor, a weight [n_heads *
+ * head_dim, cols] or a bias [n_heads * head_dim], reordered from
+ * interleaved pairs to halves (@to_hf) or back */
 static HpTensor *
-permute_heads (HpTensor  *weight,
+permute_heads (HpTensor  *tensor,
                gint       n_heads,
                gboolean   to_hf,
                GError   **error)
 {
   guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (weight, &ndim);
-  gint64 rows = shape[0];
-  gint64 cols = ndim == 2 ? shape[1] : 0;
+  const gint64 *shape = hp_tensor_get_shape (tensor, &ndim);
+  gint64 rows = ndim >= 1 ? shape[0] : 0;
+  gint64 cols = ndim == 2 ? shape[1] : 1;
   gint64 half;
   g_autoptr(HpTensor) split = NULL;
   g_autoptr(HpTensor) swapped = NULL;
 
-  if (ndim != 2 || n_heads <= 0 || rows % (2 * n_heads) != 0)
+  if (ndim < 1 || ndim > 2 || n_heads <= 0 || rows % (2 * n_heads) != 0)
     {
+      g_autofree gchar *text = _hp_tensor_shape_to_string (tensor);
+
       g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "a projection of shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] "
-                   "does not split into %d heads of even size", rows, cols, n_heads);
+                   "a projection of shape %s does not split into %d heads of even size",
+                   text, n_heads);
       return NULL;
     }
   half = rows / n_heads / 2;
-  split = to_hf ? hp_tensor_reshape (weight, (gint64[]) { n_heads, half, 2, cols }, 4, error)
-                : hp_tensor_reshape (weight, (gint64[]) { n_heads, 2, half, cols }, 4, error);
+  split = to_hf ? hp_tensor_reshape (tensor, (gint64[]) { n_heads, half, 2, cols }, 4, error)
+                : hp_tensor_reshape (tensor, (gint64[]) { n_heads, 2, half, cols }, 4, error);
   if (split == NULL)
     return NULL;
   swapped = hp_tensor_transpose (split, 1, 2, error);
   if (swapped == NULL)
     return NULL;
-  return hp_tensor_reshape (swapped, (gint64[]) { rows, cols }, 2, error);
+  return hp_tensor_reshape (swapped, shape, ndim, error);
 }
 
 #define TABLE "tok_embeddings.weight"

@@ -9,6 +9,7 @@
 #include "hp-config.h"
 #include "hp-gq-attention.h"
 #include "hp-module.h"
+#include "hp-rotary-embedding.h"
 #include "hp-tensor.h"
 
 G_BEGIN_DECLS
@@ -40,5 +41,16 @@ HpTensor *_hp_attention_replicate_like (HpTensor     *plain,
  * the children given), else HP_ERROR_CONFIG; changes nothing */
 gboolean  _hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *config,
                                                GError              **error);
+
+/* The llama3 scaling's factors leave a band to interpolate in, else
+ * HP_ERROR_CONFIG: "@prefix@field_prefixhigh-freq-factor ... must be
+ * greater than @field_prefixlow-freq-factor"; one message for the
+ * rotary, attention and decoder configurations */
+gboolean  _hp_rotary_check_scaling    (const gchar    *prefix,
+                                       const gchar    *field_prefix,
+                                       HpRopeScaling   scaling,
+                                       gdouble         low_freq_factor,
+                                       gdouble         high_freq_factor,
+                                       GError        **error);
 
 G_END_DECLS

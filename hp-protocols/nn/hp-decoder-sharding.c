@@ -186,10 +186,10 @@ hp_sharding_rowwise (gboolean output_sp)
  * @output_sp: as for [func@Hp.sharding_rowwise]
  *
  * [func@Hp.sharding_rowwise] for a [class@Hp.Linear] with a bias: the state `bias`
- * is `tp:R`. [method@Hp.Tensor.linear] adds a replicated bias to its partial
- * sums divided by the `tp` size on each rank, so that the reduction
- * adds it once; its gradient is summed over `tp`, which gives the
- * gradient of the whole bias.
+ * is `tp:R`. [method@Hp.Tensor.linear] adds a replicated bias to the partial
+ * sums of the rank at `tp` coordinate 0 alone (the others add it times
+ * zero), so that the reduction adds it once, exactly; its gradient is
+ * summed over `tp`, which gives the gradient of the whole bias.
  *
  * Returns: (transfer full): a new [class@Hp.ShardingConfig]
  *

@@ -12,7 +12,9 @@
 #include "hp-decoder-sharding.h"
 #include "hp-error.h"
 #include "hp-module-list.h"
+#include "hp-attention-private.h"
 #include "hp-nn-basic-private.h"
+#include "hp-nn-enum-types.h"
 #include "hp-parallel-dims.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
@@ -42,7 +44,8 @@
  * sharding configurations ([func@Hp.set_decoder_sharding_config]).
  *
  * [vfunc@Hp.Config.validate] checks what expanding checks (the heads
- * split dim into even head sizes, the key/value heads divide the heads,
+ * split dim into even head sizes or head-dim is even, the key/value
+ * heads divide the heads, the llama3 scaling's factors leave a band,
  * a list of layers has n-layers blocks with all their parts) and that
  * the dtype is a floating-point type.
  *
@@ -50,7 +53,7 @@
  * attention and feed-forward input projections truncated normal
  * (std 0.02), output projections of layer i depth-scaled
  * (std 0.02 / sqrt (2 (i + 1))), the output head truncated normal with
- * std dim^-1/2 cut at 3 std, norms ones.
+ * std dim^-1/2 cut at 3 std, norms ones, attention biases zeros.
  *
  * Since: 1.0
  */
@@ -63,11 +66,18 @@ struct _HpDecoderConfig
   gint n_layers;
   gint n_heads;
   gint n_kv_heads;
+  gint head_dim;
+  gboolean attention_bias;
   gint vocab_size;
   gboolean tie_word_embeddings;
   gint ffn_hidden;
   gdouble norm_eps;
   gdouble rope_theta;
+  HpRopeScaling rope_scaling;
+  gdouble rope_scaling_factor;
+  gdouble rope_low_freq_factor;
+  gdouble rope_high_freq_factor;
+  gint rope_original_max_seq_len;
   gint max_seq_len;
   HpDType dtype;
   gboolean loss_parallel;
@@ -99,7 +109,8 @@ G_DEFINE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP_TYPE_BASE_MODEL_CONF
  * HpDecoderConfig:n-heads:
  *
  * The number of attention (query) heads; divides
- * [property@Hp.DecoderConfig:dim].
+ * [property@Hp.DecoderConfig:dim] unless
+ * [property@Hp.DecoderConfig:head-dim] is given.
  *
  * Since: 1.0
  */
@@ -108,6 +119,25 @@ G_DEFINE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP_TYPE_BASE_MODEL_CONF
  *
  * The number of key/value heads (grouped-query attention); 0 means as
  * many as [property@Hp.DecoderConfig:n-heads].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:head-dim:
+ *
+ * The size of each attention head, an even number; 0 (the default)
+ * means dim / n-heads. The layers' query projections are
+ * n-heads * head-dim wide, their key and value projections
+ * n-kv-heads * head-dim ([property@Hp.GQAttentionConfig:head-dim]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:attention-bias:
+ *
+ * Whether the attention projections (query, key, value and output)
+ * have biases, as Hugging Face's `attention_bias` gives them
+ * ([property@Hp.GQAttentionConfig:bias]).
  *
  * Since: 1.0
  */
@@ -163,6 +193,46 @@ G_DEFINE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP_TYPE_BASE_MODEL_CONF
  * HpDecoderConfig:rope-theta:
  *
  * The base of the rotary position embedding.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:rope-scaling:
+ *
+ * The scaling of the rotary frequencies, Hugging Face's
+ * `rope_scaling.rope_type` ([property@Hp.RotaryEmbeddingConfig:scaling]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:rope-scaling-factor:
+ *
+ * The rotary scaling factor, `rope_scaling.factor`
+ * ([property@Hp.RotaryEmbeddingConfig:scaling-factor]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:rope-low-freq-factor:
+ *
+ * The llama3 scaling's `rope_scaling.low_freq_factor`
+ * ([property@Hp.RotaryEmbeddingConfig:low-freq-factor]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:rope-high-freq-factor:
+ *
+ * The llama3 scaling's `rope_scaling.high_freq_factor`
+ * ([property@Hp.RotaryEmbeddingConfig:high-freq-factor]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:rope-original-max-seq-len:
+ *
+ * The llama3 scaling's `rope_scaling.original_max_position_embeddings`
+ * ([property@Hp.RotaryEmbeddingConfig:original-max-seq-len]).
  *
  * Since: 1.0
  */
@@ -234,6 +304,10 @@ static const HpConfigField decoder_config_fields[] = {
   HP_CONFIG_FIELD_INT (HpDecoderConfig, n_heads, "n-heads", "Attention heads", 1, 1024, 4),
   HP_CONFIG_FIELD_INT (HpDecoderConfig, n_kv_heads, "n-kv-heads", "Key/value heads (0: n-heads)",
                        0, 1024, 0),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, head_dim, "head-dim", "Head size (0: dim / n-heads)",
+                       0, 1 << 16, 0),
+  HP_CONFIG_FIELD_BOOLEAN (HpDecoderConfig, attention_bias, "attention-bias",
+                           "Attention projection biases", FALSE),
   HP_CONFIG_FIELD_INT (HpDecoderConfig, vocab_size, "vocab-size", "Vocabulary size", 1, 1 << 24, 256),
   HP_CONFIG_FIELD_BOOLEAN (HpDecoderConfig, tie_word_embeddings, "tie-word-embeddings",
                            "Output head tied to the token embedding", FALSE),
@@ -242,6 +316,16 @@ static const HpConfigField decoder_config_fields[] = {
   HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, norm_eps, "norm-eps", "RMS norm epsilon", 0, 1, 1e-5),
   HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, rope_theta, "rope-theta", "Rotary embedding base",
                           1, G_MAXDOUBLE, 10000),
+  HP_CONFIG_FIELD_ENUM (HpDecoderConfig, rope_scaling, "rope-scaling", "Rotary frequency scaling",
+                        hp_rope_scaling_get_type, HP_ROPE_SCALING_NONE),
+  HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, rope_scaling_factor, "rope-scaling-factor",
+                          "Rotary scaling factor", G_MINDOUBLE, G_MAXDOUBLE, 8.0),
+  HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, rope_low_freq_factor, "rope-low-freq-factor",
+                          "llama3 low-frequency factor", G_MINDOUBLE, G_MAXDOUBLE, 1.0),
+  HP_CONFIG_FIELD_DOUBLE (HpDecoderConfig, rope_high_freq_factor, "rope-high-freq-factor",
+                          "llama3 high-frequency factor", G_MINDOUBLE, G_MAXDOUBLE, 4.0),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, rope_original_max_seq_len, "rope-original-max-seq-len",
+                       "llama3 original context length", 1, G_MAXINT, 8192),
   HP_CONFIG_FIELD_INT (HpDecoderConfig, max_seq_len, "max-seq-len", "Longest sequence", 1, 1 << 20, 128),
   HP_CONFIG_FIELD_ENUM (HpDecoderConfig, dtype, "dtype", "Parameter dtype", hp_dtype_get_type,
                         HP_DTYPE_FLOAT32),
@@ -342,13 +426,22 @@ check_sizes (HpDecoderConfig  *self,
 {
   gint n_kv_heads = self->n_kv_heads > 0 ? self->n_kv_heads : self->n_heads;
 
-  if (self->dim % self->n_heads != 0 || (self->dim / self->n_heads) % 2 != 0)
+  if (self->head_dim == 0 && (self->dim % self->n_heads != 0 || (self->dim / self->n_heads) % 2 != 0))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
                    "n-heads: %d heads do not split dim %d into even head sizes",
                    self->n_heads, self->dim);
       return FALSE;
     }
+  if (self->head_dim % 2 != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "head-dim: %d must be even (the rotary embedding turns pairs)", self->head_dim);
+      return FALSE;
+    }
+  if (!_hp_rotary_check_scaling ("", "rope-", self->rope_scaling, self->rope_low_freq_factor,
+                                 self->rope_high_freq_factor, error))
+    return FALSE;
   if (self->n_heads % n_kv_heads != 0)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
@@ -538,7 +631,9 @@ param_init_of (const gchar   *name,
 }
 
 /* Gives @config (a module configuration) the initialiser @initializer
- * for its "weight", unless it has initialisers already */
+ * for its "weight", and zeros for the "bias" of a linear layer that has
+ * one (as Hugging Face initialises the attention biases), unless it has
+ * initialisers already */
 static void
 init_weight (gpointer       config,
              HpInitializer *initializer)
@@ -548,6 +643,12 @@ init_weight (gpointer       config,
   if (hp_module_config_get_param_init (HP_MODULE_CONFIG (config)) != NULL)
     return;
   param_init = param_init_of ("weight", initializer);
+  if (HP_IS_LINEAR_CONFIG (config) && hp_linear_config_get_bias (config))
+    {
+      g_autoptr(HpInitializer) zeros = hp_initializer_new_zeros ();
+
+      hp_param_init_set (param_init, "bias", zeros);
+    }
   hp_module_config_set_param_init (HP_MODULE_CONFIG (config), param_init);
 }
 
@@ -575,8 +676,15 @@ new_block (HpDecoderConfig  *self,
                             "dim", self->dim,
                             "n-heads", self->n_heads,
                             "n-kv-heads", n_kv_heads,
+                            "head-dim", self->head_dim,
+                            "bias", self->attention_bias,
                             "max-seq-len", self->max_seq_len,
                             "rope-theta", self->rope_theta,
+                            "rope-scaling", self->rope_scaling,
+                            "rope-scaling-factor", self->rope_scaling_factor,
+                            "rope-low-freq-factor", self->rope_low_freq_factor,
+                            "rope-high-freq-factor", self->rope_high_freq_factor,
+                            "rope-original-max-seq-len", self->rope_original_max_seq_len,
                             "dtype", self->dtype,
                             NULL);
   if (!hp_gq_attention_config_fill_children (attention, error))

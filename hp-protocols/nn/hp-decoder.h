@@ -15,6 +15,7 @@
 #include "hp-embedding.h"
 #include "hp-linear.h"
 #include "hp-rms-norm.h"
+#include "hp-rotary-embedding.h"
 #include "hp-version-macros.h"
 
 G_BEGIN_DECLS

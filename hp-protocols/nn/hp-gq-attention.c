@@ -10,6 +10,7 @@
 #include "hp-error.h"
 #include "hp-gq-attention.h"
 #include "hp-nn-basic-private.h"
+#include "hp-nn-enum-types.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
 #include "hp-tensor-private.h"
@@ -21,8 +22,9 @@
  *
  * The scalar fields give the sizes: the model dim, the number of query
  * heads and of key/value heads (0: as many as query heads), the head
- * dim `dim / n-heads` that follows from them, the longest sequence,
- * the rotary base and the dtype of the parameters.
+ * dim (0: `dim / n-heads`), whether the projections have biases, the
+ * longest sequence, the rotary base and scaling and the dtype of the
+ * parameters.
  *
  * The nested fields are the configurations of the children: the four
  * projections [property@Hp.GQAttentionConfig:wq],
@@ -31,7 +33,8 @@
  * [property@Hp.GQAttentionConfig:rope] and
  * [property@Hp.GQAttentionConfig:inner-attention]. Their default is
  * %NULL, which stands for the configuration the scalar fields imply
- * (projections without bias, a causal [class@Hp.SDPAConfig]), made when
+ * (projections with a bias when [property@Hp.GQAttentionConfig:bias]
+ * is set, a causal [class@Hp.SDPAConfig]), made when
  * the module is built, so that a child follows the sizes until it is
  * given. [method@Hp.GQAttentionConfig.fill_children] writes those out,
  * so that a child's own fields, such as its sharding configuration, can
@@ -49,8 +52,15 @@ struct _HpGQAttentionConfig
   gint dim;
   gint n_heads;
   gint n_kv_heads;
+  gint head_dim;
+  gboolean bias;
   gint max_seq_len;
   gdouble rope_theta;
+  HpRopeScaling rope_scaling;
+  gdouble rope_scaling_factor;
+  gdouble rope_low_freq_factor;
+  gdouble rope_high_freq_factor;
+  gint rope_original_max_seq_len;
   HpDType dtype;
   HpLinearConfig *wq;
   HpLinearConfig *wk;
@@ -65,8 +75,9 @@ G_DEFINE_FINAL_TYPE (HpGQAttentionConfig, hp_gq_attention_config, HP_TYPE_MODULE
 /**
  * HpGQAttentionConfig:dim:
  *
- * The model dim: the size of the last dim of the input and output, a
- * multiple of [property@Hp.GQAttentionConfig:n-heads].
+ * The model dim: the size of the last dim of the input and output;
+ * without a [property@Hp.GQAttentionConfig:head-dim], a multiple of
+ * [property@Hp.GQAttentionConfig:n-heads].
  *
  * Since: 1.0
  */
@@ -87,6 +98,27 @@ G_DEFINE_FINAL_TYPE (HpGQAttentionConfig, hp_gq_attention_config, HP_TYPE_MODULE
  * Since: 1.0
  */
 /**
+ * HpGQAttentionConfig:head-dim:
+ *
+ * The size of each head, an even number (the rotary embedding turns
+ * pairs); 0 (the default) means `dim / n-heads`. The query projection
+ * is n-heads * head-dim wide, the key and value projections
+ * n-kv-heads * head-dim, and the output projection maps
+ * n-heads * head-dim back to dim. [method@Hp.GQAttentionConfig.get_head_dim]
+ * gives the head dim in use.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpGQAttentionConfig:bias:
+ *
+ * Whether the four projections the scalar fields imply (`wq`, `wk`,
+ * `wv` and `wo`) have a bias, as Hugging Face's Llama has with
+ * `attention_bias`.
+ *
+ * Since: 1.0
+ */
+/**
  * HpGQAttentionConfig:max-seq-len:
  *
  * The longest sequence, the length of the rotary tables.
@@ -97,6 +129,46 @@ G_DEFINE_FINAL_TYPE (HpGQAttentionConfig, hp_gq_attention_config, HP_TYPE_MODULE
  * HpGQAttentionConfig:rope-theta:
  *
  * The base of the rotary frequencies.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpGQAttentionConfig:rope-scaling:
+ *
+ * The scaling of the rotary frequencies
+ * ([property@Hp.RotaryEmbeddingConfig:scaling]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpGQAttentionConfig:rope-scaling-factor:
+ *
+ * The rotary scaling factor
+ * ([property@Hp.RotaryEmbeddingConfig:scaling-factor]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpGQAttentionConfig:rope-low-freq-factor:
+ *
+ * The llama3 scaling's low-frequency factor
+ * ([property@Hp.RotaryEmbeddingConfig:low-freq-factor]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpGQAttentionConfig:rope-high-freq-factor:
+ *
+ * The llama3 scaling's high-frequency factor
+ * ([property@Hp.RotaryEmbeddingConfig:high-freq-factor]).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpGQAttentionConfig:rope-original-max-seq-len:
+ *
+ * The llama3 scaling's original context length
+ * ([property@Hp.RotaryEmbeddingConfig:original-max-seq-len]).
  *
  * Since: 1.0
  */
@@ -160,10 +232,23 @@ static const HpConfigField gqa_config_fields[] = {
   HP_CONFIG_FIELD_INT (HpGQAttentionConfig, n_heads, "n-heads", "Query heads", 1, G_MAXINT, 8),
   HP_CONFIG_FIELD_INT (HpGQAttentionConfig, n_kv_heads, "n-kv-heads",
                        "Key/value heads (0: n-heads)", 0, G_MAXINT, 0),
+  HP_CONFIG_FIELD_INT (HpGQAttentionConfig, head_dim, "head-dim", "Head size (0: dim / n-heads)",
+                       0, G_MAXINT, 0),
+  HP_CONFIG_FIELD_BOOLEAN (HpGQAttentionConfig, bias, "bias", "Projection biases", FALSE),
   HP_CONFIG_FIELD_INT (HpGQAttentionConfig, max_seq_len, "max-seq-len",
                        "Longest sequence the rotary tables cover", 1, G_MAXINT, 2048),
   HP_CONFIG_FIELD_DOUBLE (HpGQAttentionConfig, rope_theta, "rope-theta", "Rotary embedding base",
                           G_MINDOUBLE, G_MAXDOUBLE, 10000.0),
+  HP_CONFIG_FIELD_ENUM (HpGQAttentionConfig, rope_scaling, "rope-scaling", "Rotary frequency scaling",
+                        hp_rope_scaling_get_type, HP_ROPE_SCALING_NONE),
+  HP_CONFIG_FIELD_DOUBLE (HpGQAttentionConfig, rope_scaling_factor, "rope-scaling-factor",
+                          "Rotary scaling factor", G_MINDOUBLE, G_MAXDOUBLE, 8.0),
+  HP_CONFIG_FIELD_DOUBLE (HpGQAttentionConfig, rope_low_freq_factor, "rope-low-freq-factor",
+                          "llama3 low-frequency factor", G_MINDOUBLE, G_MAXDOUBLE, 1.0),
+  HP_CONFIG_FIELD_DOUBLE (HpGQAttentionConfig, rope_high_freq_factor, "rope-high-freq-factor",
+                          "llama3 high-frequency factor", G_MINDOUBLE, G_MAXDOUBLE, 4.0),
+  HP_CONFIG_FIELD_INT (HpGQAttentionConfig, rope_original_max_seq_len, "rope-original-max-seq-len",
+                       "llama3 original context length", 1, G_MAXINT, 8192),
   HP_CONFIG_FIELD_ENUM (HpGQAttentionConfig, dtype, "dtype", "Parameter dtype", hp_dtype_get_type,
                         HP_DTYPE_FLOAT32),
   /* the children, in the order of the enum below */
@@ -204,8 +289,9 @@ _hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *self,
                                      GError              **error)
 {
   gint n_kv_heads = hp_gq_attention_config_get_n_kv_heads (self);
+  gint head_dim = hp_gq_attention_config_get_head_dim (self);
 
-  if (self->dim % self->n_heads != 0)
+  if (self->head_dim == 0 && self->dim % self->n_heads != 0)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
                    "HpGQAttention: dim %d is not a multiple of n-heads %d",
@@ -219,15 +305,29 @@ _hp_gq_attention_config_check_sizes (HpGQAttentionConfig  *self,
                    self->n_heads, n_kv_heads);
       return FALSE;
     }
-  if ((self->dim / self->n_heads) % 2 != 0)
+  if (self->head_dim == 0 && head_dim % 2 != 0)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
                    "HpGQAttention: head dim %d (dim %d / n-heads %d) must be even "
-                   "for the rotary embedding", self->dim / self->n_heads, self->dim,
-                   self->n_heads);
+                   "for the rotary embedding", head_dim, self->dim, self->n_heads);
       return FALSE;
     }
-  return _hp_nn_check_dtype (HP_CONFIG (self), self->dtype, error);
+  if (head_dim % 2 != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpGQAttention: head-dim %d must be even for the rotary embedding", head_dim);
+      return FALSE;
+    }
+  if ((gint64) self->n_heads * head_dim > G_MAXINT)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "HpGQAttention: head-dim %d with n-heads %d gives more than %d features",
+                   head_dim, self->n_heads, G_MAXINT);
+      return FALSE;
+    }
+  return _hp_rotary_check_scaling ("HpGQAttention: ", "rope-", self->rope_scaling,
+                                   self->rope_low_freq_factor, self->rope_high_freq_factor, error) &&
+         _hp_nn_check_dtype (HP_CONFIG (self), self->dtype, error);
 }
 
 static gboolean
@@ -251,7 +351,7 @@ projection_features (HpGQAttentionConfig *self,
                      gint                *in_features,
                      gint                *out_features)
 {
-  gint head_dim = self->dim / self->n_heads;
+  gint head_dim = hp_gq_attention_config_get_head_dim (self);
   gint heads = child == CHILD_WK || child == CHILD_WV ? hp_gq_attention_config_get_n_kv_heads (self)
                                                       : self->n_heads;
 
@@ -281,7 +381,7 @@ check_linear (HpGQAttentionConfig  *self,
                    "HpGQAttention: %s maps %d to %d features, but dim %d with %d heads and %d "
                    "key/value heads of dim %d needs %d to %d", name, have_in, have_out,
                    self->dim, self->n_heads, hp_gq_attention_config_get_n_kv_heads (self),
-                   self->dim / self->n_heads, in_features, out_features);
+                   hp_gq_attention_config_get_head_dim (self), in_features, out_features);
       return FALSE;
     }
   return check_dtype (self, name, hp_linear_config_get_dtype (linear), error);
@@ -293,7 +393,7 @@ static gboolean
 check_rope (HpGQAttentionConfig  *self,
             GError              **error)
 {
-  gint head_dim = self->dim / self->n_heads;
+  gint head_dim = hp_gq_attention_config_get_head_dim (self);
 
   if (self->rope == NULL)
     return TRUE;
@@ -340,8 +440,9 @@ hp_gq_attention_config_init (HpGQAttentionConfig *self)
  * hp_gq_attention_config_new:
  *
  * Creates a grouped-query attention configuration with the default
- * fields: dim 256, 8 heads, as many key/value heads, 2048 positions,
- * rotary base 10000, float32, every child derived.
+ * fields: dim 256, 8 heads, as many key/value heads, head dim
+ * dim / n-heads, no biases, 2048 positions, rotary base 10000 without
+ * scaling, float32, every child derived.
  *
  * Returns: (transfer full): a new [class@Hp.GQAttentionConfig]
  *
@@ -377,7 +478,8 @@ hp_gq_attention_config_get_n_kv_heads (HpGQAttentionConfig *self)
  * hp_gq_attention_config_get_head_dim:
  * @self: a grouped-query attention configuration
  *
- * Gets the head dim, `dim / n-heads` (rounded down when n-heads does
+ * Gets the head dim in use: [property@Hp.GQAttentionConfig:head-dim],
+ * or when that is 0 `dim / n-heads` (rounded down when n-heads does
  * not divide dim, which validation rejects).
  *
  * Returns: the head dim
@@ -389,7 +491,7 @@ hp_gq_attention_config_get_head_dim (HpGQAttentionConfig *self)
 {
   g_return_val_if_fail (HP_IS_GQ_ATTENTION_CONFIG (self), 0);
 
-  return self->dim / self->n_heads;
+  return self->head_dim > 0 ? self->head_dim : self->dim / self->n_heads;
 }
 
 /* @child as given, or as the scalar fields imply it */
@@ -404,9 +506,14 @@ effective_child (HpGQAttentionConfig *self,
     return g_object_ref (given);
   if (child == CHILD_ROPE)
     return g_object_new (HP_TYPE_ROTARY_EMBEDDING_CONFIG,
-                         "head-dim", self->dim / self->n_heads,
+                         "head-dim", hp_gq_attention_config_get_head_dim (self),
                          "max-seq-len", self->max_seq_len,
                          "theta", self->rope_theta,
+                         "scaling", self->rope_scaling,
+                         "scaling-factor", self->rope_scaling_factor,
+                         "low-freq-factor", self->rope_low_freq_factor,
+                         "high-freq-factor", self->rope_high_freq_factor,
+                         "original-max-seq-len", self->rope_original_max_seq_len,
                          "dtype", self->dtype,
                          NULL);
   if (child == CHILD_INNER_ATTENTION)
@@ -415,6 +522,7 @@ effective_child (HpGQAttentionConfig *self,
   return g_object_new (HP_TYPE_LINEAR_CONFIG,
                        "in-features", in_features,
                        "out-features", out_features,
+                       "bias", self->bias,
                        "dtype", self->dtype,
                        NULL);
 }
@@ -461,10 +569,12 @@ hp_gq_attention_config_fill_children (HpGQAttentionConfig  *self,
  * attention of Llama 3 and torchtitan's decoders.
  *
  * Its children are `wq` [dim -> H * Dh], `wk` and `wv`
- * [dim -> Hkv * Dh], `wo` [H * Dh -> dim] ([class@Hp.Linear] without
- * bias), `rope` ([class@Hp.RotaryEmbedding]) and `inner_attention`
- * ([class@Hp.SDPA]), with H query heads, Hkv key/value heads and head
- * dim Dh = dim / H. The forward takes `x` [B, S, dim]: it projects x to
+ * [dim -> Hkv * Dh], `wo` [H * Dh -> dim] ([class@Hp.Linear], with
+ * biases when [property@Hp.GQAttentionConfig:bias] is set), `rope`
+ * ([class@Hp.RotaryEmbedding]) and `inner_attention` ([class@Hp.SDPA]),
+ * with H query heads, Hkv key/value heads and head dim Dh
+ * ([property@Hp.GQAttentionConfig:head-dim], by default dim / H).
+ * The forward takes `x` [B, S, dim]: it projects x to
  * q [B, S, H, Dh] and k, v [B, S, Hkv, Dh], rotates q and k, runs the
  * inner attention on (q, k, v), merges the heads back to [B, S, H * Dh]
  * and projects with `wo` to [B, S, dim]. When the inner attention also
@@ -472,8 +582,10 @@ hp_gq_attention_config_fill_children (HpGQAttentionConfig  *self,
  *
  * The configuration's [vfunc@Hp.Config.validate], which
  * [method@Hp.Config.build] runs, checks it ([HP_ERROR_CONFIG][error@Hp.Error]): dim must
- * be a multiple of n-heads, n-heads a multiple of the number of
- * key/value heads, the head dim even, the dtype floating-point, and
+ * be a multiple of n-heads (unless head-dim is given), n-heads a
+ * multiple of the number of key/value heads, the head dim even, the
+ * llama3 scaling's high-frequency factor above its low-frequency one,
+ * the dtype floating-point, and
  * children given explicitly must have the sizes and dtype the scalar
  * fields imply (the rotary tables may be longer than
  * [property@Hp.GQAttentionConfig:max-seq-len]).
@@ -629,7 +741,10 @@ hp_gq_attention_forward (HpModule   *module,
   if (attended == NULL)
     return NULL;
   merged = hp_tensor_reshape (g_ptr_array_index (attended, 0),
-                              (gint64[]) { shape[0], shape[1], config->dim }, 3, error);
+                              (gint64[]) { shape[0], shape[1],
+                                           (gint64) config->n_heads *
+                                           hp_gq_attention_config_get_head_dim (config) },
+                              3, error);
   if (merged == NULL)
     return NULL;
   out = run_child (self, "wo", merged, error);

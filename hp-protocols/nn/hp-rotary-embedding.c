@@ -12,6 +12,7 @@
 #include "hp-error.h"
 #include "hp-attention-private.h"
 #include "hp-nn-basic-private.h"
+#include "hp-nn-enum-types.h"
 #include "hp-rotary-embedding.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
@@ -20,8 +21,10 @@
  * HpRotaryEmbeddingConfig:
  *
  * The configuration of a [class@Hp.RotaryEmbedding]: the head dim it rotates,
- * the longest sequence its tables cover, the base of its frequencies
- * and the dtype of its tables (that of the tensors it rotates).
+ * the longest sequence its tables cover, the base of its frequencies,
+ * their scaling ([property@Hp.RotaryEmbeddingConfig:scaling] and its
+ * parameters) and the dtype of its tables (that of the tensors it
+ * rotates).
  *
  * Since: 1.0
  */
@@ -33,6 +36,11 @@ struct _HpRotaryEmbeddingConfig
   gint head_dim;
   gint max_seq_len;
   gdouble theta;
+  HpRopeScaling scaling;
+  gdouble scaling_factor;
+  gdouble low_freq_factor;
+  gdouble high_freq_factor;
+  gint original_max_seq_len;
   HpDType dtype;
 };
 
@@ -63,6 +71,50 @@ G_DEFINE_FINAL_TYPE (HpRotaryEmbeddingConfig, hp_rotary_embedding_config, HP_TYP
  * Since: 1.0
  */
 /**
+ * HpRotaryEmbeddingConfig:scaling:
+ *
+ * How the frequencies are scaled (a [enum@Hp.RopeScaling]); the
+ * default, none, leaves them as [property@Hp.RotaryEmbeddingConfig:theta]
+ * gives them.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:scaling-factor:
+ *
+ * The factor the scaled frequencies are divided by (Hugging Face's
+ * `rope_scaling.factor`); used by the linear and llama3 scalings.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:low-freq-factor:
+ *
+ * llama3 scaling: frequencies with a wavelength longer than
+ * [property@Hp.RotaryEmbeddingConfig:original-max-seq-len] divided by
+ * this are divided by the full factor (`rope_scaling.low_freq_factor`).
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:high-freq-factor:
+ *
+ * llama3 scaling: frequencies with a wavelength shorter than
+ * [property@Hp.RotaryEmbeddingConfig:original-max-seq-len] divided by
+ * this are kept (`rope_scaling.high_freq_factor`); it must be greater
+ * than [property@Hp.RotaryEmbeddingConfig:low-freq-factor].
+ *
+ * Since: 1.0
+ */
+/**
+ * HpRotaryEmbeddingConfig:original-max-seq-len:
+ *
+ * llama3 scaling: the context length the model was trained on
+ * (`rope_scaling.original_max_position_embeddings`).
+ *
+ * Since: 1.0
+ */
+/**
  * HpRotaryEmbeddingConfig:dtype:
  *
  * The dtype of the tables, which must be that of the tensors rotated:
@@ -77,6 +129,16 @@ static const HpConfigField rotary_embedding_config_fields[] = {
                        1, G_MAXINT, 2048),
   HP_CONFIG_FIELD_DOUBLE (HpRotaryEmbeddingConfig, theta, "theta", "Rotary embedding base",
                           G_MINDOUBLE, G_MAXDOUBLE, 10000.0),
+  HP_CONFIG_FIELD_ENUM (HpRotaryEmbeddingConfig, scaling, "scaling", "Frequency scaling",
+                        hp_rope_scaling_get_type, HP_ROPE_SCALING_NONE),
+  HP_CONFIG_FIELD_DOUBLE (HpRotaryEmbeddingConfig, scaling_factor, "scaling-factor",
+                          "Scaling factor", G_MINDOUBLE, G_MAXDOUBLE, 8.0),
+  HP_CONFIG_FIELD_DOUBLE (HpRotaryEmbeddingConfig, low_freq_factor, "low-freq-factor",
+                          "llama3 low-frequency factor", G_MINDOUBLE, G_MAXDOUBLE, 1.0),
+  HP_CONFIG_FIELD_DOUBLE (HpRotaryEmbeddingConfig, high_freq_factor, "high-freq-factor",
+                          "llama3 high-frequency factor", G_MINDOUBLE, G_MAXDOUBLE, 4.0),
+  HP_CONFIG_FIELD_INT (HpRotaryEmbeddingConfig, original_max_seq_len, "original-max-seq-len",
+                       "llama3 original context length", 1, G_MAXINT, 8192),
   HP_CONFIG_FIELD_ENUM (HpRotaryEmbeddingConfig, dtype, "dtype", "Table dtype", hp_dtype_get_type,
                         HP_DTYPE_FLOAT32),
 };
@@ -97,7 +159,9 @@ hp_rotary_embedding_config_validate (HpConfig  *config,
                    self->head_dim);
       return FALSE;
     }
-  return _hp_nn_check_dtype (HP_CONFIG (self), self->dtype, error);
+  return _hp_rotary_check_scaling ("HpRotaryEmbedding: ", "", self->scaling, self->low_freq_factor,
+                                   self->high_freq_factor, error) &&
+         _hp_nn_check_dtype (HP_CONFIG (self), self->dtype, error);
 }
 
 static void
@@ -118,7 +182,7 @@ hp_rotary_embedding_config_init (HpRotaryEmbeddingConfig *self)
  * hp_rotary_embedding_config_new:
  *
  * Creates a rotary embedding configuration with the default fields:
- * head dim 64, 2048 positions, theta 10000, float32 tables.
+ * head dim 64, 2048 positions, theta 10000, no scaling, float32 tables.
  *
  * Returns: (transfer full): a new [class@Hp.RotaryEmbeddingConfig]
  *
@@ -139,8 +203,16 @@ hp_rotary_embedding_config_new (void)
  *
  * The module keeps two non-persistent buffers, `cos` and `sin`, of
  * shape [max-seq-len, head-dim / 2]: entry [s, i] is the cosine and
- * sine of `s * theta^(-2i / head-dim)`, computed in double precision
- * and stored in [property@Hp.RotaryEmbeddingConfig:dtype]. They are computed when
+ * sine of `s * f_i`, computed in double precision and stored in
+ * [property@Hp.RotaryEmbeddingConfig:dtype]. The frequency f_i is
+ * `theta^(-2i / head-dim)` scaled as
+ * [property@Hp.RotaryEmbeddingConfig:scaling] says, with the formulas
+ * of Hugging Face's `modeling_rope_utils`: linear divides it by the
+ * factor F; llama3, with the original length L and the factors lo and
+ * hi, keeps it when its wavelength `2 pi / f_i` is below L / hi,
+ * divides it by F when the wavelength is above L / lo, and in between
+ * gives `(1 - s) f_i / F + s f_i` with `s = (L / wavelength - lo) /
+ * (hi - lo)`. They are computed when
  * the module is built and again by [method@Hp.Module.init_states].
  *
  * Its forward takes one argument `x` of shape [B, S, H, D] (any number
@@ -174,6 +246,52 @@ rotary_config (HpRotaryEmbedding *self)
   return HP_ROTARY_EMBEDDING_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)));
 }
 
+/* @frequency scaled as @config says, as Hugging Face's
+ * _compute_linear_scaling_rope_parameters and _compute_llama3_parameters
+ * do */
+static gdouble
+scaled_frequency (HpRotaryEmbeddingConfig *config,
+                  gdouble                  frequency)
+{
+  gdouble factor = config->scaling_factor;
+  gdouble length = config->original_max_seq_len;
+  gdouble wavelength, smooth;
+
+  switch (config->scaling)
+    {
+    case HP_ROPE_SCALING_LINEAR:
+      return frequency / factor;
+    case HP_ROPE_SCALING_LLAMA3:
+      wavelength = 2 * G_PI / frequency;
+      if (wavelength < length / config->high_freq_factor)
+        return frequency;
+      if (wavelength > length / config->low_freq_factor)
+        return frequency / factor;
+      smooth = (length / wavelength - config->low_freq_factor) /
+               (config->high_freq_factor - config->low_freq_factor);
+      return (1 - smooth) * frequency / factor + smooth * frequency;
+    case HP_ROPE_SCALING_NONE:
+    default:
+      return frequency;
+    }
+}
+
+gboolean
+_hp_rotary_check_scaling (const gchar    *prefix,
+                          const gchar    *field_prefix,
+                          HpRopeScaling   scaling,
+                          gdouble         low_freq_factor,
+                          gdouble         high_freq_factor,
+                          GError        **error)
+{
+  if (scaling != HP_ROPE_SCALING_LLAMA3 || high_freq_factor > low_freq_factor)
+    return TRUE;
+  g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+               "%s%shigh-freq-factor %g must be greater than %slow-freq-factor %g for the llama3 "
+               "scaling", prefix, field_prefix, high_freq_factor, field_prefix, low_freq_factor);
+  return FALSE;
+}
+
 /* Computes the tables and registers them as the buffers cos and sin */
 static gboolean
 compute_tables (HpRotaryEmbedding  *self,
@@ -190,7 +308,8 @@ compute_tables (HpRotaryEmbedding  *self,
   g_autoptr(HpTensor) sin_table = NULL;
 
   for (gint64 i = 0; i < half; i++)
-    frequency[i] = pow (config->theta, -2.0 * (gdouble) i / (gdouble) config->head_dim);
+    frequency[i] = scaled_frequency (config, pow (config->theta,
+                                                  -2.0 * (gdouble) i / (gdouble) config->head_dim));
   for (gint64 s = 0; s < config->max_seq_len; s++)
     for (gint64 i = 0; i < half; i++)
       {

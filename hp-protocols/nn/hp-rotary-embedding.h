@@ -16,6 +16,29 @@
 
 G_BEGIN_DECLS
 
+/**
+ * HpRopeScaling:
+ * @HP_ROPE_SCALING_NONE: the frequencies `theta^(-2i/D)` as they are
+ * @HP_ROPE_SCALING_LINEAR: every frequency divided by the factor
+ *   (position interpolation; Hugging Face's `rope_type` `"linear"`)
+ * @HP_ROPE_SCALING_LLAMA3: Llama 3.1's scaling (Hugging Face's
+ *   `rope_type` `"llama3"`): frequencies whose wavelength is longer than
+ *   the original context over the low-frequency factor are divided by
+ *   the factor, those shorter than it over the high-frequency factor
+ *   are kept, and those between are interpolated smoothly
+ *
+ * How a [class@Hp.RotaryEmbedding] scales its frequencies for sequences
+ * longer than those a model was trained on.
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  HP_ROPE_SCALING_NONE,     /*< nick=none >*/
+  HP_ROPE_SCALING_LINEAR,   /*< nick=linear >*/
+  HP_ROPE_SCALING_LLAMA3,   /*< nick=llama3 >*/
+} HpRopeScaling;
+
 #define HP_TYPE_ROTARY_EMBEDDING_CONFIG (hp_rotary_embedding_config_get_type ())
 
 HP_AVAILABLE_IN_ALL

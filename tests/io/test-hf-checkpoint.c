@@ -344,6 +344,139 @@ test_tied (void)
   remove_dir (dir);
 }
 
+/* A decoder with the attention variants: a head dim that is not
+ * dim / n-heads, q/k/v/o biases and llama3 RoPE scaling */
+static HpDecoderConfig *
+variant_config (gint tp)
+{
+  HpDecoderConfig *config = decoder_config (tp);
+
+  g_object_set (config, "head-dim", 6, "attention-bias", TRUE,
+                "rope-scaling", HP_ROPE_SCALING_LLAMA3, "rope-scaling-factor", 3.0,
+                "rope-original-max-seq-len", 8, NULL);
+  return config;
+}
+
+/* Logits of @model for fixed ids, gathered */
+static HpTensor *
+logits_of (HpModule *model)
+{
+  g_autoptr(GError) error = NULL;
+  const gint64 ids[] = { 1, 5, 9, 2, 0, 7, 3, 10 };
+  g_autoptr(HpTensor) input = hp_test_tensor_ids (ids, G_N_ELEMENTS (ids), HP_TEST_SHAPE (2, 4));
+  g_autoptr(HpTensor) logits = hp_module_call1 (model, input, &error);
+
+  g_assert_no_error (error);
+  return HP_IS_DTENSOR (logits) ? hp_test_full_tensor (logits) : g_object_ref (logits);
+}
+
+/* A Hugging Face directory of the variants (config.json from the
+ * adapter, weights under HF names, biases permuted like their weights)
+ * loads from its config.json alone into a decoder laid out over every
+ * rank, which gives the logits of the decoder saved */
+static void
+test_variants_hf_layout (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint tp = world_size;
+  g_autoptr(HpDecoderConfig) config = variant_config (tp);
+  g_autoptr(HpModule) saved = build (config, 3);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  g_autoptr(HpDecoderStateDictAdapter) from_json = NULL;
+  g_autoptr(HpStateDict) states = hp_module_state_dict (saved);
+  g_autoptr(HpStateDict) biases = hp_state_dict_new ();
+  g_autoptr(HpStateDict) hf = NULL;
+  g_autoptr(HpStateDict) loaded = NULL;
+  g_autoptr(HpStateDict) back = NULL;
+  g_autoptr(HpModule) laid_out = NULL;
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  g_autoptr(HpTensor) expected = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autofree gchar *dir = shared_tmp_dir ();
+  g_autofree gchar *config_json = g_build_filename (dir, "config.json", NULL);
+  g_autofree gchar *text = NULL;
+  g_autofree gdouble *wq_bias = NULL;
+  g_autofree gdouble *q_bias = NULL;
+  HpDecoderConfig *read;
+  gsize n;
+
+  /* biases start as zeros: random ones, to see them moved */
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    if (g_str_has_suffix (hp_state_dict_get_name (states, i), ".bias"))
+      {
+        g_autoptr(HpTensor) random =
+          hp_test_randn (HP_DTYPE_FLOAT64, hp_tensor_get_shape (hp_state_dict_get_tensor (states, i), NULL),
+                         1, 40 + i, FALSE);
+
+        hp_state_dict_insert (biases, hp_state_dict_get_name (states, i), random);
+      }
+  g_assert_cmpuint (hp_state_dict_get_size (biases), ==, 8);
+  g_assert_true (hp_module_load_state_dict (saved, biases, FALSE, &error));
+  g_assert_no_error (error);
+  g_clear_object (&states);
+  states = hp_module_state_dict (saved);
+
+  hf = hp_state_dict_adapter_to_hf (HP_STATE_DICT_ADAPTER (adapter), states, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autofree gchar *name = g_strdup_printf ("model.layers.1.self_attn.%c_proj.bias", "qkvo"[i]);
+
+      g_assert_true (hp_state_dict_contains (hf, name));
+    }
+  /* head size 6: Meta's interleaved rows 0 1 2 3 4 5 become halves 0 2 4 1 3 5 */
+  wq_bias = hp_tensor_to_float64_array (hp_state_dict_lookup (states, "layers.0.attention.wq.bias"), &n);
+  q_bias = hp_tensor_to_float64_array (hp_state_dict_lookup (hf, "model.layers.0.self_attn.q_proj.bias"),
+                                       &n);
+  g_assert_cmpuint (n, ==, 2 * tp * 6);
+  for (guint head = 0; head < 2 * (guint) tp; head++)
+    for (guint j = 0; j < 6; j++)
+      g_assert_cmpfloat (q_bias[head * 6 + j], ==, wq_bias[head * 6 + (j < 3 ? 2 * j : 2 * (j - 3) + 1)]);
+  g_assert_true (hp_state_dict_lookup (hf, "model.layers.0.self_attn.v_proj.bias") ==
+                 hp_state_dict_lookup (states, "layers.0.attention.wv.bias"));
+
+  if (hp_get_world_rank () == 0)
+    {
+      g_autofree gchar *written = hp_decoder_state_dict_adapter_to_hf_config (adapter, &error);
+
+      g_assert_no_error (error);
+      g_assert_true (g_file_set_contents (config_json, written, -1, &error));
+      g_assert_true (hp_state_dict_adapter_save_hf_state_dict (HP_STATE_DICT_ADAPTER (adapter), hf,
+                                                               HP_BASE_MODEL_CONFIG (config), dir,
+                                                               &error));
+      g_assert_no_error (error);
+    }
+  MPI_Barrier (MPI_COMM_WORLD);
+
+  /* only the HF files from here on */
+  g_assert_true (g_file_get_contents (config_json, &text, NULL, &error));
+  g_assert_no_error (error);
+  from_json = hp_decoder_state_dict_adapter_new_from_hf_config (text, -1, &error);
+  g_assert_no_error (error);
+  read = hp_decoder_state_dict_adapter_get_model_config (from_json);
+  g_assert_cmpint (hp_decoder_config_get_head_dim (read), ==, 6);
+  g_assert_true (hp_decoder_config_get_attention_bias (read));
+  g_assert_cmpint (hp_decoder_config_get_rope_scaling (read), ==, HP_ROPE_SCALING_LLAMA3);
+  g_assert_true (hp_set_decoder_sharding_config (read, TRUE, FALSE, &error));
+  g_assert_no_error (error);
+  laid_out = build (read, 11);
+  g_assert_true (hp_module_parallelize (laid_out, mesh, &error));
+  g_assert_no_error (error);
+  loaded = hp_state_dict_adapter_load_hf_state_dict (HP_STATE_DICT_ADAPTER (from_json), dir,
+                                                     HP_BASE_MODEL_CONFIG (read), HP_DTYPE_FLOAT64,
+                                                     &error);
+  g_assert_no_error (error);
+  back = hp_state_dict_adapter_from_hf (HP_STATE_DICT_ADAPTER (from_json), loaded, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_module_load_state_dict (laid_out, back, TRUE, &error));
+  g_assert_no_error (error);
+
+  expected = logits_of (saved);
+  logits = logits_of (laid_out);
+  hp_test_assert_close (logits, expected, 1e-12, 1e-12);
+  remove_dir (dir);
+}
+
 /* Bad input of the adapter's file functions: a failed save makes no
  * directory and leaves an earlier checkpoint as it was; a missing or
  * damaged checkpoint has no index mapping. Every rank in a directory of
@@ -439,6 +572,7 @@ main (int   argc,
   g_test_add_func ("/hf-checkpoint/sharded-save-and-laid-out-load",
                    test_sharded_save_and_laid_out_load);
   g_test_add_func ("/hf-checkpoint/tied", test_tied);
+  g_test_add_func ("/hf-checkpoint/variants-hf-layout", test_variants_hf_layout);
   g_test_add_func ("/hf-checkpoint/errors", test_errors);
 
   return g_test_run ();

@@ -185,6 +185,80 @@ test_rotary_tables (void)
     g_assert_cmpfloat_with_epsilon (c[k] * c[k] + s[k] * s[k], 1.0, 1e-15);
 }
 
+/* Hugging Face's frequency i of head dim @d, written out as
+ * modeling_rope_utils has it: the default inverse frequency, for linear
+ * divided by the factor, for llama3 kept above the high-frequency
+ * wavelength, divided below the low-frequency one and interpolated in
+ * between */
+static gdouble
+hf_frequency (HpRopeScaling scaling,
+              gint          i,
+              gint          d,
+              gdouble       theta,
+              gdouble       factor,
+              gdouble       low,
+              gdouble       high,
+              gdouble       old_context)
+{
+  gdouble inv_freq = 1.0 / pow (theta, (2.0 * i) / d);
+  gdouble wavelen = 2 * M_PI / inv_freq;
+  gdouble low_freq_wavelen = old_context / low;
+  gdouble high_freq_wavelen = old_context / high;
+  gdouble inv_freq_llama, smooth;
+
+  if (scaling == HP_ROPE_SCALING_NONE)
+    return inv_freq;
+  if (scaling == HP_ROPE_SCALING_LINEAR)
+    return inv_freq / factor;
+  inv_freq_llama = wavelen > low_freq_wavelen ? inv_freq / factor : inv_freq;
+  smooth = (old_context / wavelen - low) / (high - low);
+  if (!(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen))
+    return (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama;
+  return inv_freq_llama;
+}
+
+/* The scaled tables against Hugging Face's formulas, float64; the
+ * llama3 case has frequencies kept (i = 0), interpolated (1, 2) and
+ * divided (3 and up) */
+static void
+test_rotary_scaled_tables (void)
+{
+  for (HpRopeScaling scaling = HP_ROPE_SCALING_NONE; scaling <= HP_ROPE_SCALING_LLAMA3; scaling++)
+    {
+      g_autoptr(HpRotaryEmbeddingConfig) config = rope_config (16, 7, 10000.0, HP_DTYPE_FLOAT64);
+      g_autoptr(HpRotaryEmbedding) rope = NULL;
+      g_autofree gdouble *c = NULL;
+      g_autofree gdouble *s = NULL;
+
+      g_object_set (config, "scaling", scaling, "scaling-factor", 8.0, "low-freq-factor", 1.0,
+                    "high-freq-factor", 4.0, "original-max-seq-len", 64, NULL);
+      assert_json_round_trip (HP_CONFIG (config));
+      rope = build (config, HP_TYPE_ROTARY_EMBEDDING);
+      c = values_of (hp_module_get_buffer (HP_MODULE (rope), "cos"), NULL);
+      s = values_of (hp_module_get_buffer (HP_MODULE (rope), "sin"), NULL);
+      for (gint pos = 0; pos < 7; pos++)
+        for (gint i = 0; i < 8; i++)
+          {
+            gdouble f = hf_frequency (scaling, i, 16, 10000.0, 8.0, 1.0, 4.0, 64);
+
+            g_assert_cmpfloat_with_epsilon (c[pos * 8 + i], cos (pos * f), 1e-14);
+            g_assert_cmpfloat_with_epsilon (s[pos * 8 + i], sin (pos * f), 1e-14);
+          }
+      /* the three bands of llama3 */
+      if (scaling == HP_ROPE_SCALING_LLAMA3)
+        {
+          gdouble plain1 = pow (10000.0, -2.0 / 16);
+
+          g_assert_cmpfloat_with_epsilon (s[1 * 8 + 0], sin (1.0), 1e-15);
+          g_assert_cmpfloat_with_epsilon (s[1 * 8 + 3], sin (pow (10000.0, -6.0 / 16) / 8), 1e-15);
+          g_assert_cmpfloat (asin (s[1 * 8 + 1]), <, plain1 * (1 - 1e-9));
+          g_assert_cmpfloat (asin (s[1 * 8 + 1]), >, plain1 / 8);
+        }
+      else if (scaling == HP_ROPE_SCALING_LINEAR)
+        g_assert_cmpfloat_with_epsilon (s[1 * 8 + 0], sin (1.0 / 8), 1e-15);
+    }
+}
+
 /* float32 tables hold the float64 values rounded */
 static void
 test_rotary_tables_float32 (void)
@@ -318,6 +392,34 @@ test_rotary_errors (void)
                         "(float32 or float64)");
   hp_test_assert_error (GINT_TO_POINTER (hp_config_validate (HP_CONFIG (odd), &error)), &error,
                         HP_ERROR_CONFIG, "HpRotaryEmbedding: head-dim 5 must be even");
+  /* llama3 needs a band between its wavelengths; the factors are
+   * positive and finite */
+  {
+    g_autoptr(HpRotaryEmbeddingConfig) no_band = rope_config (4, 3, 10.0, HP_DTYPE_FLOAT64);
+
+    g_object_set (no_band, "scaling", HP_ROPE_SCALING_LLAMA3, "low-freq-factor", 2.0,
+                  "high-freq-factor", 2.0, NULL);
+    hp_test_assert_error (hp_rotary_embedding_new (no_band, &error), &error, HP_ERROR_CONFIG,
+                          "HpRotaryEmbedding: high-freq-factor 2 must be greater than "
+                          "low-freq-factor 2 for the llama3 scaling");
+    /* the same factors mean nothing to the other scalings */
+    g_object_set (no_band, "scaling", HP_ROPE_SCALING_LINEAR, NULL);
+    g_assert_true (hp_config_validate (HP_CONFIG (no_band), &error));
+    g_assert_no_error (error);
+    hp_test_assert_error (GINT_TO_POINTER (hp_config_set_path_from_string (
+                            HP_CONFIG (no_band), "scaling-factor", "0", &error)), &error,
+                          HP_ERROR_CONFIG, "scaling-factor");
+    hp_test_assert_error (GINT_TO_POINTER (hp_config_set_path_from_string (
+                            HP_CONFIG (no_band), "scaling-factor", "inf", &error)), &error,
+                          HP_ERROR_CONFIG, "scaling-factor");
+    hp_test_assert_error (GINT_TO_POINTER (hp_config_set_path_from_string (
+                            HP_CONFIG (no_band), "low-freq-factor", "nan", &error)), &error,
+                          HP_ERROR_CONFIG, "low-freq-factor");
+    hp_test_assert_error (GINT_TO_POINTER (hp_config_set_path_from_string (
+                            HP_CONFIG (no_band), "scaling", "yarn", &error)), &error,
+                          HP_ERROR_CONFIG, "scaling");
+    g_assert_cmpfloat (hp_rotary_embedding_config_get_scaling_factor (no_band), ==, 8.0);
+  }
 
   hp_test_assert_error (hp_module_call1 (HP_MODULE (rope), wide, &error), &error,
                         HP_ERROR_SHAPE,
@@ -885,6 +987,140 @@ test_gqa_forward_by_hand (void)
   assert_bitwise_equal (y, expected);
 }
 
+/* An explicit head dim and biases: the shapes, and the forward as the
+ * composition of its pieces with the biases added */
+static void
+test_gqa_head_dim_and_bias (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpGQAttentionConfig) config = gqa_config (12, 3, 1, 6, HP_DTYPE_FLOAT64);
+  g_autoptr(HpGQAttention) attention = NULL;
+  HpModule *module;
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 4, 12), 5, FALSE);
+  g_autoptr(HpStateDict) biases = hp_state_dict_new ();
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) q = NULL;
+  g_autoptr(HpTensor) k = NULL;
+  g_autoptr(HpTensor) v = NULL;
+  g_autoptr(HpTensor) q4 = NULL;
+  g_autoptr(HpTensor) k4 = NULL;
+  g_autoptr(HpTensor) v4 = NULL;
+  g_autoptr(HpTensor) cos4 = NULL;
+  g_autoptr(HpTensor) sin4 = NULL;
+  g_autoptr(HpTensor) qr = NULL;
+  g_autoptr(HpTensor) kr = NULL;
+  g_autoptr(HpTensor) qt = NULL;
+  g_autoptr(HpTensor) kt = NULL;
+  g_autoptr(HpTensor) vt = NULL;
+  g_autoptr(HpTensor) attended = NULL;
+  g_autoptr(HpTensor) back = NULL;
+  g_autoptr(HpTensor) merged = NULL;
+  g_autoptr(HpTensor) expected = NULL;
+  const struct { const gchar *name; gint64 rows, cols; } params[] = {
+    { "wq", 18, 12 }, { "wk", 6, 12 }, { "wv", 6, 12 }, { "wo", 12, 18 },
+  };
+
+  g_object_set (config, "head-dim", 6, "bias", TRUE, "rope-scaling", HP_ROPE_SCALING_LLAMA3,
+                "rope-original-max-seq-len", 16, NULL);
+  assert_json_round_trip (HP_CONFIG (config));
+  g_assert_cmpint (hp_gq_attention_config_get_head_dim (config), ==, 6);
+  attention = hp_gq_attention_new (config, &error);
+  g_assert_no_error (error);
+  module = HP_MODULE (attention);
+  g_assert_true (hp_module_init_states (module, 3, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (params); i++)
+    {
+      g_autofree gchar *weight = g_strconcat (params[i].name, ".weight", NULL);
+      g_autofree gchar *bias = g_strconcat (params[i].name, ".bias", NULL);
+      g_autoptr(HpTensor) random = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (params[i].rows), 30 + i,
+                                                  FALSE);
+
+      hp_test_assert_shape (hp_module_get_parameter (module, weight),
+                            HP_TEST_SHAPE (params[i].rows, params[i].cols));
+      hp_test_assert_shape (hp_module_get_parameter (module, bias), HP_TEST_SHAPE (params[i].rows));
+      hp_state_dict_insert (biases, bias, random);
+    }
+  hp_test_assert_shape (hp_module_get_buffer (module, "rope.cos"), HP_TEST_SHAPE (6, 3));
+  g_assert_cmpint (hp_rotary_embedding_config_get_scaling (
+                     HP_ROTARY_EMBEDDING_CONFIG (hp_configurable_get_config (
+                       HP_CONFIGURABLE (hp_module_get_child (module, "rope"))))),
+                   ==, HP_ROPE_SCALING_LLAMA3);
+  g_assert_true (hp_module_load_state_dict (module, biases, FALSE, &error));
+  g_assert_no_error (error);
+  y = forward1 (attention, x);
+
+  q = hp_tensor_linear (x, hp_module_get_parameter (module, "wq.weight"),
+                        hp_module_get_parameter (module, "wq.bias"), &error);
+  k = hp_tensor_linear (x, hp_module_get_parameter (module, "wk.weight"),
+                        hp_module_get_parameter (module, "wk.bias"), &error);
+  v = hp_tensor_linear (x, hp_module_get_parameter (module, "wv.weight"),
+                        hp_module_get_parameter (module, "wv.bias"), &error);
+  q4 = hp_tensor_reshape (q, (gint64[]) { 2, 4, 3, 6 }, 4, &error);
+  k4 = hp_tensor_reshape (k, (gint64[]) { 2, 4, 1, 6 }, 4, &error);
+  v4 = hp_tensor_reshape (v, (gint64[]) { 2, 4, 1, 6 }, 4, &error);
+  cos4 = hp_tensor_narrow (hp_module_get_buffer (module, "rope.cos"), 0, 0, 4, &error);
+  sin4 = hp_tensor_narrow (hp_module_get_buffer (module, "rope.sin"), 0, 0, 4, &error);
+  qr = hp_tensor_apply_rotary (q4, cos4, sin4, &error);
+  kr = hp_tensor_apply_rotary (k4, cos4, sin4, &error);
+  qt = transposed (qr);
+  kt = transposed (kr);
+  vt = transposed (v4);
+  attended = hp_tensor_scaled_dot_product_attention (qt, kt, vt, NULL, TRUE, 0.0, &error);
+  back = transposed (attended);
+  merged = hp_tensor_reshape (back, (gint64[]) { 2, 4, 18 }, 3, &error);
+  expected = hp_tensor_linear (merged, hp_module_get_parameter (module, "wo.weight"),
+                               hp_module_get_parameter (module, "wo.bias"), &error);
+  g_assert_no_error (error);
+  assert_bitwise_equal (y, expected);
+}
+
+/* The gradients of the input and of every parameter, biases included,
+ * against finite differences: the inputs after x are registered as the
+ * parameters of the projections */
+static HpTensor *
+call_attention_with (HpTensor **inputs,
+                     gpointer   user_data,
+                     GError   **error)
+{
+  HpModule *module = user_data;
+  static const gchar * const children[] = { "wq", "wk", "wv", "wo" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (children); i++)
+    {
+      HpModule *child = hp_module_get_child (module, children[i]);
+
+      if (!hp_module_register_parameter (child, "weight", inputs[1 + 2 * i], error) ||
+          !hp_module_register_parameter (child, "bias", inputs[2 + 2 * i], error))
+        return NULL;
+    }
+  return hp_module_call1 (module, inputs[0], error);
+}
+
+static void
+test_gqa_head_dim_and_bias_gradients (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpGQAttentionConfig) config = gqa_config (8, 2, 1, 4, HP_DTYPE_FLOAT64);
+  g_autoptr(HpGQAttention) attention = NULL;
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (1, 3, 8), 8, TRUE);
+  HpTensor *inputs[9] = { x };
+  const gint64 rows[] = { 12, 12, 6, 6, 6, 6, 8, 8 };
+  const gint64 cols[] = { 8, 0, 8, 0, 8, 0, 12, 0 };
+
+  g_object_set (config, "head-dim", 6, "bias", TRUE, "rope-scaling", HP_ROPE_SCALING_LINEAR,
+                "rope-scaling-factor", 2.0, NULL);
+  attention = hp_gq_attention_new (config, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 8; i++)
+    inputs[i + 1] = cols[i] > 0 ? hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (rows[i], cols[i]),
+                                                 60 + i, TRUE)
+                                : hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (rows[i]), 60 + i, TRUE);
+  hp_test_gradcheck ("gqa head-dim + bias", call_attention_with, attention, inputs, 9);
+  for (guint i = 1; i < 9; i++)
+    g_object_unref (inputs[i]);
+}
+
 /* Building @config fails with @message, and so does validating it,
  * alone and in a block (with the path of the field) */
 static void
@@ -947,6 +1183,23 @@ test_gqa_config_errors (void)
                       "rotary embedding");
   assert_build_error (ints, "HpGQAttentionConfig.dtype: int64 is not a floating-point type "
                       "(float32 or float64)");
+  /* an explicit head dim needs no multiple, but must be even */
+  {
+    g_autoptr(HpGQAttentionConfig) odd = gqa_config (16, 4, 2, 8, HP_DTYPE_FLOAT64);
+    g_autoptr(HpGQAttentionConfig) band = gqa_config (16, 4, 2, 8, HP_DTYPE_FLOAT64);
+
+    g_object_set (not_divided, "head-dim", 4, NULL);
+    g_assert_true (hp_config_validate (HP_CONFIG (not_divided), &error));
+    g_assert_no_error (error);
+    g_object_set (not_divided, "head-dim", 0, NULL);
+    g_object_set (odd, "head-dim", 5, NULL);
+    assert_build_error (odd, "HpGQAttention: head-dim 5 must be even for the rotary embedding");
+    g_object_set (odd, "head-dim", G_MAXINT / 2 - 1, NULL);
+    assert_build_error (odd, "HpGQAttention: head-dim 1073741822 with n-heads 4 gives more than");
+    g_object_set (band, "rope-scaling", HP_ROPE_SCALING_LLAMA3, "rope-low-freq-factor", 4.0, NULL);
+    assert_build_error (band, "HpGQAttention: rope-high-freq-factor 4 must be greater than "
+                        "rope-low-freq-factor 4 for the llama3 scaling");
+  }
 
   hp_gq_attention_config_set_wk (wrong_wk, wk);
   assert_build_error (wrong_wk,
@@ -1037,6 +1290,7 @@ main (int   argc,
   g_test_add_func ("/rotary/config", test_rotary_config);
   g_test_add_func ("/rotary/tables", test_rotary_tables);
   g_test_add_func ("/rotary/tables-float32", test_rotary_tables_float32);
+  g_test_add_func ("/rotary/scaled-tables", test_rotary_scaled_tables);
   g_test_add_func ("/rotary/forward", test_rotary_forward);
   g_test_add_func ("/rotary/gradient", test_rotary_gradient);
   g_test_add_func ("/rotary/init-states", test_rotary_init_states);
@@ -1054,6 +1308,8 @@ main (int   argc,
   g_test_add_func ("/gqa/fill-children", test_gqa_fill_children);
   g_test_add_func ("/gqa/shapes", test_gqa_shapes);
   g_test_add_func ("/gqa/forward-by-hand", test_gqa_forward_by_hand);
+  g_test_add_func ("/gqa/head-dim-and-bias", test_gqa_head_dim_and_bias);
+  g_test_add_func ("/gqa/head-dim-and-bias-gradients", test_gqa_head_dim_and_bias_gradients);
   g_test_add_func ("/gqa/config-errors", test_gqa_config_errors);
   g_test_add_func ("/gqa/given-children", test_gqa_given_children);
 

@@ -15,6 +15,18 @@
 
 static gint world_size;
 
+typedef struct
+{
+  gboolean loss_parallel;
+  gboolean sequence_parallel;
+  gboolean local_map;
+  gboolean tied;
+  /* the attention variants */
+  gint head_dim;
+  gboolean attention_bias;
+  HpRopeScaling rope_scaling;
+} Variant;
+
 /* A small float64 decoder whose heads split over @tp ranks */
 static HpDecoderConfig *
 decoder_config (gint     tp,
@@ -33,6 +45,45 @@ decoder_config (gint     tp,
                        "loss-parallel", loss_parallel,
                        "sequence-parallel", sequence_parallel,
                        NULL);
+}
+
+/* The decoder of @variant; llama3 with an original length that puts
+ * the head's frequencies on both sides of its band */
+static HpDecoderConfig *
+variant_config (gint           tp,
+                const Variant *variant)
+{
+  HpDecoderConfig *config = decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
+
+  g_object_set (config, "tie-word-embeddings", variant->tied,
+                "head-dim", variant->head_dim, "attention-bias", variant->attention_bias,
+                "rope-scaling", variant->rope_scaling, "rope-scaling-factor", 3.0,
+                "rope-original-max-seq-len", 8, NULL);
+  return config;
+}
+
+/* Gives the biases of @reference and @model the same random values
+ * (they start as zeros) */
+static void
+randomize_biases (HpModule *reference,
+                  HpModule *model)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpStateDict) states = hp_module_state_dict (reference);
+  g_autoptr(HpStateDict) biases = hp_state_dict_new ();
+
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    if (g_str_has_suffix (hp_state_dict_get_name (states, i), ".bias"))
+      {
+        guint ndim;
+        const gint64 *shape = hp_tensor_get_shape (hp_state_dict_get_tensor (states, i), &ndim);
+        g_autoptr(HpTensor) random = hp_test_randn (HP_DTYPE_FLOAT64, shape, ndim, 100 + i, FALSE);
+
+        hp_state_dict_insert (biases, hp_state_dict_get_name (states, i), random);
+      }
+  g_assert_true (hp_module_load_state_dict (reference, biases, FALSE, &error));
+  g_assert_true (hp_module_load_state_dict (model, biases, FALSE, &error));
+  g_assert_no_error (error);
 }
 
 static HpModule *
@@ -154,14 +205,6 @@ assert_grads_equal (HpModule *model,
     }
 }
 
-typedef struct
-{
-  gboolean loss_parallel;
-  gboolean sequence_parallel;
-  gboolean local_map;
-  gboolean tied;
-} Variant;
-
 static void
 remove_local_maps (HpModule *model)
 {
@@ -185,11 +228,9 @@ test_tensor_parallel (gconstpointer data)
   gint tp = world_size;
   g_autoptr(HpParallelDims) one = dims_for (1, 1);
   g_autoptr(HpParallelDims) dims = dims_for (1, tp);
-  g_autoptr(HpDecoderConfig) reference_config =
-    decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
-  g_autoptr(HpDecoderConfig) config =
-    decoder_config (tp, variant->loss_parallel, variant->sequence_parallel);
-  g_autoptr(HpModule) reference = NULL;
+  g_autoptr(HpDecoderConfig) reference_config = variant_config (tp, variant);
+  g_autoptr(HpDecoderConfig) config = variant_config (tp, variant);
+  g_autoptr(HpModule) reference = build (reference_config, one);
   g_autoptr(HpModule) model = NULL;
   g_autoptr(HpDeviceMesh) mesh = NULL;
   g_autoptr(HpTensor) loss = NULL;
@@ -200,9 +241,6 @@ test_tensor_parallel (gconstpointer data)
   g_autoptr(HpTensor) full_logits = NULL;
   gint shape[] = { tp };
 
-  g_object_set (reference_config, "tie-word-embeddings", variant->tied, NULL);
-  g_object_set (config, "tie-word-embeddings", variant->tied, NULL);
-  reference = build (reference_config, one);
   /* also on one rank, where update_from_config leaves the layout alone */
   g_assert_true (hp_set_decoder_sharding_config (config, variant->loss_parallel,
                                                  variant->sequence_parallel, &error));
@@ -220,6 +258,7 @@ test_tensor_parallel (gconstpointer data)
   g_assert_true (hp_module_init_states (reference, 5, &error));
   g_assert_true (hp_module_init_states (model, 5, &error));
   g_assert_no_error (error);
+  randomize_biases (reference, model);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.attention.wq.weight")));
   if (variant->tied)
     {
@@ -229,6 +268,10 @@ test_tensor_parallel (gconstpointer data)
       g_assert_true (hp_module_get_parameter (model, "lm_head.weight") == table);
       hp_test_assert_placements (table, "(S(0))");
     }
+  g_assert_true ((hp_module_get_parameter (model, "layers.1.attention.wo.bias") != NULL) ==
+                 variant->attention_bias);
+  g_assert_cmpint (hp_tensor_get_shape (hp_module_get_parameter (model, "layers.0.attention.wq.weight"),
+                                        NULL)[0], ==, 2 * tp * (variant->head_dim > 0 ? variant->head_dim : 4));
 
   reference_loss = run (reference, NULL, 0, 3, &reference_logits);
   loss = run (model, mesh, 0, 3, &logits);
@@ -245,17 +288,17 @@ test_tensor_parallel (gconstpointer data)
 static void
 test_data_and_tensor_parallel (gconstpointer data)
 {
-  gboolean tied = GPOINTER_TO_INT (data);
+  const Variant *variant = data;
   g_autoptr(GError) error = NULL;
   gint dp = world_size % 2 == 0 ? 2 : world_size;
   gint tp = world_size / dp;
   gint rows = 2;
   g_autoptr(HpParallelDims) one = dims_for (1, 1);
   g_autoptr(HpParallelDims) dims = dims_for (dp, tp);
-  g_autoptr(HpDecoderConfig) reference_config = decoder_config (tp, TRUE, TRUE);
-  g_autoptr(HpDecoderConfig) config = decoder_config (tp, TRUE, TRUE);
-  g_autoptr(HpModule) reference = NULL;
-  g_autoptr(HpModule) model = NULL;
+  g_autoptr(HpDecoderConfig) reference_config = variant_config (tp, variant);
+  g_autoptr(HpDecoderConfig) config = variant_config (tp, variant);
+  g_autoptr(HpModule) reference = build (reference_config, one);
+  g_autoptr(HpModule) model = build (config, dims);
   g_autoptr(HpDeviceMesh) mesh = NULL;
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
@@ -268,10 +311,6 @@ test_data_and_tensor_parallel (gconstpointer data)
   gdouble loss_value;
   gint shape[] = { dp, tp };
 
-  g_object_set (reference_config, "tie-word-embeddings", tied, NULL);
-  g_object_set (config, "tie-word-embeddings", tied, NULL);
-  reference = build (reference_config, one);
-  model = build (config, dims);
   mesh = hp_device_mesh_new (shape, 2, (const gchar *[]) { "dp_replicate", "tp", NULL }, &error);
   g_assert_no_error (error);
   tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, &error);
@@ -282,13 +321,16 @@ test_data_and_tensor_parallel (gconstpointer data)
   g_assert_true (hp_module_init_states (reference, 9, &error));
   g_assert_true (hp_module_init_states (model, 9, &error));
   g_assert_no_error (error);
+  randomize_biases (reference, model);
 
   reference_loss = run (reference, NULL, 0, dp * rows, &reference_logits);
   loss = run (model, tp > 1 ? tp_mesh : NULL, rows * hp_device_mesh_get_local_rank (dp_mesh, 0),
               rows, &logits);
   params = hp_module_parameters (model);
-  /* a tied table is averaged once: it is one parameter */
-  g_assert_cmpuint (params->len, ==, tied ? 20 : 21);
+  /* a tied table is averaged once: it is one parameter; biases are 4
+   * per layer */
+  g_assert_cmpuint (params->len, ==, 21 - variant->tied +
+                    (variant->attention_bias ? 4 * hp_decoder_config_get_n_layers (config) : 0));
   g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
   full_loss = whole (loss);
   loss_value = hp_tensor_item (full_loss, &error);
@@ -296,6 +338,42 @@ test_data_and_tensor_parallel (gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpfloat_with_epsilon (loss_value, hp_tensor_item (reference_loss, NULL), 1e-12);
   assert_grads_equal (model, reference);
+}
+
+/* The variants' fields through JSON, before and after expanding, and
+ * into every layer */
+static void
+test_variants_json (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (1, FALSE, FALSE);
+  g_autoptr(HpConfig) back = NULL;
+  g_autofree gchar *text = NULL;
+
+  g_object_set (config, "head-dim", 6, "attention-bias", TRUE, "rope-scaling", HP_ROPE_SCALING_LLAMA3,
+                "rope-scaling-factor", 32.0, "rope-low-freq-factor", 0.5, "rope-high-freq-factor", 2.5,
+                "rope-original-max-seq-len", 4096, NULL);
+  for (guint expanded = 0; expanded < 2; expanded++)
+    {
+      g_clear_pointer (&text, g_free);
+      g_clear_object (&back);
+      text = hp_config_to_json (HP_CONFIG (config), TRUE);
+      back = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG, text, &error);
+      g_assert_no_error (error);
+      g_assert_true (hp_config_equal (back, HP_CONFIG (config)));
+      g_assert_nonnull (strstr (text, "\"rope-scaling\": \"llama3\""));
+      g_assert_true (hp_decoder_config_expand (config, &error));
+      g_assert_no_error (error);
+    }
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.head-dim", "6");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.bias", "true");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.wv.bias", "true");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.wv.out-features", "6");
+  hp_test_assert_path (HP_CONFIG (config), "layers.1.attention.wo.in-features", "12");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.scaling", "llama3");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.high-freq-factor", "2.5");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.original-max-seq-len", "4096");
+  hp_test_assert_path (HP_CONFIG (config), "layers.0.attention.rope.head-dim", "6");
 }
 
 /* update_from_config fails with @message and leaves @config as it was */
@@ -467,6 +545,18 @@ test_validate (void)
   assert_invalid (config, "n-kv-heads: 3 key/value heads do not divide 4 heads");
   g_object_set (ints, "dtype", HP_DTYPE_INT64, NULL);
   assert_invalid (ints, "HpDecoderConfig.dtype: int64 is not a floating-point type (float32 or float64)");
+  /* an explicit head dim: no multiple of the heads needed, but even;
+   * llama3 needs a band between its factors */
+  g_object_set (config, "n-heads", 3, "n-kv-heads", 0, "head-dim", 4, NULL);
+  g_assert_true (hp_config_validate (HP_CONFIG (config), &error));
+  g_assert_no_error (error);
+  g_object_set (config, "head-dim", 3, NULL);
+  assert_invalid (config, "head-dim: 3 must be even (the rotary embedding turns pairs)");
+  g_object_set (config, "n-heads", 4, "head-dim", 0, "rope-scaling", HP_ROPE_SCALING_LLAMA3,
+                "rope-low-freq-factor", 5.0, NULL);
+  assert_invalid (config, "rope-high-freq-factor 4 must be greater than rope-low-freq-factor 5 "
+                  "for the llama3 scaling");
+  g_object_set (config, "rope-low-freq-factor", 1.0, "rope-scaling", HP_ROPE_SCALING_NONE, NULL);
 
   /* a layer's own checks, with its path */
   g_object_get (expanded, "layers", &layers, NULL);
@@ -806,6 +896,27 @@ main (int   argc,
     { FALSE, FALSE, TRUE, TRUE },
     { TRUE, TRUE, TRUE, TRUE },
     { FALSE, TRUE, TRUE, TRUE },
+    { TRUE, FALSE, TRUE, FALSE, 6, FALSE, HP_ROPE_SCALING_NONE },
+    { FALSE, FALSE, TRUE, FALSE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { TRUE, TRUE, TRUE, FALSE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { TRUE, FALSE, TRUE, FALSE, 0, FALSE, HP_ROPE_SCALING_LLAMA3 },
+    { TRUE, FALSE, TRUE, FALSE, 0, FALSE, HP_ROPE_SCALING_LINEAR },
+    { TRUE, TRUE, FALSE, FALSE, 6, TRUE, HP_ROPE_SCALING_LLAMA3 },
+    { TRUE, TRUE, TRUE, TRUE, 0, FALSE, HP_ROPE_SCALING_LLAMA3 },
+  };
+  static const Variant dp_tp_variants[] = {
+    { TRUE, TRUE, TRUE },
+    { TRUE, TRUE, TRUE, TRUE },
+    { TRUE, TRUE, TRUE, FALSE, 6, TRUE, HP_ROPE_SCALING_LLAMA3 },
+    { TRUE, FALSE, TRUE, FALSE, 10, TRUE, HP_ROPE_SCALING_LINEAR },
+    { TRUE, TRUE, TRUE, TRUE, 0, FALSE, HP_ROPE_SCALING_LLAMA3 },
+  };
+  static const gchar *dp_tp_names[] = {
+    "/decoder/dp-tp",
+    "/decoder/dp-tp/tied",
+    "/decoder/dp-tp/head-dim+bias+llama3",
+    "/decoder/dp-tp/head-dim+bias+linear",
+    "/decoder/dp-tp/tied+llama3",
   };
   static const gchar *names[] = {
     "/decoder/tp/loss-parallel",
@@ -817,6 +928,13 @@ main (int   argc,
     "/decoder/tp/tied/plain",
     "/decoder/tp/tied/loss-parallel+sequence-parallel",
     "/decoder/tp/tied/sequence-parallel",
+    "/decoder/tp/head-dim",
+    "/decoder/tp/attention-bias",
+    "/decoder/tp/attention-bias+sequence-parallel",
+    "/decoder/tp/rope-llama3",
+    "/decoder/tp/rope-linear",
+    "/decoder/tp/head-dim+bias+llama3+sequence-parallel",
+    "/decoder/tp/tied+llama3+sequence-parallel",
   };
 
   hp_test_init (&argc, &argv);
@@ -825,13 +943,14 @@ main (int   argc,
 
   for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
     g_test_add_data_func (names[i], &variants[i], test_tensor_parallel);
-  g_test_add_data_func ("/decoder/dp-tp", GINT_TO_POINTER (FALSE), test_data_and_tensor_parallel);
-  g_test_add_data_func ("/decoder/dp-tp/tied", GINT_TO_POINTER (TRUE), test_data_and_tensor_parallel);
+  for (guint i = 0; i < G_N_ELEMENTS (dp_tp_variants); i++)
+    g_test_add_data_func (dp_tp_names[i], &dp_tp_variants[i], test_data_and_tensor_parallel);
   g_test_add_func ("/decoder/tied-gradient", test_tied_gradient);
   g_test_add_func ("/decoder/tied-errors", test_tied_errors);
   g_test_add_func ("/decoder/heads-not-divisible", test_heads_not_divisible);
   g_test_add_func ("/decoder/config-errors", test_config_errors);
   g_test_add_func ("/decoder/validate", test_validate);
+  g_test_add_func ("/decoder/variants-json", test_variants_json);
   g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
   g_test_add_func ("/decoder/layers-not-blocks", test_layers_not_blocks);
 

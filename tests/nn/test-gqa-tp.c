@@ -1,6 +1,7 @@
 /* test-gqa-tp.c: grouped-query attention under tensor parallelism
  * (hp_set_gqa_attention_sharding, with and without sequence
- * parallelism and the inner local map), against one rank
+ * parallelism and the inner local map, and with the attention variants:
+ * an explicit head dim, biases, RoPE scaling), against one rank
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -25,6 +26,10 @@ typedef struct
   gint dim;
   gint heads;
   gint kv_heads;
+  /* the variants: 0 for dim / heads, biases, RoPE scaling */
+  gint head_dim;
+  gboolean bias;
+  HpRopeScaling scaling;
 } Sizes;
 
 static Sizes
@@ -59,6 +64,11 @@ new_config (Sizes sizes)
                        "dim", sizes.dim,
                        "n-heads", sizes.heads,
                        "n-kv-heads", sizes.kv_heads,
+                       "head-dim", sizes.head_dim,
+                       "bias", sizes.bias,
+                       "rope-scaling", sizes.scaling,
+                       "rope-scaling-factor", 4.0,
+                       "rope-original-max-seq-len", 8,
                        "max-seq-len", 8,
                        "dtype", HP_DTYPE_FLOAT64,
                        NULL);
@@ -99,6 +109,26 @@ new_attention (Sizes         sizes,
     }
   g_assert_true (hp_module_init_states (HP_MODULE (attention), 42, &error));
   g_assert_no_error (error);
+  /* the biases start as zeros: the same random ones everywhere */
+  if (sizes.bias)
+    {
+      g_autoptr(HpStateDict) states = hp_module_state_dict (HP_MODULE (attention));
+      g_autoptr(HpStateDict) biases = hp_state_dict_new ();
+
+      for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+        if (g_str_has_suffix (hp_state_dict_get_name (states, i), ".bias"))
+          {
+            g_autoptr(HpTensor) random =
+              hp_test_randn (HP_DTYPE_FLOAT64,
+                             hp_tensor_get_shape (hp_state_dict_get_tensor (states, i), NULL), 1,
+                             50 + i, FALSE);
+
+            hp_state_dict_insert (biases, hp_state_dict_get_name (states, i), random);
+          }
+      g_assert_cmpuint (hp_state_dict_get_size (biases), ==, 4);
+      g_assert_true (hp_module_load_state_dict (HP_MODULE (attention), biases, FALSE, &error));
+      g_assert_no_error (error);
+    }
   return attention;
 }
 
@@ -204,7 +234,22 @@ typedef struct
 {
   gboolean sp;
   gboolean local_map;
+  gint head_dim;
+  gboolean bias;
+  HpRopeScaling scaling;
 } Variant;
+
+/* The sizes of the world with the attention variant of @variant */
+static Sizes
+variant_sizes (const Variant *variant)
+{
+  Sizes sizes = sizes_for_world ();
+
+  sizes.head_dim = variant->head_dim;
+  sizes.bias = variant->bias;
+  sizes.scaling = variant->scaling;
+  return sizes;
+}
 
 /* forward-pre of the inner attention: q, k and v arrive sharded on the
  * heads, straight from the column-wise projections */
@@ -236,7 +281,7 @@ test_matches_one_rank (gconstpointer data)
   const Variant *variant = data;
   g_autoptr(GError) error = NULL;
   g_autoptr(HpDeviceMesh) mesh = tp_mesh ();
-  Sizes sizes = sizes_for_world ();
+  Sizes sizes = variant_sizes (variant);
   gboolean bitwise = hp_get_world_size () == 1;
   g_autoptr(HpGQAttention) reference = new_attention (sizes, FALSE, FALSE, FALSE, NULL);
   g_autoptr(HpGQAttention) sharded = new_attention (sizes, TRUE, variant->sp, variant->local_map,
@@ -260,7 +305,7 @@ test_matches_one_rank (gconstpointer data)
   g_assert_true (HP_IS_DTENSOR (hp_module_get_buffer (HP_MODULE (sharded), "rope.cos")));
 
   /* the sharded parameters are slices of the same values */
-  g_assert_cmpuint (hp_state_dict_get_size (params), ==, 4);
+  g_assert_cmpuint (hp_state_dict_get_size (params), ==, sizes.bias ? 8 : 4);
   for (guint i = 0; i < hp_state_dict_get_size (params); i++)
     {
       const gchar *name = hp_state_dict_get_name (params, i);
@@ -501,12 +546,24 @@ main (int   argc,
     { FALSE, TRUE },
     { TRUE, FALSE },
     { TRUE, TRUE },
+    { FALSE, TRUE, 6, FALSE, HP_ROPE_SCALING_NONE },
+    { FALSE, TRUE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { TRUE, TRUE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { FALSE, FALSE, 0, TRUE, HP_ROPE_SCALING_NONE },
+    { FALSE, TRUE, 0, FALSE, HP_ROPE_SCALING_LLAMA3 },
+    { TRUE, TRUE, 10, TRUE, HP_ROPE_SCALING_LINEAR },
   };
   static const gchar *names[] = {
     "/gqa-tp/matches-one-rank/plain",
     "/gqa-tp/matches-one-rank/local-map",
     "/gqa-tp/matches-one-rank/sp",
     "/gqa-tp/matches-one-rank/sp-local-map",
+    "/gqa-tp/matches-one-rank/head-dim",
+    "/gqa-tp/matches-one-rank/bias",
+    "/gqa-tp/matches-one-rank/sp-bias",
+    "/gqa-tp/matches-one-rank/plain-bias",
+    "/gqa-tp/matches-one-rank/llama3",
+    "/gqa-tp/matches-one-rank/sp-head-dim-bias-linear",
   };
 
   hp_test_init (&argc, &argv);

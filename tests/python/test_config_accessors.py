@@ -97,6 +97,16 @@ class AccessorTest(unittest.TestCase):
                    lambda c: c.get_max_seq_len(), lambda c, v: c.set_max_seq_len(v))
         self.check(config, "theta", 500000.0,
                    lambda c: c.get_theta(), lambda c, v: c.set_theta(v))
+        self.check(config, "scaling", Hp.RopeScaling.LLAMA3,
+                   lambda c: c.get_scaling(), lambda c, v: c.set_scaling(v))
+        self.check(config, "scaling_factor", 0.5,
+                   lambda c: c.get_scaling_factor(), lambda c, v: c.set_scaling_factor(v))
+        self.check(config, "low_freq_factor", 0.5,
+                   lambda c: c.get_low_freq_factor(), lambda c, v: c.set_low_freq_factor(v))
+        self.check(config, "high_freq_factor", 0.5,
+                   lambda c: c.get_high_freq_factor(), lambda c, v: c.set_high_freq_factor(v))
+        self.check(config, "original_max_seq_len", 3,
+                   lambda c: c.get_original_max_seq_len(), lambda c, v: c.set_original_max_seq_len(v))
 
     def test_sdpa_config(self):
         config = Hp.SDPAConfig()
@@ -109,6 +119,20 @@ class AccessorTest(unittest.TestCase):
 
     def test_gq_attention_config(self):
         config = Hp.GQAttentionConfig()
+        self.check(config, "bias", True,
+                   lambda c: c.get_bias(), lambda c, v: c.set_bias(v))
+        self.check(config, "head_dim", 6,
+                   lambda c: c.get_head_dim(), lambda c, v: c.set_head_dim(v))
+        self.check(config, "rope_scaling", Hp.RopeScaling.LLAMA3,
+                   lambda c: c.get_rope_scaling(), lambda c, v: c.set_rope_scaling(v))
+        self.check(config, "rope_scaling_factor", 0.5,
+                   lambda c: c.get_rope_scaling_factor(), lambda c, v: c.set_rope_scaling_factor(v))
+        self.check(config, "rope_low_freq_factor", 0.5,
+                   lambda c: c.get_rope_low_freq_factor(), lambda c, v: c.set_rope_low_freq_factor(v))
+        self.check(config, "rope_high_freq_factor", 0.5,
+                   lambda c: c.get_rope_high_freq_factor(), lambda c, v: c.set_rope_high_freq_factor(v))
+        self.check(config, "rope_original_max_seq_len", 3,
+                   lambda c: c.get_rope_original_max_seq_len(), lambda c, v: c.set_rope_original_max_seq_len(v))
         self.check(config, "dim", 3,
                    lambda c: c.get_dim(), lambda c, v: c.set_dim(v))
         self.check(config, "dtype", Hp.DType.FLOAT64,
@@ -145,6 +169,20 @@ class AccessorTest(unittest.TestCase):
 
     def test_decoder_config(self):
         config = Hp.DecoderConfig()
+        self.check(config, "attention_bias", True,
+                   lambda c: c.get_attention_bias(), lambda c, v: c.set_attention_bias(v))
+        self.check(config, "head_dim", 6,
+                   lambda c: c.get_head_dim(), lambda c, v: c.set_head_dim(v))
+        self.check(config, "rope_scaling", Hp.RopeScaling.LLAMA3,
+                   lambda c: c.get_rope_scaling(), lambda c, v: c.set_rope_scaling(v))
+        self.check(config, "rope_scaling_factor", 0.5,
+                   lambda c: c.get_rope_scaling_factor(), lambda c, v: c.set_rope_scaling_factor(v))
+        self.check(config, "rope_low_freq_factor", 0.5,
+                   lambda c: c.get_rope_low_freq_factor(), lambda c, v: c.set_rope_low_freq_factor(v))
+        self.check(config, "rope_high_freq_factor", 0.5,
+                   lambda c: c.get_rope_high_freq_factor(), lambda c, v: c.set_rope_high_freq_factor(v))
+        self.check(config, "rope_original_max_seq_len", 3,
+                   lambda c: c.get_rope_original_max_seq_len(), lambda c, v: c.set_rope_original_max_seq_len(v))
         self.check(config, "dim", 3,
                    lambda c: c.get_dim(), lambda c, v: c.set_dim(v))
         self.check(config, "dtype", Hp.DType.FLOAT64,
@@ -233,6 +271,13 @@ class AccessorTest(unittest.TestCase):
         config = Hp.GQAttentionConfig(n_heads=4)
         config.set_n_kv_heads(0)
         self.assertEqual((config.n_kv_heads, config.get_n_kv_heads()), (0, 4))
+
+    def test_derived_head_dim(self):
+        """get_head_dim of the attention is the source's own: the head dim in use"""
+        config = Hp.GQAttentionConfig(dim=24, n_heads=4)
+        self.assertEqual((config.head_dim, config.get_head_dim()), (0, 6))
+        config.set_head_dim(10)
+        self.assertEqual((config.head_dim, config.get_head_dim()), (10, 10))
 
 
 if __name__ == "__main__":

@@ -108,6 +108,45 @@ class ConfigToolTest(unittest.TestCase):
         with open(self.path, "rb") as f:
             self.assertEqual(f.read(), before)
 
+    def test_attention_variants(self):
+        """The decoder's attention fields through hp-config, down to the
+        layers' paths"""
+        path = os.path.join(self.directory.name, "decoder.json")
+        status, _, err = run(self.tool, ["new", "HpDecoderConfig", "--set", "head-dim=6",
+                                         "--set", "attention-bias=true",
+                                         "--set", "rope-scaling=llama3",
+                                         "--set", "rope-scaling-factor=32", "-o", path])
+        self.assertEqual((status, err), (0, ""))
+        status, out, err = run(self.tool, ["get", path, "head-dim", "attention-bias", "rope-scaling",
+                                           "rope-scaling-factor", "rope-original-max-seq-len"])
+        self.assertEqual((status, out, err), (0, "6\ntrue\nllama3\n32.0\n8192\n", ""))
+        status, out, err = run(self.tool, ["validate", path])
+        self.assertEqual((status, err), (0, ""))
+
+        # a value the field refuses, and ones validate refuses
+        status, _, err = run(self.tool, ["set", path, "rope-scaling=yarn"])
+        self.assertEqual(status, 1)
+        self.assertIn("rope-scaling", err)
+        status, _, err = run(self.tool, ["set", path, "rope-scaling-factor=0"])
+        self.assertEqual(status, 1)
+        self.assertIn("rope-scaling-factor", err)
+        run(self.tool, ["set", path, "head-dim=5"])
+        status, _, err = run(self.tool, ["validate", path])
+        self.assertEqual(status, 1)
+        self.assertIn("head-dim: 5 must be even", err)
+        run(self.tool, ["set", path, "head-dim=6", "rope-high-freq-factor=1"])
+        status, _, err = run(self.tool, ["validate", path])
+        self.assertEqual(status, 1)
+        self.assertIn("rope-high-freq-factor 1 must be greater than rope-low-freq-factor 1", err)
+
+        # the expanded layers carry them, as paths
+        config = Hp.DecoderConfig(head_dim=6, attention_bias=True, rope_scaling=Hp.RopeScaling.LINEAR)
+        config.expand()
+        self.assertEqual([config.get_path_as_string("layers.1.attention." + path)
+                          for path in ("head-dim", "rope-scaling", "wo.bias", "wq.out-features",
+                                       "rope.scaling")],
+                         ["6", "linear", "true", "24", "linear"])
+
     def test_errors(self):
         status, _, err = run(self.tool, ["--load", "missing", "types"])
         self.assertEqual(status, 1)

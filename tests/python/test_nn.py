@@ -460,6 +460,42 @@ class CheckpointTest(unittest.TestCase):
                          "'model.embed_tokens.weight', which a decoder with tie-word-embeddings "
                          "uses as its head", adapter.from_hf, loaded)
 
+    def test_hugging_face_attention_variants(self):
+        import json
+
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=1, n_heads=2, n_kv_heads=1,
+                                                head_dim=6, attention_bias=True,
+                                                rope_scaling=Hp.RopeScaling.LLAMA3,
+                                                rope_scaling_factor=32.0,
+                                                rope_original_max_seq_len=64,
+                                                vocab_size=11, max_seq_len=8, dtype=F64)
+        hf = json.loads(Hp.DecoderStateDictAdapter.new(config).to_hf_config())
+        self.assertEqual((hf["head_dim"], hf["attention_bias"]), (6, True))
+        self.assertEqual(hf["rope_scaling"], {"rope_type": "llama3", "factor": 32.0,
+                                              "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                              "original_max_position_embeddings": 64})
+        read = Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1).get_model_config()
+        self.assertEqual((read.head_dim, read.attention_bias, read.rope_scaling,
+                          read.rope_scaling_factor, read.rope_original_max_seq_len),
+                         (6, True, Hp.RopeScaling.LLAMA3, 32.0, 64))
+        self.assertTrue(read.equal(config.replace(ffn_hidden=config.get_ffn_hidden_size())))
+        hf["rope_scaling"] = {"type": "linear", "factor": 2.0}
+        read = Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1).get_model_config()
+        self.assertEqual((read.rope_scaling, read.rope_scaling_factor), (Hp.RopeScaling.LINEAR, 2.0))
+        for scaling, message in (({"rope_type": "yarn", "factor": 2.0},
+                                  'rope_scaling.rope_type: "yarn" is not supported'),
+                                 ({"rope_type": "linear", "factor": 2.0, "beta_fast": 32},
+                                  "rope_scaling.beta_fast: unknown key")):
+            hf["rope_scaling"] = scaling
+            with self.assertRaises(GLib.Error) as raised:
+                Hp.DecoderStateDictAdapter.new_from_hf_config(json.dumps(hf), -1)
+            self.assertIn(message, raised.exception.message)
+
+        # the decoder built from it has the biases and head size
+        model = read.build()
+        self.assertEqual(model.get_parameter("layers.0.attention.wq.weight").get_shape(), [12, 8])
+        self.assertEqual(model.get_parameter("layers.0.attention.wo.bias").get_shape(), [8])
+
 
 class ParallelDimsTest(unittest.TestCase):
     def test_resolve(self):
