@@ -207,9 +207,16 @@ def hp_logits(directory, ids):
     return to_numpy(model(Hp.Tensor.from_numpy(ids))), adapter
 
 
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8}
 VARIANTS = {
     "gqa": {},
     "tied": {"tie_word_embeddings": True, "num_key_value_heads": 4},
+    "llama3": {"rope_scaling": LLAMA3, "rope_theta": 500000.0},
+    "linear": {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+    "bias+head_dim": {"attention_bias": True, "head_dim": 6},
+    "tied+llama3+bias+head_dim": {"tie_word_embeddings": True, "rope_scaling": LLAMA3,
+                                  "attention_bias": True, "head_dim": 10},
 }
 
 
