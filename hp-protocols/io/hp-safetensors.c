@@ -440,7 +440,7 @@ hp_safetensors_dtype_from_string (const gchar         *name,
  *
  * Writes @state_dict as a safetensors file, each tensor in its own
  * dtype (`F32`, `F64` or `I64`): [func@Hp.safetensors_save_with_dtype]
- * with [enum@Hp.SafetensorsDType.AS_IS].
+ * with [HP_SAFETENSORS_DTYPE_AS_IS][enum@Hp.SafetensorsDType].
  *
  * Returns: %TRUE on success; %FALSE with an error of
  *   [func@Hp.safetensors_save_with_dtype]
@@ -468,9 +468,9 @@ hp_safetensors_save (HpStateDict  *state_dict,
  *
  * Writes @state_dict as a safetensors file: each tensor with its dtype,
  * shape and data, little-endian and row-major. Floating tensors are
- * written in @dtype (`BF16`, `F16`, `F32` or `F64`; or in their own with
- * [enum@Hp.SafetensorsDType.AS_IS]), integer tensors (`I64`) always as
- * they are.
+ * written in @dtype (`BF16`, `F16`, `F32` or `F64`; or in their own
+ * with [HP_SAFETENSORS_DTYPE_AS_IS][enum@Hp.SafetensorsDType]), integer
+ * tensors (`I64`) always as they are.
  *
  * A narrower type is rounded to nearest, ties to even, as torch's
  * `tensor.to(torch.bfloat16)` and `tensor.to(torch.float16)` round: a
@@ -599,7 +599,7 @@ write_temp_index (const gchar  *path,
  *
  * Writes @state_dict as a sharded checkpoint, each tensor in its own
  * dtype: [func@Hp.safetensors_save_sharded_with_dtype] with
- * [enum@Hp.SafetensorsDType.AS_IS].
+ * [HP_SAFETENSORS_DTYPE_AS_IS][enum@Hp.SafetensorsDType].
  *
  * Returns: %TRUE on success; %FALSE with an error of
  *   [func@Hp.safetensors_save_sharded_with_dtype]

@@ -336,10 +336,10 @@ with tempfile.TemporaryDirectory() as tmp:
           json.dumps(optimizer)[:300])
     rest = mpirun(1, *common, "--load", low)
     curve = losses(rest)
-    # the weights rounded to bfloat16 move the curve a little
+    # the weights rounded to bfloat16 move the curve a little (3e-4 here)
     check("--load of a bf16 checkpoint resumes after step 10, near the f32 curve",
           rest.returncode == 0 and "resumed from" in rest.stdout and len(curve) == 10
-          and all(abs(a - b) <= 2e-2 * abs(b) for a, b in zip(curve, reference[10:])),
+          and all(abs(a - b) <= 2e-3 * abs(b) for a, b in zip(curve, reference[10:])),
           rest.stdout + rest.stderr + "\n" + str(curve) + "\n" + str(reference[10:]))
     for value in ("bfloat16", "f8"):
         unknown = os.path.join(tmp, value)
