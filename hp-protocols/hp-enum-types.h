@@ -19,3 +19,4 @@
 #include "hp-distributed-enum-types.h"
 #include "hp-protocols-enum-types.h"
 #include "hp-nn-enum-types.h"
+#include "hp-io-enum-types.h"

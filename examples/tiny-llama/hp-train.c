@@ -61,6 +61,8 @@ typedef struct
   gchar *save;
   gint save_every;
   gint keep;
+  gchar *save_dtype_name;
+  HpSafetensorsDType save_dtype;
   gchar *load;
 } Options;
 
@@ -76,6 +78,7 @@ options_clear (Options *options)
   g_free (options->config_file);
   g_strfreev (options->sets);
   g_free (options->save);
+  g_free (options->save_dtype_name);
   g_free (options->load);
 }
 
@@ -112,6 +115,10 @@ parse_options (Options   *options,
       "Also save after every N steps (default 0: at the end only)", "N" },
     { "keep", 0, 0, G_OPTION_ARG_INT, &options->keep,
       "Keep the newest K steps in the --save folder (default 0: all)", "K" },
+    { "save-dtype", 0, 0, G_OPTION_ARG_STRING, &options->save_dtype_name,
+      "The dtype of the saved model weights: bf16, f16, f32 or f64, rounded to nearest "
+      "even as torch does (default: the training dtype); the optimizer state stays in "
+      "the training dtype", "DTYPE" },
     { "load", 0, 0, G_OPTION_ARG_FILENAME, &options->load,
       "Resume from the newest complete step of a --save folder, or from one DIR/step-N: "
       "its configuration, weights and optimizer state; training continues up to --steps. "
@@ -150,6 +157,18 @@ parse_options (Options   *options,
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "--%s tells how to save checkpoints: it needs --save DIR",
                    options->save_every > 0 ? "save-every" : "keep");
+      return FALSE;
+    }
+  if (options->save_dtype_name != NULL && options->save == NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--save-dtype %s: there is no --save DIR to write", options->save_dtype_name);
+      return FALSE;
+    }
+  if (options->save_dtype_name != NULL &&
+      !hp_safetensors_dtype_from_string (options->save_dtype_name, &options->save_dtype, error))
+    {
+      g_prefix_error (error, "--save-dtype: ");
       return FALSE;
     }
   if (options->load != NULL && options->sets != NULL)
@@ -493,17 +512,20 @@ rank0_agrees (gboolean   ok,
 /* The files of one checkpoint step, written in @dir: hp-config.json
  * (the configuration before it was laid out for the ranks, so that any
  * number of ranks writes the same files), the model as Hugging Face has
- * it (config.json and the weights under its names) and
- * optimizer.safetensors */
+ * it (config.json and the weights under its names, in @save_dtype) and
+ * optimizer.safetensors (in the training dtype) */
 static gboolean
-write_step_files (HpDecoderConfig  *config,
-                  const gchar      *config_json,
-                  HpStateDict      *model_whole,
-                  HpStateDict      *optimizer_whole,
-                  const gchar      *dir,
-                  GError          **error)
+write_step_files (HpDecoderConfig     *config,
+                  const gchar         *config_json,
+                  HpStateDict         *model_whole,
+                  HpStateDict         *optimizer_whole,
+                  HpSafetensorsDType   save_dtype,
+                  const gchar         *dir,
+                  GError             **error)
 {
-  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  g_autoptr(HpDecoderStateDictAdapter) adapter =
+    g_object_new (HP_TYPE_DECODER_STATE_DICT_ADAPTER, "model-config", config,
+                  "save-dtype", save_dtype, NULL);
   g_autoptr(HpStateDict) hf = NULL;
   g_autofree gchar *config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
   g_autofree gchar *hf_config_file = g_build_filename (dir, "config.json", NULL);
@@ -542,7 +564,8 @@ save_checkpoint (Trainer              *trainer,
 
       ok = staged != NULL &&
            write_step_files (config, config_json, model_whole, optimizer_whole,
-                             hp_checkpoint_step_get_path (staged), error) &&
+                             trainer->options->save_dtype, hp_checkpoint_step_get_path (staged),
+                             error) &&
            hp_checkpoint_manager_commit (manager, staged, error);
       if (staged != NULL && !hp_checkpoint_step_get_complete (staged))
         hp_checkpoint_manager_discard (manager, staged);

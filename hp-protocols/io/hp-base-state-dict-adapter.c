@@ -11,6 +11,7 @@
 
 #include "hp-base-state-dict-adapter.h"
 #include "hp-error.h"
+#include "hp-io-enum-types.h"
 #include "hp-safetensors-checkpoint.h"
 #include "hp-safetensors-private.h"
 #include "hp-safetensors.h"
@@ -24,7 +25,8 @@
  * single `model.safetensors` or a sharded checkpoint
  * (`model.safetensors.index.json` and its `model-0000i-of-0000n.safetensors`
  * files), [method@Hp.StateDictAdapter.save_hf_state_dict] writes one, in
- * shards of at most [property@Hp.BaseStateDictAdapter:max-shard-size] bytes.
+ * shards of at most [property@Hp.BaseStateDictAdapter:max-shard-size] bytes,
+ * its floating tensors in [property@Hp.BaseStateDictAdapter:save-dtype].
  * Subclasses implement only the renaming between the model's names and
  * Hugging Face's ([vfunc@Hp.BaseStateDictAdapter.to_hf] and
  * [vfunc@Hp.BaseStateDictAdapter.from_hf]).
@@ -35,6 +37,7 @@
 typedef struct
 {
   guint64 max_shard_size;
+  HpSafetensorsDType save_dtype;
 } HpBaseStateDictAdapterPrivate;
 
 static void hp_base_state_dict_adapter_iface_init (HpStateDictAdapterInterface *iface);
@@ -47,6 +50,7 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE (HpBaseStateDictAdapter, hp_base_state_dict_ada
 enum {
   PROP_0,
   PROP_MAX_SHARD_SIZE,
+  PROP_SAVE_DTYPE,
   N_PROPS
 };
 
@@ -131,16 +135,19 @@ hp_base_state_dict_adapter_load (HpStateDictAdapter  *adapter,
   return out;
 }
 
+/* The bytes of tensor data of @state_dict in files of @save_dtype */
 static guint64
-total_bytes (HpStateDict *state_dict)
+total_bytes (HpStateDict        *state_dict,
+             HpSafetensorsDType  save_dtype)
 {
   guint64 total = 0;
 
   for (guint i = 0; i < hp_state_dict_get_size (state_dict); i++)
     {
       HpTensor *tensor = hp_state_dict_get_tensor (state_dict, i);
+      HpStDType stored = _hp_st_dtype_for_save (save_dtype, hp_tensor_get_dtype (tensor));
 
-      total += (guint64) hp_tensor_get_numel (tensor) * hp_dtype_get_size (hp_tensor_get_dtype (tensor));
+      total += (guint64) hp_tensor_get_numel (tensor) * _hp_st_dtype_get_size (stored);
     }
   return total;
 }
@@ -169,10 +176,11 @@ hp_base_state_dict_adapter_save (HpStateDictAdapter  *adapter,
       return FALSE;
     }
   g_hash_table_insert (metadata, (gpointer) "format", (gpointer) "pt");
-  if (total_bytes (state_dict) > priv->max_shard_size)
-    return hp_safetensors_save_sharded (state_dict, metadata, path, priv->max_shard_size, error);
+  if (total_bytes (state_dict, priv->save_dtype) > priv->max_shard_size)
+    return hp_safetensors_save_sharded_with_dtype (state_dict, metadata, path, priv->max_shard_size,
+                                                   priv->save_dtype, error);
   file = g_build_filename (path, "model.safetensors", NULL);
-  return hp_safetensors_save (state_dict, metadata, file, error);
+  return hp_safetensors_save_with_dtype (state_dict, metadata, file, priv->save_dtype, error);
 }
 
 static void
@@ -197,6 +205,9 @@ hp_base_state_dict_adapter_get_property (GObject    *object,
     case PROP_MAX_SHARD_SIZE:
       g_value_set_uint64 (value, hp_base_state_dict_adapter_get_max_shard_size (self));
       break;
+    case PROP_SAVE_DTYPE:
+      g_value_set_enum (value, hp_base_state_dict_adapter_get_save_dtype (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -214,6 +225,9 @@ hp_base_state_dict_adapter_set_property (GObject      *object,
     {
     case PROP_MAX_SHARD_SIZE:
       hp_base_state_dict_adapter_set_max_shard_size (self, g_value_get_uint64 (value));
+      break;
+    case PROP_SAVE_DTYPE:
+      hp_base_state_dict_adapter_set_save_dtype (self, g_value_get_enum (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -243,6 +257,24 @@ hp_base_state_dict_adapter_class_init (HpBaseStateDictAdapterClass *klass)
                          (G_PARAM_READWRITE |
                           G_PARAM_EXPLICIT_NOTIFY |
                           G_PARAM_STATIC_STRINGS));
+
+  /**
+   * HpBaseStateDictAdapter:save-dtype:
+   *
+   * The element type that [method@Hp.StateDictAdapter.save_hf_state_dict]
+   * writes floating tensors in, rounded as
+   * [func@Hp.safetensors_save_with_dtype] says (integer tensors stay as
+   * they are); each in its own dtype by default. Loading does not
+   * depend on it: every file type loads, exactly, into the dtype asked.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_SAVE_DTYPE] =
+    g_param_spec_enum ("save-dtype", NULL, NULL,
+                       HP_TYPE_SAFETENSORS_DTYPE, HP_SAFETENSORS_DTYPE_AS_IS,
+                       (G_PARAM_READWRITE |
+                        G_PARAM_EXPLICIT_NOTIFY |
+                        G_PARAM_STATIC_STRINGS));
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -299,6 +331,52 @@ hp_base_state_dict_adapter_set_max_shard_size (HpBaseStateDictAdapter *self,
     return;
   priv->max_shard_size = max_shard_size;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_SHARD_SIZE]);
+}
+
+/**
+ * hp_base_state_dict_adapter_get_save_dtype:
+ * @self: a [class@Hp.BaseStateDictAdapter]
+ *
+ * Gets the element type that floating tensors are saved in.
+ *
+ * Returns: the [property@Hp.BaseStateDictAdapter:save-dtype]
+ *
+ * Since: 1.0
+ */
+HpSafetensorsDType
+hp_base_state_dict_adapter_get_save_dtype (HpBaseStateDictAdapter *self)
+{
+  HpBaseStateDictAdapterPrivate *priv;
+
+  g_return_val_if_fail (HP_IS_BASE_STATE_DICT_ADAPTER (self), HP_SAFETENSORS_DTYPE_AS_IS);
+
+  priv = hp_base_state_dict_adapter_get_instance_private (self);
+  return priv->save_dtype;
+}
+
+/**
+ * hp_base_state_dict_adapter_set_save_dtype:
+ * @self: a [class@Hp.BaseStateDictAdapter]
+ * @save_dtype: the element type of the floating tensors in the files
+ *
+ * Sets [property@Hp.BaseStateDictAdapter:save-dtype].
+ *
+ * Since: 1.0
+ */
+void
+hp_base_state_dict_adapter_set_save_dtype (HpBaseStateDictAdapter *self,
+                                           HpSafetensorsDType      save_dtype)
+{
+  HpBaseStateDictAdapterPrivate *priv;
+
+  g_return_if_fail (HP_IS_BASE_STATE_DICT_ADAPTER (self));
+  g_return_if_fail (save_dtype <= HP_SAFETENSORS_DTYPE_F64);
+
+  priv = hp_base_state_dict_adapter_get_instance_private (self);
+  if (priv->save_dtype == save_dtype)
+    return;
+  priv->save_dtype = save_dtype;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SAVE_DTYPE]);
 }
 
 /**

@@ -9,6 +9,7 @@
 # error "Only <hp-protocols/hp-protocols.h> can be included directly."
 #endif
 
+#include "hp-safetensors.h"
 #include "hp-state-dict-adapter.h"
 #include "hp-version-macros.h"
 
@@ -66,6 +67,11 @@ guint64     hp_base_state_dict_adapter_get_max_shard_size     (HpBaseStateDictAd
 HP_AVAILABLE_IN_ALL
 void        hp_base_state_dict_adapter_set_max_shard_size     (HpBaseStateDictAdapter  *self,
                                                                guint64                  max_shard_size);
+HP_AVAILABLE_IN_ALL
+HpSafetensorsDType hp_base_state_dict_adapter_get_save_dtype  (HpBaseStateDictAdapter  *self);
+HP_AVAILABLE_IN_ALL
+void        hp_base_state_dict_adapter_set_save_dtype         (HpBaseStateDictAdapter  *self,
+                                                               HpSafetensorsDType       save_dtype);
 HP_AVAILABLE_IN_ALL
 GHashTable *hp_base_state_dict_adapter_fqn_to_index_mapping   (HpBaseStateDictAdapter  *self,
                                                                const gchar             *path,

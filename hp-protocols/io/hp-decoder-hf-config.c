@@ -622,6 +622,28 @@ check_uniform (HpDecoderConfig  *config,
   return TRUE;
 }
 
+/* The torch name of the dtype the weights are saved in */
+static const gchar *
+torch_dtype (HpDecoderStateDictAdapter *self)
+{
+  HpDecoderConfig *config = hp_decoder_state_dict_adapter_get_model_config (self);
+
+  switch (hp_base_state_dict_adapter_get_save_dtype (HP_BASE_STATE_DICT_ADAPTER (self)))
+    {
+    case HP_SAFETENSORS_DTYPE_BF16:
+      return "bfloat16";
+    case HP_SAFETENSORS_DTYPE_F16:
+      return "float16";
+    case HP_SAFETENSORS_DTYPE_F32:
+      return "float32";
+    case HP_SAFETENSORS_DTYPE_F64:
+      return "float64";
+    case HP_SAFETENSORS_DTYPE_AS_IS:
+    default:
+      return hp_dtype_to_string (hp_decoder_config_get_dtype (config));
+    }
+}
+
 /**
  * hp_decoder_state_dict_adapter_to_hf_config:
  * @self: a [class@Hp.DecoderStateDictAdapter]
@@ -635,7 +657,10 @@ check_uniform (HpDecoderConfig  *config,
  * `num_attention_heads`, `num_key_value_heads`, `head_dim`,
  * `hidden_act`, `rms_norm_eps`, `rope_theta`, `rope_scaling`,
  * `max_position_embeddings`, `vocab_size`, `tie_word_embeddings`,
- * `attention_bias`, `mlp_bias` and `torch_dtype`. The derived sizes are
+ * `attention_bias`, `mlp_bias` and `torch_dtype`, the dtype the
+ * weights are saved in ([property@Hp.BaseStateDictAdapter:save-dtype]:
+ * `bfloat16`, `float16`, `float32` or `float64`; the configuration's
+ * dtype when each tensor is saved in its own). The derived sizes are
  * written out: `num_key_value_heads` when n-kv-heads is 0,
  * `intermediate_size` when ffn-hidden is 0.
  *
@@ -684,7 +709,6 @@ hp_decoder_state_dict_adapter_to_hf_config (HpDecoderStateDictAdapter  *self,
       g_string_append_printf (json, "  \"%s\": %s,\n", field_keys[i].hf, text);
     }
   append_rope_scaling (json, config);
-  g_string_append_printf (json, "  \"torch_dtype\": \"%s\"\n}\n",
-                          hp_dtype_to_string (hp_decoder_config_get_dtype (config)));
+  g_string_append_printf (json, "  \"torch_dtype\": \"%s\"\n}\n", torch_dtype (self));
   return g_string_free (g_steal_pointer (&json), FALSE);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "hp-dtype.h"
+#include "hp-safetensors.h"
 #include "hp-safetensors-file.h"
 #include "hp-state-dict.h"
 
@@ -47,15 +48,31 @@ gsize         _hp_st_dtype_get_size      (HpStDType      dtype);
 /* The HpDType a tensor of @dtype loads as; FALSE if it does not load */
 gboolean      _hp_st_dtype_to_hp         (HpStDType      dtype,
                                           HpDType       *out);
-const gchar  *_hp_st_dtype_from_hp       (HpDType        dtype);
+/* The element type a tensor of @have is written as for @save (integer
+ * tensors as they are) */
+HpStDType     _hp_st_dtype_for_save      (HpSafetensorsDType save,
+                                          HpDType        have);
 
 /* Half-precision values (their bits) as floats, exactly */
 gfloat        _hp_bfloat16_to_float      (guint16        bits);
 gfloat        _hp_float16_to_float       (guint16        bits);
+/* The bits of the half-precision value nearest to @value, ties to even,
+ * as torch's .to(torch.bfloat16) and .to(torch.float16) give */
+guint16       _hp_float_to_bfloat16      (gfloat         value);
+guint16       _hp_float_to_float16       (gfloat         value);
 
 /* Converts @n little-endian elements of @dtype at @src (any alignment)
  * into elements of the type it loads as at @dst (aligned). */
 void          _hp_st_load_elements       (HpStDType      dtype,
+                                          gconstpointer  src,
+                                          gpointer       dst,
+                                          gsize          n);
+/* Converts @n elements of @from at @src (host order, aligned) into
+ * little-endian elements of @to, a type that _hp_st_dtype_for_save()
+ * gives for @from, at @dst (any alignment), rounding as the functions
+ * above */
+void          _hp_st_store_elements      (HpDType        from,
+                                          HpStDType      to,
                                           gconstpointer  src,
                                           gpointer       dst,
                                           gsize          n);

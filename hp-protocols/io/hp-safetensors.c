@@ -14,7 +14,10 @@
 #include <json-glib/json-glib.h>
 
 #include "hp-dtensor.h"
+#include "hp-enum-private.h"
+#include "hp-error-private.h"
 #include "hp-error.h"
+#include "hp-io-enum-types.h"
 #include "hp-safetensors.h"
 #include "hp-safetensors-checkpoint.h"
 #include "hp-safetensors-private.h"
@@ -24,6 +27,7 @@ typedef struct
 {
   const gchar *name;
   HpTensor *tensor;
+  HpStDType dtype;
   gsize elem_size;
   guint64 nbytes;
   guint64 begin;
@@ -61,12 +65,13 @@ hp_safetensors_load (const gchar  *path,
   return hp_safetensors_checkpoint_to_state_dict (checkpoint, error);
 }
 
-/* The tensors of @state_dict as items, in its order, if they can be
- * written */
+/* The tensors of @state_dict as items to write in @dtype, in its
+ * order, if they can be written */
 static GArray *
-collect_items (HpStateDict  *state_dict,
-               const gchar  *path,
-               GError      **error)
+collect_items (HpStateDict         *state_dict,
+               HpSafetensorsDType   dtype,
+               const gchar         *path,
+               GError             **error)
 {
   guint n = hp_state_dict_get_size (state_dict);
   g_autoptr(GArray) items = g_array_sized_new (FALSE, TRUE, sizeof (Item), n);
@@ -91,7 +96,8 @@ collect_items (HpStateDict  *state_dict,
                        "(hp_dtensor_full_tensor()) or its local tensor", path, item.name);
           return NULL;
         }
-      item.elem_size = hp_dtype_get_size (hp_tensor_get_dtype (item.tensor));
+      item.dtype = _hp_st_dtype_for_save (dtype, hp_tensor_get_dtype (item.tensor));
+      item.elem_size = _hp_st_dtype_get_size (item.dtype);
       item.nbytes = (guint64) hp_tensor_get_numel (item.tensor) * item.elem_size;
       g_array_append_val (items, item);
     }
@@ -103,7 +109,7 @@ _hp_safetensors_check_state_dict (HpStateDict  *state_dict,
                                   const gchar  *path,
                                   GError      **error)
 {
-  g_autoptr(GArray) items = collect_items (state_dict, path, error);
+  g_autoptr(GArray) items = collect_items (state_dict, HP_SAFETENSORS_DTYPE_AS_IS, path, error);
 
   return items != NULL;
 }
@@ -197,7 +203,7 @@ build_header (GPtrArray  *layout,
       json_builder_set_member_name (builder, item->name);
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "dtype");
-      json_builder_add_string_value (builder, _hp_st_dtype_from_hp (hp_tensor_get_dtype (item->tensor)));
+      json_builder_add_string_value (builder, _hp_st_dtype_to_string (item->dtype));
       json_builder_set_member_name (builder, "shape");
       json_builder_begin_array (builder);
       for (guint d = 0; d < ndim; d++)
@@ -228,21 +234,22 @@ write_all (FILE          *out,
 }
 
 static gboolean
-write_tensor (FILE     *out,
-              HpTensor *tensor)
+write_tensor (FILE       *out,
+              const Item *item)
 {
-  g_autoptr(GBytes) bytes = hp_tensor_get_bytes (tensor);
+  g_autoptr(GBytes) bytes = hp_tensor_get_bytes (item->tensor);
+  HpDType from = hp_tensor_get_dtype (item->tensor);
   gsize size;
   gconstpointer data = g_bytes_get_data (bytes, &size);
-  gsize elem_size = hp_dtype_get_size (hp_tensor_get_dtype (tensor));
-  g_autofree guint8 *le = NULL;
+  g_autofree guint8 *converted = NULL;
 
-  if (G_BYTE_ORDER == G_LITTLE_ENDIAN)
+  if (G_BYTE_ORDER == G_LITTLE_ENDIAN &&
+      item->dtype == _hp_st_dtype_for_save (HP_SAFETENSORS_DTYPE_AS_IS, from))
     return write_all (out, data, size);
 
-  le = g_malloc (size);
-  _hp_st_copy_le (data, le, size / elem_size, elem_size);
-  return write_all (out, le, size);
+  converted = g_malloc (item->nbytes);
+  _hp_st_store_elements (from, item->dtype, data, converted, size / hp_dtype_get_size (from));
+  return write_all (out, converted, item->nbytes);
 }
 
 /* Opens a new file next to @path, under a temporary name (*@tmp_path) */
@@ -352,7 +359,7 @@ write_temp_file (const gchar  *path,
     return FALSE;
   ok = write_all (out, &header_length, 8) && write_all (out, header->str, header->len);
   for (guint i = 0; ok && i < layout->len; i++)
-    ok = write_tensor (out, ((Item *) g_ptr_array_index (layout, i))->tensor);
+    ok = write_tensor (out, g_ptr_array_index (layout, i));
   if (!close_temp (out, path, tmp, ok, errno, error))
     return FALSE;
   *tmp_path = g_steal_pointer (&tmp);
@@ -383,6 +390,47 @@ write_file (const gchar  *path,
 }
 
 /**
+ * hp_safetensors_dtype_from_string:
+ * @name: the nick of a [enum@Hp.SafetensorsDType]: `as-is`, `bf16`,
+ *   `f16`, `f32` or `f64`
+ * @dtype: (out): return location for the element type
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Parses the name of an element type to save in, as a command line
+ * gives it (`hp-train --save-dtype bf16`).
+ *
+ * Returns: %TRUE on success; %FALSE with
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for another name, which
+ *   the message lists the names for
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_safetensors_dtype_from_string (const gchar         *name,
+                                  HpSafetensorsDType  *dtype,
+                                  GError             **error)
+{
+  gint value;
+
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (dtype != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!_hp_error_check_utf8 (name, "safetensors dtype", HP_ERROR_INVALID_ARGUMENT, error))
+    return FALSE;
+  if (!_hp_enum_from_nick (HP_TYPE_SAFETENSORS_DTYPE, name, &value))
+    {
+      g_autofree gchar *nicks = _hp_enum_list_nicks (HP_TYPE_SAFETENSORS_DTYPE);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "unknown safetensors dtype '%s' (expected one of %s)", name, nicks);
+      return FALSE;
+    }
+  *dtype = value;
+  return TRUE;
+}
+
+/**
  * hp_safetensors_save:
  * @state_dict: the tensors to save
  * @metadata: (nullable) (element-type utf8 utf8): the `__metadata__`
@@ -390,17 +438,65 @@ write_file (const gchar  *path,
  * @path: (type filename): the file to write
  * @error: return location for a [struct@GLib.Error]
  *
- * Writes @state_dict as a safetensors file: each tensor with its dtype
- * (`F32`, `F64` or `I64`), shape and data, little-endian and row-major.
+ * Writes @state_dict as a safetensors file, each tensor in its own
+ * dtype (`F32`, `F64` or `I64`): [func@Hp.safetensors_save_with_dtype]
+ * with [HP_SAFETENSORS_DTYPE_AS_IS][enum@Hp.SafetensorsDType].
+ *
+ * Returns: %TRUE on success; %FALSE with an error of
+ *   [func@Hp.safetensors_save_with_dtype]
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_safetensors_save (HpStateDict  *state_dict,
+                     GHashTable   *metadata,
+                     const gchar  *path,
+                     GError      **error)
+{
+  return hp_safetensors_save_with_dtype (state_dict, metadata, path,
+                                         HP_SAFETENSORS_DTYPE_AS_IS, error);
+}
+
+/**
+ * hp_safetensors_save_with_dtype:
+ * @state_dict: the tensors to save
+ * @metadata: (nullable) (element-type utf8 utf8): the `__metadata__`
+ *   keys and values, or %NULL for none
+ * @path: (type filename): the file to write
+ * @dtype: the element type of the floating tensors in the file
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Writes @state_dict as a safetensors file: each tensor with its dtype,
+ * shape and data, little-endian and row-major. Floating tensors are
+ * written in @dtype (`BF16`, `F16`, `F32` or `F64`; or in their own
+ * with [HP_SAFETENSORS_DTYPE_AS_IS][enum@Hp.SafetensorsDType]), integer
+ * tensors (`I64`) always as they are.
+ *
+ * A narrower type is rounded to nearest, ties to even, as torch's
+ * `tensor.to(torch.bfloat16)` and `tensor.to(torch.float16)` round: a
+ * magnitude from the largest finite value plus half its ulp up
+ * (65520 for `F16`) becomes an infinity of its sign, `F16` subnormals
+ * are rounded like the other values, down to the smallest, 2^-24; -0,
+ * infinities and the signs of zeros stay. A NaN stays a quiet NaN: in
+ * `BF16` always `0x7fc0`, as torch writes it; in `F16` of its sign,
+ * with the top bits of its payload, as torch's CPU conversion (F16C or
+ * ARM) gives. A float64 tensor is rounded to float32 first, as torch
+ * does (its `BFloat16` and `Half` are made from a float only), so it is
+ * rounded twice: a float64 value very near a tie can land on another
+ * neighbour than one rounding would give (numpy's float64
+ * `astype(float16)` rounds once). `F32` from float64 is the C
+ * conversion (to nearest, ties to even), `F64` from float32 is exact.
+ * [func@Hp.safetensors_load] reads every one of these back exactly:
+ * `BF16` and `F16` as float32, which holds all their values.
  *
  * The layout is that of the reference writer: the header lists
  * `__metadata__` first (keys sorted), then the tensors in the order
- * their data follows, which is by decreasing element size (`F64` and
- * `I64` before `F32`) and, within one element size, by name (strcmp());
- * the data is contiguous without gaps, and every tensor starts at an
- * offset aligned to its element size, since the header is padded with
- * spaces to a multiple of 8 bytes. The order of @state_dict does not
- * count.
+ * their data follows, which is by decreasing element size in the file
+ * (`F64` and `I64`, then `F32`, then `BF16` and `F16`) and, within one
+ * element size, by name (strcmp()); the data is contiguous without
+ * gaps, and every tensor starts at an offset aligned to its element
+ * size, since the header is padded with spaces to a multiple of 8
+ * bytes. The order of @state_dict does not count.
  *
  * The file is written under a temporary name in the same directory and
  * renamed to @path when complete, so @path is never left half-written.
@@ -412,19 +508,21 @@ write_file (const gchar  *path,
  * Since: 1.0
  */
 gboolean
-hp_safetensors_save (HpStateDict  *state_dict,
-                     GHashTable   *metadata,
-                     const gchar  *path,
-                     GError      **error)
+hp_safetensors_save_with_dtype (HpStateDict         *state_dict,
+                                GHashTable          *metadata,
+                                const gchar         *path,
+                                HpSafetensorsDType   dtype,
+                                GError             **error)
 {
   g_autoptr(GArray) items = NULL;
   g_autoptr(GPtrArray) pointers = NULL;
 
   g_return_val_if_fail (HP_IS_STATE_DICT (state_dict), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (dtype <= HP_SAFETENSORS_DTYPE_F64, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  items = collect_items (state_dict, path, error);
+  items = collect_items (state_dict, dtype, path, error);
   if (items == NULL)
     return FALSE;
 
@@ -499,18 +597,51 @@ write_temp_index (const gchar  *path,
  * @max_shard_bytes: the most tensor data bytes a shard holds, at least 1
  * @error: return location for a [struct@GLib.Error]
  *
+ * Writes @state_dict as a sharded checkpoint, each tensor in its own
+ * dtype: [func@Hp.safetensors_save_sharded_with_dtype] with
+ * [HP_SAFETENSORS_DTYPE_AS_IS][enum@Hp.SafetensorsDType].
+ *
+ * Returns: %TRUE on success; %FALSE with an error of
+ *   [func@Hp.safetensors_save_sharded_with_dtype]
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_safetensors_save_sharded (HpStateDict  *state_dict,
+                             GHashTable   *metadata,
+                             const gchar  *directory,
+                             guint64       max_shard_bytes,
+                             GError      **error)
+{
+  return hp_safetensors_save_sharded_with_dtype (state_dict, metadata, directory, max_shard_bytes,
+                                                 HP_SAFETENSORS_DTYPE_AS_IS, error);
+}
+
+/**
+ * hp_safetensors_save_sharded_with_dtype:
+ * @state_dict: the tensors to save
+ * @metadata: (nullable) (element-type utf8 utf8): metadata keys and
+ *   values, or %NULL for none
+ * @directory: (type filename): the directory to write into; it is
+ *   created if it does not exist
+ * @max_shard_bytes: the most tensor data bytes a shard holds, at least 1
+ * @dtype: the element type of the floating tensors in the files
+ * @error: return location for a [struct@GLib.Error]
+ *
  * Writes @state_dict as a sharded checkpoint, as Hugging Face does:
  * shard files `model-00001-of-0000N.safetensors` ... in @directory and
  * the index `model.safetensors.index.json`, which maps each tensor name
  * to its shard and has `total_size`, the sum of the tensors' data bytes,
- * in its `metadata`.
+ * in its `metadata`. Floating tensors are written in @dtype, rounded as
+ * [func@Hp.safetensors_save_with_dtype] says, and the sizes are those
+ * of the data in the files.
  *
  * Tensors go into shards in the order of @state_dict: a tensor that
  * would take the current shard past @max_shard_bytes starts a new one,
  * and a tensor larger than @max_shard_bytes has a shard of its own. An
  * empty state dict makes one empty shard. Each shard is written as
- * [func@Hp.safetensors_save] writes a file, with @metadata as its
- * `__metadata__`; @metadata also goes into the index's `metadata`. Every
+ * [func@Hp.safetensors_save_with_dtype] writes a file, with @metadata
+ * as its `__metadata__`; @metadata also goes into the index's `metadata`. Every
  * file is written under a temporary name first and renamed into place
  * when all are complete (the index last), so that an error leaves the
  * files already in @directory as they were. Files of an earlier
@@ -525,11 +656,12 @@ write_temp_index (const gchar  *path,
  * Since: 1.0
  */
 gboolean
-hp_safetensors_save_sharded (HpStateDict  *state_dict,
-                             GHashTable   *metadata,
-                             const gchar  *directory,
-                             guint64       max_shard_bytes,
-                             GError      **error)
+hp_safetensors_save_sharded_with_dtype (HpStateDict         *state_dict,
+                                        GHashTable          *metadata,
+                                        const gchar         *directory,
+                                        guint64              max_shard_bytes,
+                                        HpSafetensorsDType   dtype,
+                                        GError             **error)
 {
   g_autoptr(GArray) items = NULL;
   g_autoptr(GPtrArray) shards = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
@@ -542,6 +674,7 @@ hp_safetensors_save_sharded (HpStateDict  *state_dict,
 
   g_return_val_if_fail (HP_IS_STATE_DICT (state_dict), FALSE);
   g_return_val_if_fail (directory != NULL, FALSE);
+  g_return_val_if_fail (dtype <= HP_SAFETENSORS_DTYPE_F64, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (max_shard_bytes == 0)
@@ -556,7 +689,7 @@ hp_safetensors_save_sharded (HpStateDict  *state_dict,
                    "%s: the metadata key 'total_size' is reserved for the index", directory);
       return FALSE;
     }
-  items = collect_items (state_dict, directory, error);
+  items = collect_items (state_dict, dtype, directory, error);
   if (items == NULL)
     return FALSE;
 

@@ -13,6 +13,9 @@
 
 #include "hp-test-utils.h"
 
+/* the rounding of the writer */
+#include "hp-safetensors-private.h"
+
 static gint world_size;
 
 /* A float64 decoder whose heads split over @tp ranks */
@@ -477,6 +480,127 @@ test_variants_hf_layout (void)
   remove_dir (dir);
 }
 
+/* The value a file of @dtype holds for @value */
+static gdouble
+saved_value (gdouble            value,
+             HpSafetensorsDType dtype)
+{
+  switch (dtype)
+    {
+    case HP_SAFETENSORS_DTYPE_BF16:
+      return _hp_bfloat16_to_float (_hp_float_to_bfloat16 ((gfloat) value));
+    case HP_SAFETENSORS_DTYPE_F16:
+      return _hp_float16_to_float (_hp_float_to_float16 ((gfloat) value));
+    case HP_SAFETENSORS_DTYPE_F32:
+      return (gfloat) value;
+    case HP_SAFETENSORS_DTYPE_F64:
+    case HP_SAFETENSORS_DTYPE_AS_IS:
+    default:
+      return value;
+    }
+}
+
+/* A float64 decoder saved in every dtype by rank 0: config.json's
+ * torch_dtype says it, the files hold it, they load on every rank into
+ * float64 exactly as stored, and the shard size counts the bytes in the
+ * files */
+static void
+test_save_dtype (void)
+{
+  static const struct
+  {
+    HpSafetensorsDType dtype;
+    const gchar *torch;
+    const gchar *file;
+  } cases[] = {
+    { HP_SAFETENSORS_DTYPE_AS_IS, "float64", "F64" },
+    { HP_SAFETENSORS_DTYPE_BF16, "bfloat16", "BF16" },
+    { HP_SAFETENSORS_DTYPE_F16, "float16", "F16" },
+    { HP_SAFETENSORS_DTYPE_F32, "float32", "F32" },
+    { HP_SAFETENSORS_DTYPE_F64, "float64", "F64" },
+  };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (1);
+  g_autoptr(HpModule) model = build (config, 3);
+  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
+  HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  HpBaseStateDictAdapter *base = HP_BASE_STATE_DICT_ADAPTER (adapter);
+  g_autoptr(HpStateDict) states = hp_module_state_dict (model);
+  g_autoptr(HpStateDict) hf = hp_state_dict_adapter_to_hf (as_adapter, states, &error);
+  guint64 numel = 0;
+  HpSafetensorsDType dtype = HP_SAFETENSORS_DTYPE_F64;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (hp_base_state_dict_adapter_get_save_dtype (base), ==, HP_SAFETENSORS_DTYPE_AS_IS);
+  for (guint i = 0; i < hp_state_dict_get_size (hf); i++)
+    numel += (guint64) hp_tensor_get_numel (hp_state_dict_get_tensor (hf, i));
+  /* one file in 2 bytes a value, shards in 8 */
+  hp_base_state_dict_adapter_set_max_shard_size (base, 2 * numel);
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree gchar *path = shared_tmp_dir ();
+      g_autofree gchar *single = g_build_filename (path, "model.safetensors", NULL);
+      g_autofree gchar *hf_config = NULL;
+      g_autofree gchar *torch = g_strdup_printf ("\"torch_dtype\": \"%s\"", cases[c].torch);
+      g_autoptr(HpSafetensorsCheckpoint) checkpoint = NULL;
+      g_autoptr(HpStateDict) loaded = NULL;
+      gsize size = g_str_equal (cases[c].file, "F64") ? 8 : g_str_equal (cases[c].file, "F32") ? 4 : 2;
+
+      /* the property and its setter */
+      if (c % 2 == 0)
+        g_object_set (adapter, "save-dtype", cases[c].dtype, NULL);
+      else
+        hp_base_state_dict_adapter_set_save_dtype (base, cases[c].dtype);
+      g_object_get (adapter, "save-dtype", &dtype, NULL);
+      g_assert_cmpint (dtype, ==, cases[c].dtype);
+
+      hf_config = hp_decoder_state_dict_adapter_to_hf_config (adapter, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (strstr (hf_config, torch));
+
+      if (hp_get_world_rank () == 0)
+        {
+          g_assert_true (hp_state_dict_adapter_save_hf_state_dict (as_adapter, hf,
+                                                                   HP_BASE_MODEL_CONFIG (config),
+                                                                   path, &error));
+          g_assert_no_error (error);
+        }
+      MPI_Barrier (MPI_COMM_WORLD);
+      g_assert_true (g_file_test (single, G_FILE_TEST_EXISTS) == (size == 2));
+      checkpoint = hp_safetensors_checkpoint_new_for_path (path, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < hp_state_dict_get_size (hf); i++)
+        {
+          const gchar *tensor_name = hp_state_dict_get_name (hf, i);
+          HpSafetensorsFile *file = hp_safetensors_checkpoint_lookup_file (checkpoint, tensor_name, &error);
+
+          g_assert_no_error (error);
+          g_assert_cmpstr (hp_safetensors_file_get_dtype (file, tensor_name, &error), ==, cases[c].file);
+        }
+
+      loaded = hp_state_dict_adapter_load_hf_state_dict (as_adapter, path, HP_BASE_MODEL_CONFIG (config),
+                                                         HP_DTYPE_FLOAT64, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < hp_state_dict_get_size (hf); i++)
+        {
+          HpTensor *original = hp_state_dict_get_tensor (hf, i);
+          HpTensor *back = hp_state_dict_lookup (loaded, hp_state_dict_get_name (hf, i));
+          gsize n;
+          g_autofree gdouble *values = hp_tensor_to_float64_array (original, &n);
+          g_autofree gdouble *expected = g_new (gdouble, n);
+          guint ndim;
+          const gint64 *shape = hp_tensor_get_shape (original, &ndim);
+
+          g_assert_cmpint (hp_tensor_get_dtype (back), ==, HP_DTYPE_FLOAT64);
+          for (gsize k = 0; k < n; k++)
+            expected[k] = saved_value (values[k], cases[c].dtype);
+          hp_test_assert_values (back, expected, n, shape, ndim, 0, 0);
+        }
+      remove_dir (path);
+    }
+}
+
 /* Bad input of the adapter's file functions: a failed save makes no
  * directory and leaves an earlier checkpoint as it was; a missing or
  * damaged checkpoint has no index mapping. Every rank in a directory of
@@ -573,6 +697,7 @@ main (int   argc,
                    test_sharded_save_and_laid_out_load);
   g_test_add_func ("/hf-checkpoint/tied", test_tied);
   g_test_add_func ("/hf-checkpoint/variants-hf-layout", test_variants_hf_layout);
+  g_test_add_func ("/hf-checkpoint/save-dtype", test_save_dtype);
   g_test_add_func ("/hf-checkpoint/errors", test_errors);
 
   return g_test_run ();

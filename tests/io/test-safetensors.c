@@ -13,6 +13,9 @@
 
 #include "hp-test-utils.h"
 
+/* the rounding functions of the writer */
+#include "hp-safetensors-private.h"
+
 #define NAME "model.safetensors"
 
 /* Files */
@@ -714,6 +717,396 @@ test_f16_all_values (void)
     }
 }
 
+/* Rounding to half precision */
+
+typedef struct
+{
+  guint32 value;      /* float32 bits */
+  guint16 expected;
+} RoundCase;
+
+static const RoundCase to_f16_cases[] = {
+  { 0x00000000, 0x0000 },  /* +0 */
+  { 0x80000000, 0x8000 },  /* -0 */
+  { 0x3f800000, 0x3c00 },  /* 1 */
+  { 0xc0000000, 0xc000 },  /* -2 */
+  { 0x3dcccccd, 0x2e66 },  /* 0.1 */
+  { 0x3f801000, 0x3c00 },  /* 1 + 2^-11, a tie: down to even */
+  { 0x3f803000, 0x3c02 },  /* 1 + 3 * 2^-11, a tie: up to even */
+  { 0xbf803000, 0xbc02 },  /* its negative */
+  { 0x3f800fff, 0x3c00 },  /* just below a tie */
+  { 0x3f801001, 0x3c01 },  /* just above a tie */
+  { 0x3ffff000, 0x4000 },  /* 2 - 2^-11, a tie: up into the next binade */
+  { 0x3fffffff, 0x4000 },  /* just below 2 */
+  { 0x477fe000, 0x7bff },  /* 65504, the largest finite */
+  { 0x477fefff, 0x7bff },  /* just below 65520 */
+  { 0x477ff000, 0x7c00 },  /* 65520, a tie: up to even, infinity */
+  { 0xc77ff000, 0xfc00 },  /* -65520 */
+  { 0x47800000, 0x7c00 },  /* 65536 */
+  { 0x7f7fffff, 0x7c00 },  /* the largest float */
+  { 0xff7fffff, 0xfc00 },
+  { 0x7f800000, 0x7c00 },  /* +inf */
+  { 0xff800000, 0xfc00 },  /* -inf */
+  { 0x7fc00000, 0x7e00 },  /* NaN */
+  { 0xffc00000, 0xfe00 },  /* negative NaN */
+  { 0x7f800001, 0x7e00 },  /* signalling NaN, its payload below binary16's: quiet */
+  { 0x7fa02000, 0x7f01 },  /* its payload's top bits kept */
+  { 0x38800000, 0x0400 },  /* 2^-14, the smallest normal */
+  { 0x387fc000, 0x03ff },  /* 1023 * 2^-24, the largest subnormal */
+  { 0x387fe000, 0x0400 },  /* 1023.5 * 2^-24, a tie: up into the normals */
+  { 0x387fdfff, 0x03ff },
+  { 0x38000000, 0x0200 },  /* 2^-15 */
+  { 0x33800000, 0x0001 },  /* 2^-24, the smallest subnormal */
+  { 0xb3800000, 0x8001 },
+  { 0x33c00000, 0x0002 },  /* 1.5 * 2^-24, a tie: up to even */
+  { 0x34200000, 0x0002 },  /* 2.5 * 2^-24, a tie: down to even */
+  { 0x34300000, 0x0003 },  /* 2.75 * 2^-24 */
+  { 0x33000000, 0x0000 },  /* 2^-25, a tie: down to even 0 */
+  { 0xb3000000, 0x8000 },  /* -2^-25: -0 */
+  { 0x33000001, 0x0001 },  /* just above 2^-25 */
+  { 0x32ffffff, 0x0000 },
+  { 0x00000001, 0x0000 },  /* the smallest float32 subnormal */
+  { 0x80000001, 0x8000 },
+};
+
+static const RoundCase to_bf16_cases[] = {
+  { 0x00000000, 0x0000 },  /* +0 */
+  { 0x80000000, 0x8000 },  /* -0 */
+  { 0x3f800000, 0x3f80 },  /* 1 */
+  { 0x3dcccccd, 0x3dcd },  /* 0.1 */
+  { 0x40490fdb, 0x4049 },  /* pi */
+  { 0x3f808000, 0x3f80 },  /* 1 + 2^-8, a tie: down to even */
+  { 0x3f818000, 0x3f82 },  /* 1 + 3 * 2^-8, a tie: up to even */
+  { 0xbf818000, 0xbf82 },
+  { 0x3f807fff, 0x3f80 },  /* just below a tie */
+  { 0x3f808001, 0x3f81 },  /* just above a tie */
+  { 0x3fff8000, 0x4000 },  /* 2 - 2^-8, a tie: up into the next binade */
+  { 0x7f7f0000, 0x7f7f },  /* the largest finite */
+  { 0x7f7f7fff, 0x7f7f },
+  { 0x7f7f8000, 0x7f80 },  /* a tie: up to even, infinity */
+  { 0x7f7fffff, 0x7f80 },  /* the largest float */
+  { 0xff7f8000, 0xff80 },
+  { 0x7f800000, 0x7f80 },  /* +inf */
+  { 0xff800000, 0xff80 },  /* -inf */
+  { 0x7fc00000, 0x7fc0 },  /* NaN */
+  { 0xffc00000, 0x7fc0 },  /* every NaN is torch's 0x7fc0 */
+  { 0x7f800001, 0x7fc0 },  /* would round to infinity */
+  { 0x7fffffff, 0x7fc0 },  /* would carry into the sign */
+  { 0x00800000, 0x0080 },  /* the smallest normal */
+  { 0x007fffff, 0x0080 },  /* the largest subnormal: up into the normals */
+  { 0x00010000, 0x0001 },  /* the smallest bfloat16 subnormal */
+  { 0x00008000, 0x0000 },  /* a tie: down to even 0 */
+  { 0x00018000, 0x0002 },  /* a tie: up to even */
+  { 0x80008000, 0x8000 },
+  { 0x00000001, 0x0000 },
+};
+
+static gfloat
+float_of_bits (guint32 bits)
+{
+  gfloat value;
+
+  memcpy (&value, &bits, sizeof value);
+  return value;
+}
+
+static void
+test_round_to_half (void)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (to_f16_cases); i++)
+    {
+      guint16 got = _hp_float_to_float16 (float_of_bits (to_f16_cases[i].value));
+
+      if (got != to_f16_cases[i].expected)
+        g_test_fail_printf ("float32 %08x gave F16 %04x, not %04x",
+                            to_f16_cases[i].value, got, to_f16_cases[i].expected);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (to_bf16_cases); i++)
+    {
+      guint16 got = _hp_float_to_bfloat16 (float_of_bits (to_bf16_cases[i].value));
+
+      if (got != to_bf16_cases[i].expected)
+        g_test_fail_printf ("float32 %08x gave BF16 %04x, not %04x",
+                            to_bf16_cases[i].value, got, to_bf16_cases[i].expected);
+    }
+}
+
+/* Every F16 value rounds to itself, and every float32 between two
+ * neighbours rounds to the nearer one, the even one at their midpoint */
+static void
+test_round_to_f16_all_values (void)
+{
+  /* below the largest finite, whose midpoint with infinity is a case
+   * of test_round_to_half() */
+  for (guint32 bits = 0; bits < 0x7bff; bits++)
+    {
+      gdouble low = _hp_float16_to_float ((guint16) bits);
+      gdouble high = _hp_float16_to_float ((guint16) (bits + 1));
+      gfloat mid = (gfloat) ((low + high) / 2);
+      guint16 even = (bits & 1) == 0 ? (guint16) bits : (guint16) (bits + 1);
+
+      g_assert_cmphex (_hp_float_to_float16 ((gfloat) low), ==, bits);
+      g_assert_cmphex (_hp_float_to_float16 (-(gfloat) low), ==, bits | 0x8000);
+      /* the midpoint is a float32: binary16 has 13 bits fewer */
+      g_assert_cmpfloat ((gdouble) mid, ==, (low + high) / 2);
+      g_assert_cmphex (_hp_float_to_float16 (mid), ==, even);
+      g_assert_cmphex (_hp_float_to_float16 (nextafterf (mid, 0.0f)), ==, bits);
+      g_assert_cmphex (_hp_float_to_float16 (nextafterf (mid, G_MAXFLOAT)), ==, bits + 1);
+    }
+}
+
+/* The values of a tensor as float64 */
+static gdouble *
+tensor_values (HpTensor *tensor)
+{
+  gsize n;
+
+  return hp_tensor_to_float64_array (tensor, &n);
+}
+
+/* The value @value of a floating tensor comes back from a file of @dtype
+ * as */
+static gdouble
+stored_value (gdouble            value,
+              HpTensor          *tensor,
+              HpSafetensorsDType dtype)
+{
+  gfloat as_float = (gfloat) value;
+
+  switch (dtype)
+    {
+    case HP_SAFETENSORS_DTYPE_BF16:
+      return _hp_bfloat16_to_float (_hp_float_to_bfloat16 (as_float));
+    case HP_SAFETENSORS_DTYPE_F16:
+      return _hp_float16_to_float (_hp_float_to_float16 (as_float));
+    case HP_SAFETENSORS_DTYPE_F32:
+      return as_float;
+    case HP_SAFETENSORS_DTYPE_F64:
+      return value;
+    case HP_SAFETENSORS_DTYPE_AS_IS:
+    default:
+      return hp_tensor_get_dtype (tensor) == HP_DTYPE_FLOAT32 ? as_float : value;
+    }
+}
+
+/* @loaded has the tensors of @saved as a file of @dtype holds them, to
+ * the bit */
+static void
+assert_stored (HpStateDict        *loaded,
+               HpStateDict        *saved,
+               HpSafetensorsDType  dtype)
+{
+  for (guint i = 0; i < hp_state_dict_get_size (saved); i++)
+    {
+      HpTensor *original = hp_state_dict_get_tensor (saved, i);
+      HpTensor *back = hp_state_dict_lookup (loaded, hp_state_dict_get_name (saved, i));
+      HpDType have = hp_tensor_get_dtype (original);
+      HpDType want = have;
+      g_autofree gdouble *values = tensor_values (original);
+      g_autofree gdouble *back_values = tensor_values (back);
+      guint ndim;
+      const gint64 *shape = hp_tensor_get_shape (original, &ndim);
+
+      g_assert_nonnull (back);
+      if (have == HP_DTYPE_INT64)
+        {
+          assert_same_tensor (back, original);
+          continue;
+        }
+      if (dtype == HP_SAFETENSORS_DTYPE_F64)
+        want = HP_DTYPE_FLOAT64;
+      else if (dtype != HP_SAFETENSORS_DTYPE_AS_IS)
+        want = HP_DTYPE_FLOAT32;
+      g_assert_cmpint (hp_tensor_get_dtype (back), ==, want);
+      hp_test_assert_shape (back, shape, ndim);
+      for (gint64 k = 0; k < hp_tensor_get_numel (original); k++)
+        {
+          gdouble expected = stored_value (values[k], original, dtype);
+
+          if (memcmp (&back_values[k], &expected, sizeof expected) != 0)
+            g_test_fail_printf ("%s[%" G_GINT64_FORMAT "]: %.17g came back as %.17g, not %.17g",
+                                hp_state_dict_get_name (saved, i), k, values[k], back_values[k],
+                                expected);
+        }
+    }
+}
+
+/* Every dtype to save in: the header's dtypes (integers as they are),
+ * the layout by the element sizes in the file, and the values loaded
+ * back, from a single file and from shards */
+static void
+test_save_dtype (void)
+{
+  static const struct
+  {
+    HpSafetensorsDType dtype;
+    const gchar *f32;       /* what float32 and float64 tensors are written as */
+    const gchar *f64;
+  } cases[] = {
+    { HP_SAFETENSORS_DTYPE_AS_IS, "F32", "F64" },
+    { HP_SAFETENSORS_DTYPE_BF16, "BF16", "BF16" },
+    { HP_SAFETENSORS_DTYPE_F16, "F16", "F16" },
+    { HP_SAFETENSORS_DTYPE_F32, "F32", "F32" },
+    { HP_SAFETENSORS_DTYPE_F64, "F64", "F64" },
+  };
+  g_autofree gchar *dir = make_tmp_dir ();
+  g_autofree gchar *path = g_build_filename (dir, NAME, NULL);
+  g_autoptr(HpStateDict) sd = make_state_dict ();
+  g_autoptr(GError) error = NULL;
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr(GBytes) bytes = NULL;
+      g_autoptr(JsonNode) root = NULL;
+      g_autoptr(HpStateDict) loaded = NULL;
+      g_autoptr(HpStateDict) from_shards = NULL;
+      g_autofree gchar *shards_name = g_strdup_printf ("shards-%" G_GSIZE_FORMAT, c);
+      g_autofree gchar *shards = g_build_filename (dir, shards_name, NULL);
+      g_autofree gchar *index = g_build_filename (shards, "model.safetensors.index.json", NULL);
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      JsonObject *header;
+      guint64 header_length;
+      gint64 end = 0;
+      gsize last_size = 8;
+      gint64 total = 0;
+      g_autoptr(GList) members = NULL;
+
+      g_assert_true (hp_safetensors_save_with_dtype (sd, NULL, path, cases[c].dtype, &error));
+      g_assert_no_error (error);
+      bytes = read_bytes (path);
+      root = parse_file_header (bytes, &header_length);
+      header = json_node_get_object (root);
+      /* JSON objects keep their order: the file's */
+      members = json_object_get_members (header);
+      for (GList *l = members; l != NULL; l = l->next)
+        {
+          JsonObject *entry = json_object_get_object_member (header, l->data);
+          HpTensor *tensor = hp_state_dict_lookup (sd, l->data);
+          HpDType have = hp_tensor_get_dtype (tensor);
+          const gchar *expected = have == HP_DTYPE_INT64 ? "I64"
+                                  : have == HP_DTYPE_FLOAT64 ? cases[c].f64 : cases[c].f32;
+          const gchar *written = json_object_get_string_member (entry, "dtype");
+          JsonArray *offsets = json_object_get_array_member (entry, "data_offsets");
+          gsize size = g_str_equal (written, "I64") || g_str_equal (written, "F64") ? 8
+                       : g_str_equal (written, "F32") ? 4 : 2;
+
+          g_assert_cmpstr (written, ==, expected);
+          g_assert_cmpint (json_array_get_int_element (offsets, 0), ==, end);
+          end = json_array_get_int_element (offsets, 1);
+          g_assert_cmpint (end - json_array_get_int_element (offsets, 0), ==,
+                           hp_tensor_get_numel (tensor) * (gint64) size);
+          g_assert_cmpuint (size, <=, last_size);
+          g_assert_cmpint (json_array_get_int_element (offsets, 0) % (gint64) size, ==, 0);
+          last_size = size;
+          total += hp_tensor_get_numel (tensor) * (gint64) size;
+        }
+      g_assert_cmpuint (g_bytes_get_size (bytes), ==, 8 + header_length + (guint64) end);
+
+      loaded = hp_safetensors_load (path, &error);
+      g_assert_no_error (error);
+      assert_stored (loaded, sd, cases[c].dtype);
+
+      /* in shards: the sizes are those in the files */
+      g_assert_true (hp_safetensors_save_sharded_with_dtype (sd, NULL, shards, 64, cases[c].dtype,
+                                                             &error));
+      g_assert_no_error (error);
+      from_shards = hp_safetensors_load (shards, &error);
+      g_assert_no_error (error);
+      assert_stored (from_shards, sd, cases[c].dtype);
+      json_parser_load_from_file (parser, index, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (json_object_get_int_member (
+                         json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)),
+                                                        "metadata"), "total_size"), ==, total);
+    }
+  remove_tree (dir);
+}
+
+/* A float64 is rounded to float32 first, as torch does: just above a
+ * tie of half precision, it rounds to the tie, then to even */
+static void
+test_save_dtype_from_float64 (void)
+{
+  g_autofree gchar *dir = make_tmp_dir ();
+  g_autofree gchar *path = g_build_filename (dir, NAME, NULL);
+  g_autoptr(HpStateDict) sd = hp_state_dict_new ();
+  g_autoptr(HpTensor) t = hp_test_tensor (HP_DTYPE_FLOAT64,
+                                          HP_TEST_DATA (1 + ldexp (1, -11) + ldexp (1, -40),
+                                                        1 + ldexp (1, -8) + ldexp (1, -40),
+                                                        1 + ldexp (1, -11) + ldexp (1, -20)),
+                                          HP_TEST_SHAPE (3));
+  g_autoptr(GError) error = NULL;
+  static const struct
+  {
+    HpSafetensorsDType dtype;
+    guint16 bits[3];
+  } cases[] = {
+    /* one rounding would give 0x3c01 for the first; the third is above
+     * the tie as a float32 too */
+    { HP_SAFETENSORS_DTYPE_F16, { 0x3c00, 0x3c04, 0x3c01 } },
+    /* and 0x3f81 for the second */
+    { HP_SAFETENSORS_DTYPE_BF16, { 0x3f80, 0x3f80, 0x3f80 } },
+  };
+
+  hp_state_dict_insert (sd, "x", t);
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr(GBytes) bytes = NULL;
+      g_autoptr(JsonNode) root = NULL;
+      guint64 header_length;
+      const guint8 *data;
+
+      g_assert_true (hp_safetensors_save_with_dtype (sd, NULL, path, cases[c].dtype, &error));
+      g_assert_no_error (error);
+      bytes = read_bytes (path);
+      root = parse_file_header (bytes, &header_length);
+      data = (const guint8 *) g_bytes_get_data (bytes, NULL) + 8 + header_length;
+      for (guint i = 0; i < 3; i++)
+        g_assert_cmphex (data[2 * i] | (data[2 * i + 1] << 8), ==, cases[c].bits[i]);
+    }
+  remove_tree (dir);
+}
+
+static void
+test_dtype_names (void)
+{
+  static const struct
+  {
+    const gchar *name;
+    HpSafetensorsDType dtype;
+  } names[] = {
+    { "as-is", HP_SAFETENSORS_DTYPE_AS_IS },
+    { "bf16", HP_SAFETENSORS_DTYPE_BF16 },
+    { "f16", HP_SAFETENSORS_DTYPE_F16 },
+    { "f32", HP_SAFETENSORS_DTYPE_F32 },
+    { "f64", HP_SAFETENSORS_DTYPE_F64 },
+  };
+  g_autoptr(GError) error = NULL;
+  HpSafetensorsDType dtype = HP_SAFETENSORS_DTYPE_F64;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_assert_true (hp_safetensors_dtype_from_string (names[i].name, &dtype, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (dtype, ==, names[i].dtype);
+    }
+
+  dtype = HP_SAFETENSORS_DTYPE_F16;
+  g_assert_false (hp_safetensors_dtype_from_string ("bfloat16", &dtype, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==,
+                   "unknown safetensors dtype 'bfloat16' (expected one of as-is, bf16, f16, f32, f64)");
+  g_clear_error (&error);
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_dtype_from_string ("", &dtype, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT, "unknown safetensors dtype ''");
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_dtype_from_string ("BF16", &dtype, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT, "unknown safetensors dtype 'BF16'");
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_dtype_from_string ("bf\xff", &dtype, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT, "UTF-8");
+  /* left as it was */
+  g_assert_cmpint (dtype, ==, HP_SAFETENSORS_DTYPE_F16);
+}
+
 /* Slices */
 
 static void
@@ -1178,6 +1571,15 @@ test_save_errors (void)
   g_assert_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED);
   g_assert_cmpstr (error->message, ==, message);
   g_clear_error (&error);
+  /* the same checks in another dtype */
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_save_with_dtype (distributed, NULL, path,
+                                                                         HP_SAFETENSORS_DTYPE_BF16,
+                                                                         &error)),
+                        &error, HP_ERROR_NOT_SUPPORTED, message);
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_save_with_dtype (sd, NULL, missing,
+                                                                         HP_SAFETENSORS_DTYPE_F16,
+                                                                         &error)),
+                        &error, HP_ERROR_IO, "cannot write: No such file or directory");
 
   after = read_bytes (path);
   g_assert_true (g_bytes_equal (before, after));
@@ -1201,6 +1603,12 @@ test_save_errors (void)
   g_assert_false (hp_safetensors_save_sharded (distributed, NULL, dir, 100, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED);
   g_clear_error (&error);
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_save_sharded_with_dtype (
+                          distributed, NULL, dir, 100, HP_SAFETENSORS_DTYPE_BF16, &error)),
+                        &error, HP_ERROR_NOT_SUPPORTED, "is a DTensor");
+  hp_test_assert_error (GINT_TO_POINTER (hp_safetensors_save_sharded_with_dtype (
+                          sd, NULL, dir, 0, HP_SAFETENSORS_DTYPE_F16, &error)),
+                        &error, HP_ERROR_INVALID_ARGUMENT, "at least 1 byte, not 0");
 
   /* a directory that cannot be made */
   g_file_set_contents (file_path, "x", -1, &error);
@@ -1743,6 +2151,11 @@ main (int   argc,
   g_test_add_func ("/safetensors/metadata", test_metadata);
   g_test_add_func ("/safetensors/half-precision", test_half_precision);
   g_test_add_func ("/safetensors/f16-all-values", test_f16_all_values);
+  g_test_add_func ("/safetensors/round-to-half", test_round_to_half);
+  g_test_add_func ("/safetensors/round-to-f16-all-values", test_round_to_f16_all_values);
+  g_test_add_func ("/safetensors/save-dtype", test_save_dtype);
+  g_test_add_func ("/safetensors/save-dtype-from-float64", test_save_dtype_from_float64);
+  g_test_add_func ("/safetensors/dtype-names", test_dtype_names);
   g_test_add_func ("/safetensors/slices", test_slices);
   g_test_add_func ("/safetensors/sharded", test_sharded);
   g_test_add_func ("/safetensors/sharded-sizes", test_sharded_sizes);

@@ -16,8 +16,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
 from hptest import GLib, Hp, assert_error  # noqa: E402
 
-# safetensors dtype name -> little-endian numpy dtype
-NP_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8"}
+# safetensors dtype name -> little-endian numpy dtype; numpy has no
+# bfloat16, so BF16 reads as its bits
+NP_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8"}
 HP_TO_NP = {Hp.DType.FLOAT32: np.float32, Hp.DType.FLOAT64: np.float64, Hp.DType.INT64: np.int64}
 NP_TO_HP = {np.dtype(np.float32): Hp.DType.FLOAT32, np.dtype(np.float64): Hp.DType.FLOAT64,
             np.dtype(np.int64): Hp.DType.INT64}
@@ -28,6 +29,22 @@ def bf16_bytes(values):
     bits = np.asarray(values, dtype="<f4").view("<u4")
     assert np.all(bits & 0xFFFF == 0), "not exactly representable in bfloat16"
     return (bits >> 16).astype("<u2").tobytes()
+
+
+def bf16_round(values):
+    """The bits of the bfloat16 nearest to each float32, ties to even,
+    by integer arithmetic on the float32 bits: adding 0x7fff, and one
+    more when the kept half is odd, carries into the kept half exactly
+    when the dropped half is above one half or one half with the kept
+    half odd. Every NaN is 0x7fc0, as torch writes it."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded).astype("<u2")
+
+
+def bf16_values(bits):
+    """bfloat16 bits as the float32 values they are."""
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
 
 def write_reference(path, tensors, metadata=None):
@@ -250,6 +267,117 @@ class TestHpFile(unittest.TestCase):
             assert_same(self, to_numpy(sd.lookup(name)), array)
         block = checkpoint.get_tensor_slice("double", [1, 0, 1], [1, 2, 1])
         assert_same(self, to_numpy(block), self.arrays["double"][1:2, 0:2, 1:2])
+
+
+def random_floats(rng, dtype, n):
+    """Values of every magnitude and sign: normal numbers scaled over a
+    wide range of exponents, random bit patterns (NaNs left out: numpy
+    keeps a signalling NaN's payload unquieted), and the special values."""
+    bits_dtype, exponents = (np.uint32, 160) if dtype == np.float32 else (np.uint64, 400)
+    scaled = rng.standard_normal(n) * np.exp2(rng.integers(-exponents, exponents, n).astype(np.float64))
+    with np.errstate(over="ignore"):
+        scaled = scaled.astype(dtype)
+    raw = rng.integers(0, np.iinfo(bits_dtype).max, n, dtype=bits_dtype, endpoint=True).view(dtype)
+    raw = raw[~np.isnan(raw)]
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -2.0, 65504.0, 65519.0,
+                        65520.0, 65536.0, 2.0 ** -14, 2.0 ** -24, 2.0 ** -25, 1.5 * 2.0 ** -24,
+                        np.finfo(np.float32).max, np.finfo(np.float32).tiny,
+                        1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -8 + 2.0 ** -40], dtype=dtype)
+    return np.concatenate([scaled, raw, special])
+
+
+def expected_file(array, dtype):
+    """What a file of dtype holds for array, as torch's .to() makes it: a
+    float64 goes through float32 first (torch's Half and BFloat16 are
+    made from a float), then numpy's float16 cast (to nearest even) or
+    bf16_round()."""
+    with np.errstate(over="ignore"):
+        as_float = array.astype(np.float32)
+        if dtype == "F16":
+            return as_float.astype("<f2")
+        if dtype == "BF16":
+            return bf16_round(as_float)
+        return array.astype({"F32": "<f4", "F64": "<f8"}[dtype])
+
+
+def stored_values(stored, dtype):
+    """The values a file's data stands for, as Hp loads them"""
+    if dtype == "BF16":
+        return bf16_values(stored)
+    return stored.astype({"F16": np.float32, "F32": np.float32, "F64": np.float64}[dtype])
+
+
+class TestSaveDtype(unittest.TestCase):
+    """Random float32 and float64 tensors saved in every dtype: the file's
+    bytes are those of an independent conversion, and load back exactly."""
+
+    DTYPES = {Hp.SafetensorsDType.BF16: "BF16", Hp.SafetensorsDType.F16: "F16",
+              Hp.SafetensorsDType.F32: "F32", Hp.SafetensorsDType.F64: "F64"}
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        rng = np.random.default_rng(15)
+        self.arrays = {
+            "f32": random_floats(rng, np.float32, 20000),
+            "f64": random_floats(rng, np.float64, 20000),
+            "ids": np.array([1, -2, 2 ** 62], dtype=np.int64),
+        }
+        self.sd = Hp.StateDict.new()
+        for name, array in self.arrays.items():
+            self.sd.insert(name, from_numpy(array))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def check(self, arrays, header, loaded, dtype):
+        for name, array in self.arrays.items():
+            if array.dtype == np.int64:
+                # integers are never converted
+                self.assertEqual(header[name]["dtype"], "I64")
+                assert_same(self, arrays[name], array.astype("<i8"))
+                assert_same(self, to_numpy(loaded.lookup(name)), array)
+                continue
+            expected = expected_file(array, dtype)
+            self.assertEqual(header[name]["dtype"], dtype)
+            self.assertEqual(arrays[name].tobytes(), expected.tobytes(), name + " in " + dtype)
+            assert_same(self, to_numpy(loaded.lookup(name)), stored_values(expected, dtype))
+
+    def test_save(self):
+        for hp_dtype, dtype in self.DTYPES.items():
+            path = os.path.join(self.dir.name, dtype + ".safetensors")
+            Hp.safetensors_save_with_dtype(self.sd, {"format": "pt"}, path, hp_dtype)
+            metadata, arrays, header, _, _ = read_reference(path)
+            self.assertEqual(metadata, {"format": "pt"})
+            self.check(arrays, header, Hp.safetensors_load(path), dtype)
+
+    def test_save_sharded(self):
+        for hp_dtype, dtype in self.DTYPES.items():
+            out = os.path.join(self.dir.name, dtype)
+            Hp.safetensors_save_sharded_with_dtype(self.sd, None, out, 1000, hp_dtype)
+            with open(os.path.join(out, "model.safetensors.index.json")) as f:
+                index = json.load(f)
+            arrays, header = {}, {}
+            for shard in sorted(set(index["weight_map"].values())):
+                _, shard_arrays, shard_header, _, _ = read_reference(os.path.join(out, shard))
+                arrays.update(shard_arrays)
+                header.update(shard_header)
+            self.assertEqual(index["metadata"]["total_size"], sum(a.nbytes for a in arrays.values()))
+            self.check(arrays, header, Hp.safetensors_load(out), dtype)
+
+    def test_as_is(self):
+        path = os.path.join(self.dir.name, "as-is.safetensors")
+        Hp.safetensors_save_with_dtype(self.sd, None, path, Hp.SafetensorsDType.AS_IS)
+        _, arrays, header, _, _ = read_reference(path)
+        self.assertEqual([header[n]["dtype"] for n in ("f32", "f64", "ids")], ["F32", "F64", "I64"])
+        for name, array in self.arrays.items():
+            assert_same(self, arrays[name], array.astype(array.dtype.newbyteorder("<")))
+
+    def test_names(self):
+        self.assertEqual(Hp.safetensors_dtype_from_string("bf16"), (True, Hp.SafetensorsDType.BF16))
+        self.assertEqual(Hp.SafetensorsDType.from_string("as-is"), (True, Hp.SafetensorsDType.AS_IS))
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "unknown safetensors dtype 'bfloat16' (expected one of as-is, bf16, f16, f32, f64)",
+                     Hp.safetensors_dtype_from_string, "bfloat16")
 
 
 class TestErrors(unittest.TestCase):

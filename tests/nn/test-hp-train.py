@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import sys
 import tempfile
 
@@ -303,5 +304,52 @@ with tempfile.TemporaryDirectory() as tmp:
     check("the tied Hugging Face files alone load, on tp 2",
           run.returncode == 0 and "with a new optimizer" in run.stdout and len(curve) == 3
           and curve[0] < tied_reference[0] - 0.2, run.stdout + run.stderr)
+
+
+def safetensors_header(path):
+    """The JSON header of a safetensors file, __metadata__ left out"""
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+    header.pop("__metadata__", None)
+    return header
+
+
+# --save-dtype: the weights in that dtype, config.json says so, the
+# optimizer state stays as trained, and --load resumes from them
+with tempfile.TemporaryDirectory() as tmp:
+    low = os.path.join(tmp, "bf16")
+    saved = mpirun(1, "--steps", "10", "--seed", "7", "--save", low, "--save-dtype", "bf16")
+    ok = saved.returncode == 0
+    low10 = os.path.join(low, "step-10")
+    weights, optimizer, torch_dtype = {}, {}, None
+    if ok:
+        weights = safetensors_header(os.path.join(low10, "model.safetensors"))
+        optimizer = safetensors_header(os.path.join(low10, "optimizer.safetensors"))
+        with open(os.path.join(low10, "config.json"), encoding="utf-8") as f:
+            torch_dtype = json.load(f).get("torch_dtype")
+    check("--save-dtype bf16 writes the weights in BF16 and config.json says bfloat16",
+          ok and weights and all(t["dtype"] == "BF16" for t in weights.values())
+          and torch_dtype == "bfloat16", saved.stderr + json.dumps(weights)[:300])
+    check("... and the optimizer state in the training dtype",
+          optimizer and not any(t["dtype"] in ("BF16", "F16") for t in optimizer.values()),
+          json.dumps(optimizer)[:300])
+    rest = mpirun(1, *common, "--load", low)
+    curve = losses(rest)
+    # the weights rounded to bfloat16 move the curve a little (3e-4 here)
+    check("--load of a bf16 checkpoint resumes after step 10, near the f32 curve",
+          rest.returncode == 0 and "resumed from" in rest.stdout and len(curve) == 10
+          and all(abs(a - b) <= 2e-3 * abs(b) for a, b in zip(curve, reference[10:])),
+          rest.stdout + rest.stderr + "\n" + str(curve) + "\n" + str(reference[10:]))
+    for value in ("bfloat16", "f8"):
+        unknown = os.path.join(tmp, value)
+        expect_error(f"--save-dtype {value}", 1, ["--save", unknown, "--save-dtype", value],
+                     f"--save-dtype: unknown safetensors dtype '{value}' "
+                     "(expected one of as-is, bf16, f16, f32, f64)")
+        check(f"--save-dtype {value}: exit status 1, nothing saved",
+              mpirun(1, "--save", unknown, "--save-dtype", value).returncode == 1
+              and not os.path.exists(unknown))
+    expect_error("--save-dtype without --save", 1, ["--save-dtype", "f16"],
+                 "--save-dtype f16: there is no --save DIR to write")
 
 report()

@@ -409,6 +409,34 @@ class CheckpointTest(unittest.TestCase):
             np.testing.assert_array_equal(to_numpy(other.state_dict().lookup(name)),
                                           to_numpy(model.state_dict().lookup(name)))
 
+    def test_hugging_face_save_dtype(self):
+        import json
+        import tempfile
+
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=1, n_heads=2, n_kv_heads=1,
+                                                vocab_size=11, max_seq_len=8, dtype=F64)
+        model = config.build()
+        model.init_weights(3)
+        adapter = Hp.DecoderStateDictAdapter.new(config)
+        self.assertEqual(adapter.get_save_dtype(), Hp.SafetensorsDType.AS_IS)
+        self.assertEqual(json.loads(adapter.to_hf_config())["torch_dtype"], "float64")
+        adapter.set_save_dtype(Hp.SafetensorsDType.BF16)
+        self.assertEqual(adapter.props.save_dtype, Hp.SafetensorsDType.BF16)
+        self.assertEqual(json.loads(adapter.to_hf_config())["torch_dtype"], "bfloat16")
+        adapter.props.save_dtype = Hp.SafetensorsDType.F16
+        self.assertEqual(json.loads(adapter.to_hf_config())["torch_dtype"], "float16")
+
+        hf = adapter.to_hf(model.state_dict())
+        with tempfile.TemporaryDirectory() as directory:
+            adapter.save_hf_state_dict(hf, config, directory)
+            file = Hp.SafetensorsFile.new_for_path(directory + "/model.safetensors")
+            self.assertEqual(file.get_dtype("lm_head.weight"), "F16")
+            # into float64, exactly the stored half-precision values
+            loaded = adapter.load_hf_state_dict(directory, config, F64)
+        for name in hf.get_names():
+            expected = to_numpy(hf.lookup(name)).astype(np.float32).astype(np.float16)
+            np.testing.assert_array_equal(to_numpy(loaded.lookup(name)), expected.astype(np.float64))
+
     def test_hugging_face_config(self):
         import json
 
