@@ -87,6 +87,25 @@ def write_hf_directory(directory, config, tensors, dtype="F32", shards=1):
         json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f)
 
 
+def read_safetensors(path):
+    """The tensors of a safetensors file, read here: float64 arrays by name"""
+    with open(path, "rb") as f:
+        data = f.read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length])
+    header.pop("__metadata__", None)
+    tensors = {}
+    for name, entry in header.items():
+        begin, end = entry["data_offsets"]
+        raw = data[8 + length + begin:8 + length + end]
+        if entry["dtype"] == "BF16":
+            values = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            values = np.frombuffer(raw, {"F32": "<f4", "F64": "<f8"}[entry["dtype"]])
+        tensors[name] = values.astype(np.float64).reshape(entry["shape"])
+    return tensors
+
+
 # --- the model, as Hugging Face defines it -------------------------------
 
 def head_dim(config):
@@ -198,13 +217,18 @@ def reference_logits(config, tensors, ids):
 
 def hp_logits(directory, ids):
     """The logits of the decoder that the HF adapter builds from
-    DIRECTORY's config.json and loads with its weights"""
+    DIRECTORY's config.json and loads with its weights, the adapter, and
+    the tensors of the model.safetensors it saves again, read here"""
     with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
         adapter = Hp.DecoderStateDictAdapter.new_from_hf_config(f.read(), -1)
     config = adapter.get_model_config()
     model = config.build()
     model.load_state_dict(adapter.from_hf(adapter.load_hf_state_dict(directory, config, F32)), True)
-    return to_numpy(model(Hp.Tensor.from_numpy(ids))), adapter
+    again = os.path.join(directory, "again")
+    os.mkdir(again)
+    adapter.save_hf_state_dict(adapter.to_hf(model.state_dict()), config, again)
+    saved = read_safetensors(os.path.join(again, "model.safetensors"))
+    return to_numpy(model(Hp.Tensor.from_numpy(ids))), adapter, saved
 
 
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -229,9 +253,14 @@ class HuggingFaceReferenceTest(unittest.TestCase):
         ids = np.random.default_rng(seed + 1).integers(0, config["vocab_size"], (2, 7))
         with tempfile.TemporaryDirectory() as directory:
             write_hf_directory(directory, config, tensors, dtype, shards)
-            got, adapter = hp_logits(directory, ids)
-        want = reference_logits(config, {n: stored(t, dtype) for n, t in tensors.items()}, ids)
+            got, adapter, saved = hp_logits(directory, ids)
+        values = {n: stored(t, dtype) for n, t in tensors.items()}
+        want = reference_logits(config, values, ids)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        # saved again, the files hold the same names and values
+        self.assertEqual(sorted(saved), sorted(values))
+        for name, value in values.items():
+            np.testing.assert_array_equal(saved[name], value, name)
         # hp's config.json for the model says what the files said
         written = json.loads(adapter.to_hf_config())
         for key, value in config.items():
