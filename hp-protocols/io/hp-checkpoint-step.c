@@ -298,6 +298,7 @@ list_staged_files (const gchar  *path,
 
 static gchar *
 build_manifest (HpCheckpointStep  *self,
+                GPtrArray         *names,
                 GPtrArray         *sizes,
                 GPtrArray         *checksums)
 {
@@ -324,11 +325,11 @@ build_manifest (HpCheckpointStep  *self,
   json_builder_end_object (builder);
   json_builder_set_member_name (builder, "files");
   json_builder_begin_array (builder);
-  for (guint i = 0; i < self->file_names->len; i++)
+  for (guint i = 0; i < names->len; i++)
     {
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "name");
-      json_builder_add_string_value (builder, g_ptr_array_index (self->file_names, i));
+      json_builder_add_string_value (builder, g_ptr_array_index (names, i));
       json_builder_set_member_name (builder, "size");
       json_builder_add_int_value (builder, *(guint64 *) g_ptr_array_index (sizes, i));
       json_builder_set_member_name (builder, "sha256");
@@ -369,9 +370,7 @@ _hp_checkpoint_step_seal (HpCheckpointStep  *self,
         return FALSE;
       g_ptr_array_add (checksums, sha256);
     }
-  g_ptr_array_set_size (self->file_names, 0);
-  g_ptr_array_extend_and_steal (self->file_names, g_steal_pointer (&names));
-  manifest = build_manifest (self, sizes, checksums);
+  manifest = build_manifest (self, names, sizes, checksums);
   /* written in place: the step is not one until its directory is renamed */
   if (!g_file_set_contents_full (manifest_path, manifest, -1, G_FILE_SET_CONTENTS_NONE, 0666, error) ||
       !sync_path (manifest_path, 0, error) ||
@@ -380,6 +379,8 @@ _hp_checkpoint_step_seal (HpCheckpointStep  *self,
   if (g_rename (self->path, final_path) != 0)
     return _hp_checkpoint_io_error (error, final_path, "cannot put the checkpoint in place", errno);
 
+  /* a staged step lists no files until it is complete */
+  g_ptr_array_extend_and_steal (self->file_names, g_steal_pointer (&names));
   g_free (self->path);
   self->path = g_strdup (final_path);
   self->complete = TRUE;
