@@ -212,10 +212,8 @@ rule_elementwise (Plan *plan,
                   guint out_ndim,
                   const gint64 *out_shape)
 {
-  HpOpKind kind = plan->call->kind;
   guint n = plan->inputs->len;
   gint best = -1, best_shards = -1, out_dim = -1;
-  gboolean any_partial = FALSE;
 
   for (guint i = 0; i < n; i++)
     {
@@ -224,7 +222,6 @@ rule_elementwise (Plan *plan,
 
       if (p == NULL)
         continue;
-      any_partial |= hp_placement_is_partial (p);
       if (k >= 0)
         {
           guint offset = out_ndim - input_ndim (plan, i);
@@ -260,6 +257,23 @@ rule_elementwise (Plan *plan,
       return TRUE;
     }
 
+  return FALSE;
+}
+
+/* Legacy ops: Partial survives only where the op is linear in it */
+static gboolean
+rule_elementwise_partial_legacy (Plan *plan,
+                                 guint d)
+{
+  HpOpKind kind = plan->call->kind;
+  gboolean any_partial = FALSE;
+
+  for (guint i = 0; i < plan->inputs->len; i++)
+    {
+      HpPlacement *p = current (plan, i, d);
+
+      any_partial |= p != NULL && hp_placement_is_partial (p);
+    }
   if (!any_partial)
     return FALSE;
 
@@ -821,7 +835,7 @@ collect_inputs (const HpOpCall  *call,
 
               g_set_error (error, HP_ERROR, HP_ERROR_MESH,
                            "%s: the inputs live on different device meshes (%s and %s)",
-                           call->name, a, b);
+                           _hp_op_call_get_name (call), a, b);
               return NULL;
             }
           g_ptr_array_add (inputs, g_object_ref (input));
@@ -844,7 +858,7 @@ collect_inputs (const HpOpCall  *call,
 
           g_set_error (error, HP_ERROR, HP_ERROR_PLACEMENT,
                        "%s: mixed HpTensor and HpDTensor (input %u is a plain %s)",
-                       call->name, i, what);
+                       _hp_op_call_get_name (call), i, what);
           return NULL;
         }
     }
@@ -887,7 +901,7 @@ check_global_shapes (Plan          *plan,
     case HP_OP_SUB:
     case HP_OP_MUL:
     case HP_OP_DIV:
-      return _hp_broadcast_shapes (call->name, input_shape (plan, 0), input_ndim (plan, 0),
+      return _hp_broadcast_shapes (_hp_op_call_get_name (call), input_shape (plan, 0), input_ndim (plan, 0),
                                    input_shape (plan, 1), input_ndim (plan, 1),
                                    out_shape, out_ndim, error);
 
@@ -908,7 +922,7 @@ check_global_shapes (Plan          *plan,
                          G_GINT64_FORMAT ")", as, bs, a[an - 1], b[bn - 2]);
             return FALSE;
           }
-        if (!_hp_broadcast_shapes (call->name, a, an - 2, b, bn - 2, out_shape, out_ndim, error))
+        if (!_hp_broadcast_shapes (_hp_op_call_get_name (call), a, an - 2, b, bn - 2, out_shape, out_ndim, error))
           return FALSE;
         out_shape[(*out_ndim)++] = a[an - 2];
         out_shape[(*out_ndim)++] = b[bn - 1];
@@ -950,7 +964,7 @@ check_global_shapes (Plan          *plan,
         /* every input is sharded like the first one */
         guint ndim = input_ndim (plan, 0), dim;
 
-        if (!_hp_normalize_dim (call->name, call->dims[0], ndim, &dim, NULL))
+        if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &dim, NULL))
           return TRUE;
         for (guint i = 1; i < plan->inputs->len; i++)
           {
@@ -999,8 +1013,8 @@ check_global_shapes (Plan          *plan,
 
     case HP_OP_EMBEDDING:
       /* the vocabulary-parallel lookup reads the ids and the rows itself */
-      if (!_hp_check_floating (call->name, g_ptr_array_index (plan->inputs, 0), error) ||
-          !_hp_check_dtype (call->name, "ids", g_ptr_array_index (plan->inputs, 1), HP_DTYPE_INT64,
+      if (!_hp_check_floating (_hp_op_call_get_name (call), g_ptr_array_index (plan->inputs, 0), error) ||
+          !_hp_check_dtype (_hp_op_call_get_name (call), "ids", g_ptr_array_index (plan->inputs, 1), HP_DTYPE_INT64,
                             error))
         return FALSE;
       if (input_ndim (plan, 0) != 2)
@@ -1040,7 +1054,7 @@ check_global_shapes (Plan          *plan,
 
             g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
                          "%s: query %s, key %s and value %s do not fit (%s)",
-                         call->name, qs, ks, vs, problem);
+                         _hp_op_call_get_name (call), qs, ks, vs, problem);
             return FALSE;
           }
         if (g_ptr_array_index (plan->inputs, 3) != NULL)
@@ -1058,7 +1072,7 @@ check_global_shapes (Plan          *plan,
                 g_autofree gchar *ss = _hp_shape_to_string (scores, 4);
 
                 g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                             "%s: mask %s does not broadcast to the scores %s", call->name, ms, ss);
+                             "%s: mask %s does not broadcast to the scores %s", _hp_op_call_get_name (call), ms, ss);
                 return FALSE;
               }
           }
@@ -1096,15 +1110,15 @@ plan_rules (Plan    *plan,
     case HP_OP_MEAN:
     case HP_OP_NARROW:
     case HP_OP_CAT:
-      if (!_hp_normalize_dim (call->name, call->dims[0], ndim, &dim, NULL))
+      if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &dim, NULL))
         return TRUE;
       break;
     case HP_OP_TRANSPOSE:
       {
         guint d0, d1;
 
-        if (!_hp_normalize_dim (call->name, call->dims[0], ndim, &d0, NULL) ||
-            !_hp_normalize_dim (call->name, call->dims[1], ndim, &d1, NULL))
+        if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &d0, NULL) ||
+            !_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[1], ndim, &d1, NULL))
           return TRUE;
         for (guint k = 0; k < ndim; k++)
           perm[k] = k;
@@ -1123,7 +1137,7 @@ plan_rules (Plan    *plan,
       if (call->n_dims != ndim)
         return TRUE;
       for (guint k = 0; k < ndim; k++)
-        if (!_hp_normalize_dim (call->name, call->dims[k], ndim, &perm[k], NULL))
+        if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[k], ndim, &perm[k], NULL))
           return TRUE;
       have_perm = TRUE;
       break;
@@ -1137,11 +1151,14 @@ plan_rules (Plan    *plan,
 
       switch (call->kind)
         {
+        case HP_OP_LEGACY:
+          break;
         case HP_OP_ADD:
         case HP_OP_SUB:
         case HP_OP_MUL:
         case HP_OP_DIV:
-          ruled = rule_elementwise (plan, d, out_ndim, out_shape);
+          ruled = rule_elementwise (plan, d, out_ndim, out_shape) ||
+                  rule_elementwise_partial_legacy (plan, d);
           break;
         case HP_OP_SCALE:
         case HP_OP_NEG:
@@ -1149,7 +1166,8 @@ plan_rules (Plan    *plan,
         case HP_OP_SILU:
         case HP_OP_GELU:
         case HP_OP_RELU:
-          ruled = rule_elementwise (plan, d, ndim, input_shape (plan, 0));
+          ruled = rule_elementwise (plan, d, ndim, input_shape (plan, 0)) ||
+                  rule_elementwise_partial_legacy (plan, d);
           break;
         case HP_OP_LINEAR:
           ruled = rule_linear (plan, d);
@@ -1202,6 +1220,115 @@ plan_rules (Plan    *plan,
     }
 
   return TRUE;
+}
+
+/* The Partial inputs that @op keeps Partial on mesh dim @d (see
+ * HpOp): one reduce op throughout, every other input Replicate */
+static gboolean
+rule_partial (Plan *plan,
+              guint d)
+{
+  const HpOp *op = plan->call->op;
+  HpPlacement *partial = NULL;
+  guint partials = 0, present = 0, n_partial = 0;
+
+  for (guint i = 0; i < plan->inputs->len; i++)
+    {
+      HpPlacement *p = current (plan, i, d);
+
+      if (p == NULL)
+        continue;
+      present |= HP_OP_INPUT (i);
+      if (hp_placement_is_partial (p))
+        {
+          if (partial != NULL && !hp_placement_equal (partial, p))
+            return FALSE;
+          partial = p;
+          partials |= HP_OP_INPUT (i);
+          n_partial++;
+        }
+      else if (!hp_placement_is_replicate (p))
+        return FALSE;
+    }
+  if (partial == NULL)
+    return FALSE;
+
+  if (!(op->moves_partials && n_partial == 1) &&
+      !(is_linear_partial (partial) &&
+        ((present & ~op->additive_inputs) == 0 ||
+         (n_partial == 1 && (partials & op->linear_inputs) != 0))))
+    return FALSE;
+
+  for (guint i = 0; i < plan->inputs->len; i++)
+    keep (plan, i, d);
+  out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (partial)));
+  return TRUE;
+}
+
+/* The rule of the op's sharding kind for mesh dim @d */
+static gboolean
+rule_of_kind (Plan           *plan,
+              const HpOpInfo *info,
+              guint           d)
+{
+  const HpOpCall *call = plan->call;
+  guint ndim = input_ndim (plan, 0);
+
+  switch (call->op->sharding)
+    {
+    case HP_OP_SHARDING_REPLICATE:
+      return FALSE;
+    case HP_OP_SHARDING_POINTWISE:
+      return rule_elementwise (plan, d, info->out[0].ndim, info->out[0].shape);
+    case HP_OP_SHARDING_ALONG_DIM:
+      return rule_normalize (plan, d, info->dim);
+    case HP_OP_SHARDING_ALONG_DIM_ALL:
+      return rule_along_dim (plan, d, info->dim);
+    case HP_OP_SHARDING_REDUCE:
+      return rule_reduce (plan, d, info->dim, call->flag);
+    case HP_OP_SHARDING_PERMUTE:
+      return rule_permute (plan, d, info->perm, ndim);
+    case HP_OP_SHARDING_RESHAPE:
+      return rule_reshape (plan, d);
+    case HP_OP_SHARDING_MATMUL:
+      return rule_matmul (plan, d, info->out[0].ndim, info->out[0].shape);
+    case HP_OP_SHARDING_LINEAR:
+      return rule_linear (plan, d);
+    case HP_OP_SHARDING_EMBEDDING:
+      return rule_embedding (plan, d);
+    case HP_OP_SHARDING_ROTARY:
+      return rule_rotary (plan, d);
+    case HP_OP_SHARDING_ATTENTION:
+      return rule_attention (plan, d);
+    case HP_OP_SHARDING_CROSS_ENTROPY:
+      return (gint) d == plan->class_parallel_dim;
+    }
+  g_return_val_if_reached (FALSE);
+}
+
+/* Fills in the plan of an op of the table, mesh dim by mesh dim, after
+ * its inference has checked the global shapes */
+static void
+plan_table_rules (Plan           *plan,
+                  const HpOpInfo *info)
+{
+  switch (plan->call->op->sharding)
+    {
+    case HP_OP_SHARDING_RESHAPE:
+      plan->reshape = TRUE;
+      plan->reshape_ndim = info->out[0].ndim;
+      memcpy (plan->reshape_shape, info->out[0].shape, info->out[0].ndim * sizeof (gint64));
+      break;
+    case HP_OP_SHARDING_CROSS_ENTROPY:
+      plan_cross_entropy (plan);
+      break;
+    default:
+      break;
+    }
+
+  for (guint d = 0; d < plan->mesh_ndim; d++)
+    if (!rule_of_kind (plan, info, d) && !rule_partial (plan, d))
+      plan_reset_dim (plan, d);
 }
 
 /* Vocabulary-parallel embedding on local tensors: ids outside this
@@ -1267,10 +1394,19 @@ embedding_rows (HpTensor      *weight,
 }
 
 static gboolean
-is_additive_input (HpOpKind kind,
-                   guint    i)
+is_additive_input (const HpOpCall *call,
+                   guint           i)
 {
-  return kind == HP_OP_ADD || kind == HP_OP_SUB || (kind == HP_OP_LINEAR && i == 2);
+  if (call->op != NULL)
+    return (call->op->additive_inputs & HP_OP_INPUT (i)) != 0;
+  return call->kind == HP_OP_ADD || call->kind == HP_OP_SUB || (call->kind == HP_OP_LINEAR && i == 2);
+}
+
+static gboolean
+is_embedding (const HpOpCall *call)
+{
+  return call->op != NULL ? call->op->sharding == HP_OP_SHARDING_EMBEDDING
+                          : call->kind == HP_OP_EMBEDDING;
 }
 
 /* Sharded ids are checked by every rank for its own part; the ranks then
@@ -1319,22 +1455,24 @@ check_sharded_ids (Plan    *plan,
 }
 
 /* Redistributes the inputs as planned, runs the op on the local tensors
- * and wraps the result */
-static HpTensor *
-plan_run (Plan    *plan,
-          GError **error)
+ * and wraps the results; @info is that of an op of the table, NULL for a
+ * legacy op */
+static gboolean
+plan_run (Plan           *plan,
+          const HpOpInfo *info,
+          HpTensor      **outputs,
+          GError        **error)
 {
   const HpOpCall *call = plan->call;
   guint n = plan->inputs->len;
   const gint *coordinate = hp_device_mesh_get_coordinate (plan->mesh, NULL);
   g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, _hp_object_unref_nullable);
+  guint n_outputs = call->op != NULL ? call->op->n_outputs : 1;
+  HpTensor *local_out[HP_OP_MAX_OUTPUTS] = { NULL };
   g_autoptr(HpTensor) out = NULL;
-  gint64 global[HP_TENSOR_MAX_NDIM];
-  const gint64 *shape;
-  guint ndim;
 
-  if (call->kind == HP_OP_EMBEDDING && !check_sharded_ids (plan, error))
-    return NULL;
+  if (is_embedding (call) && !check_sharded_ids (plan, error))
+    return FALSE;
 
   for (guint i = 0; i < n; i++)
     {
@@ -1353,7 +1491,7 @@ plan_run (Plan    *plan,
       if (_hp_placements_equal (hp_dtensor_get_placements (input), plan->want[i]))
         moved = g_object_ref (input);
       else if ((moved = hp_dtensor_redistribute (input, plan->want[i], error)) == NULL)
-        return NULL;
+        return FALSE;
 
       for (guint d = 0; d < plan->mesh_ndim; d++)
         {
@@ -1363,7 +1501,7 @@ plan_run (Plan    *plan,
               hp_placement_is_replicate (o))
             continue;
           sum_dims |= G_GUINT64_CONSTANT (1) << d;
-          if (is_additive_input (call->kind, i) && hp_placement_is_partial (o) &&
+          if (is_additive_input (call, i) && hp_placement_is_partial (o) &&
               hp_partial_get_reduce_op (HP_PARTIAL (o)) == HP_REDUCE_OP_SUM && coordinate[d] != 0)
             factor = 0.0;
         }
@@ -1375,13 +1513,13 @@ plan_run (Plan    *plan,
 
           g_object_unref (local);
           if (scaled == NULL)
-            return NULL;
+            return FALSE;
           local = scaled;
         }
       g_ptr_array_add (locals, local);
     }
 
-  if (call->kind == HP_OP_EMBEDDING)
+  if (is_embedding (call))
     {
       gint64 offsets[2], lengths[2];
       gboolean vocab = FALSE;
@@ -1396,7 +1534,7 @@ plan_run (Plan    *plan,
           out = embedding_rows (g_ptr_array_index (locals, 0), g_ptr_array_index (locals, 1),
                                 offsets[0], input_shape (plan, 0), error);
           if (out == NULL)
-            return NULL;
+            return FALSE;
         }
     }
 
@@ -1407,8 +1545,8 @@ plan_run (Plan    *plan,
       guint d;
 
       if (sum == NULL)
-        return NULL;
-      _hp_normalize_dim (call->name, call->dims[0], input_ndim (plan, 0), &d, NULL);
+        return FALSE;
+      _hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], input_ndim (plan, 0), &d, NULL);
       out = hp_tensor_scale (sum, 1.0 / input_shape (plan, 0)[d], error);
     }
   else if (out == NULL && plan->exact_mean && call->kind == HP_OP_MEAN_ALL)
@@ -1416,7 +1554,7 @@ plan_run (Plan    *plan,
       g_autoptr(HpTensor) sum = hp_tensor_sum_all (g_ptr_array_index (locals, 0), error);
 
       if (sum == NULL)
-        return NULL;
+        return FALSE;
       out = hp_tensor_scale (sum, 1.0 / hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0)),
                              error);
     }
@@ -1429,7 +1567,7 @@ plan_run (Plan    *plan,
        * each other unconditionally */
       if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, "cross_entropy",
                            plan->class_parallel_dim, 0, error))
-        return NULL;
+        return FALSE;
       _hp_layout_local_region (input_shape (plan, 0), ndim_logits, plan->want[0], plan->mesh,
                                hp_device_mesh_get_coordinate (plan->mesh, NULL), offsets, lengths);
       out = _hp_cross_entropy_class_parallel (g_ptr_array_index (locals, 0),
@@ -1440,46 +1578,88 @@ plan_run (Plan    *plan,
                                                                            plan->class_parallel_dim),
                                               error);
     }
-  else if (out == NULL && plan->reshape)
+  else if (out == NULL)
     {
       HpOpCall local_call = *call;
-      const gint64 *local_in = hp_tensor_get_shape (g_ptr_array_index (locals, 0), NULL);
 
-      for (guint o = 0; o < plan->reshape_ndim; o++)
-        local_call.sizes[o] = plan->out_from_input[o] >= 0
-          ? local_in[plan->out_from_dim[o]] * plan->reshape_num[o] / plan->reshape_den[o]
-          : plan->reshape_shape[o];
-      out = _hp_op_call_run (&local_call, (HpTensor * const *) locals->pdata, error);
+      /* the local call: a reshape to the local target shape; a mean over
+       * a sharded dim divides by the global count */
+      if (plan->reshape)
+        {
+          const gint64 *local_in = hp_tensor_get_shape (g_ptr_array_index (locals, 0), NULL);
+
+          for (guint o = 0; o < plan->reshape_ndim; o++)
+            local_call.sizes[o] = plan->out_from_input[o] >= 0
+              ? local_in[plan->out_from_dim[o]] * plan->reshape_num[o] / plan->reshape_den[o]
+              : plan->reshape_shape[o];
+        }
+      if (plan->exact_mean && info != NULL)
+        local_call.scalar = info->dim == G_MAXUINT
+          ? (gdouble) hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0))
+          : (gdouble) input_shape (plan, 0)[info->dim];
+      if (!_hp_op_call_run (&local_call, (HpTensor * const *) locals->pdata, local_out, error))
+        return FALSE;
     }
-  else if (out == NULL)
-    out = _hp_op_call_run (call, (HpTensor * const *) locals->pdata, error);
+  if (out != NULL)
+    local_out[0] = g_steal_pointer (&out);
+  if (local_out[0] == NULL)
+    return FALSE;
 
-  if (out == NULL)
-    return NULL;
+  for (guint o = 0; o < n_outputs; o++)
+    {
+      g_autoptr(HpTensor) local = local_out[o];
+      gint64 global[HP_TENSOR_MAX_NDIM];
+      const gint64 *shape;
+      guint ndim;
 
-  shape = hp_tensor_get_shape (out, &ndim);
-  memcpy (global, shape, ndim * sizeof (gint64));
-  for (guint k = 0; k < ndim; k++)
-    if (plan->reshape && plan->out_from_input[k] >= 0)
-      global[k] = plan->reshape_shape[k];
-    else if (plan->out_from_input[k] >= 0)
-      global[k] = input_shape (plan, plan->out_from_input[k])[plan->out_from_dim[k]];
-
-  return HP_TENSOR (hp_dtensor_new_from_local (out, plan->mesh, plan->out, global, ndim, FALSE, error));
+      if (info != NULL)
+        {
+          ndim = info->out[o].ndim;
+          memcpy (global, info->out[o].shape, ndim * sizeof (gint64));
+        }
+      else
+        {
+          shape = hp_tensor_get_shape (local, &ndim);
+          memcpy (global, shape, ndim * sizeof (gint64));
+          for (guint k = 0; k < ndim; k++)
+            if (plan->reshape && plan->out_from_input[k] >= 0)
+              global[k] = plan->reshape_shape[k];
+            else if (plan->out_from_input[k] >= 0)
+              global[k] = input_shape (plan, plan->out_from_input[k])[plan->out_from_dim[k]];
+        }
+      outputs[o] = HP_TENSOR (hp_dtensor_new_from_local (local, plan->mesh, plan->out, global,
+                                                         ndim, FALSE, error));
+      if (outputs[o] == NULL)
+        {
+          for (guint p = 0; p < o; p++)
+            g_clear_object (&outputs[p]);
+          for (guint p = o + 1; p < n_outputs; p++)
+            g_clear_object (&local_out[p]);
+          return FALSE;
+        }
+    }
+  return TRUE;
 }
 
-HpTensor *
+gboolean
 _hp_dtensor_dispatch (const HpOpCall  *call,
+                      HpTensor       **outputs,
                       GError         **error)
 {
   g_autoptr(GPtrArray) inputs = NULL;
   HpDeviceMesh *mesh = NULL;
-  HpTensor *result = NULL;
+  gboolean ok = FALSE;
+  HpOpInfo info;
   Plan plan = { .call = call };
 
   inputs = collect_inputs (call, &mesh, error);
   if (inputs == NULL)
-    return NULL;
+    return FALSE;
+
+  /* the checks of the local op, on the global shapes, so that every rank
+   * fails alike before anybody communicates */
+  if (call->op != NULL && !_hp_op_call_infer (call, (HpTensor * const *) inputs->pdata, &info, error))
+    return FALSE;
 
   plan.mesh = mesh;
   plan.mesh_shape = hp_device_mesh_get_shape (mesh, &plan.mesh_ndim);
@@ -1492,9 +1672,14 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
     plan.out_from_input[k] = -1;
   plan.class_parallel_dim = -1;
 
-  if (plan_rules (&plan, error))
-    result = plan_run (&plan, error);
+  if (call->op != NULL)
+    {
+      plan_table_rules (&plan, &info);
+      ok = plan_run (&plan, &info, outputs, error);
+    }
+  else if (plan_rules (&plan, error))
+    ok = plan_run (&plan, NULL, outputs, error);
 
   plan_clear (&plan);
-  return result;
+  return ok;
 }

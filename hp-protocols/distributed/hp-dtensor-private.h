@@ -28,7 +28,8 @@ HpDTensor  *_hp_dtensor_new                  (HpTensor        *local,
 HpTensor   *_hp_dtensor_peek_local           (HpDTensor       *self);
 HpTensor   *_hp_dtensor_get_local_summing_grad (HpDTensor     *self,
                                               guint64          sum_dims);
-HpTensor   *_hp_dtensor_dispatch             (const HpOpCall  *call,
+gboolean    _hp_dtensor_dispatch             (const HpOpCall  *call,
+                                              HpTensor       **outputs,
                                               GError         **error);
 
 /* Layout arithmetic (hp-dtensor-layout.c) */

@@ -1,12 +1,22 @@
-/* hp-op-call-private.h: an op call as data, for tensor subclasses
+/* hp-op-call-private.h: the op table and op calls
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Every public op first describes itself as an HpOpCall. When one of its
- * inputs belongs to a class with a dispatch function (the distributed
- * tensor), that function takes over the call: it works out the layout of
- * the result, runs the same op on local tensors through
- * _hp_op_call_run() and wraps the result.
+ * Every op is one HpOp, defined next to its kernel: its inference (which
+ * checks the inputs' dtypes and shapes and the arguments, with the error
+ * messages, and says what the results are), its kernel, its backward and
+ * how it lays out DTensor inputs. A public op describes its call as an
+ * HpOpCall and hands it to _hp_op_call(). When an input belongs to a
+ * class with a dispatch function (the distributed tensor), that function
+ * takes over: it runs the same inference on the global shapes, works out
+ * the layout of the result from the op's sharding kind, runs the op on
+ * the local tensors through _hp_op_call_run() and wraps the results.
+ * Otherwise _hp_op_call_run() infers, runs the kernel and records the
+ * autograd node.
+ *
+ * Inference reads only dtypes and shapes, so one function serves plain
+ * tensors and DTensors (whose shape is the global one); checks that read
+ * values (an embedding id out of range) are the kernel's.
  */
 
 #pragma once
@@ -15,8 +25,16 @@
 
 G_BEGIN_DECLS
 
+#define HP_OP_MAX_INPUTS 4
+#define HP_OP_MAX_OUTPUTS 2
+#define HP_OP_MAX_SAVED 4
+
+typedef struct _HpOp HpOp;
+
+/* The ops not yet in the table */
 typedef enum
 {
+  HP_OP_LEGACY,
   HP_OP_ADD,
   HP_OP_SUB,
   HP_OP_MUL,
@@ -47,45 +65,165 @@ typedef enum
   HP_OP_SDPA,
 } HpOpKind;
 
-#define HP_OP_MAX_INPUTS 4
-
 struct _HpOpCall
 {
+  const HpOp *op;
   HpOpKind kind;
   const gchar *name;
   /* the tensor arguments in signature order; optional ones may be NULL */
   HpTensor *inputs[HP_OP_MAX_INPUTS];
   guint n_inputs;
-  /* cat's list, instead of inputs */
+  /* a list of tensors (cat), instead of inputs */
   GPtrArray *tensors;
   /* dim arguments: transpose's two, permute's list, one for the others */
   gint dims[HP_TENSOR_MAX_NDIM];
   guint n_dims;
-  /* reshape's shape; narrow's start and length; ignore_index */
+  /* integer arguments: a shape, narrow's start and length, ignore_index */
   gint64 sizes[HP_TENSOR_MAX_NDIM];
   guint n_sizes;
-  /* scale's factor, rms_norm's eps, attention's scale */
+  /* a number: scale's factor, rms_norm's eps, attention's scale */
   gdouble scalar;
   /* keepdim, is_causal */
   gboolean flag;
 };
 
-gboolean  _hp_op_call_needs_dispatch (const HpOpCall    *call);
-HpTensor *_hp_op_call_dispatch       (const HpOpCall    *call,
-                                      GError           **error);
-guint     _hp_op_call_get_n_inputs   (const HpOpCall    *call);
-HpTensor *_hp_op_call_get_input      (const HpOpCall    *call,
-                                      guint              index);
-HpTensor *_hp_op_call_run            (const HpOpCall    *call,
-                                      HpTensor * const  *inputs,
-                                      GError           **error);
+/* A result's dtype and shape */
+typedef struct
+{
+  HpDType dtype;
+  guint ndim;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+} HpOpShape;
 
-/* Hands the op to a tensor subclass when an input asks for it */
+/* What inference finds out about a call */
+typedef struct
+{
+  HpOpShape out[HP_OP_MAX_OUTPUTS];
+  /* the dim argument, counted from 0 */
+  guint dim;
+  /* a layout op's result dim o is input dim perm[o] */
+  guint perm[HP_TENSOR_MAX_NDIM];
+} HpOpInfo;
+
+/* What a kernel leaves for backward: tensors (borrowed; the node keeps
+ * detached aliases) and op data that the node frees with @destroy */
+typedef struct
+{
+  HpTensor *tensors[HP_OP_MAX_SAVED];
+  guint n_tensors;
+  gpointer data;
+  GDestroyNotify destroy;
+} HpOpSaved;
+
+/* How an op lays out DTensor inputs, mesh dim by mesh dim (the rules are
+ * in distributed/hp-dtensor-dispatch.c and spec/dtensor.md §4); a mesh
+ * dim that a rule does not cover is Replicate for every input and the
+ * result */
+typedef enum
+{
+  /* every input Replicate */
+  HP_OP_SHARDING_REPLICATE,
+  /* element by element over the broadcast result (info->out[0]): a shard
+   * of a dim the result does not broadcast passes through */
+  HP_OP_SHARDING_POINTWISE,
+  /* info->dim stays whole in input 0; its other shards pass through */
+  HP_OP_SHARDING_ALONG_DIM,
+  /* as ALONG_DIM, with every input sharded like input 0 */
+  HP_OP_SHARDING_ALONG_DIM_ALL,
+  /* a sum over info->dim (or everything): a shard of the reduced dim
+   * gives Partial(sum) */
+  HP_OP_SHARDING_REDUCE,
+  /* the shards move with their dims by info->perm */
+  HP_OP_SHARDING_PERMUTE,
+  HP_OP_SHARDING_RESHAPE,
+  HP_OP_SHARDING_MATMUL,
+  HP_OP_SHARDING_LINEAR,
+  HP_OP_SHARDING_EMBEDDING,
+  HP_OP_SHARDING_ROTARY,
+  HP_OP_SHARDING_ATTENTION,
+  HP_OP_SHARDING_CROSS_ENTROPY,
+} HpOpSharding;
+
+typedef gboolean (*HpOpInferFunc)  (const HpOpCall    *call,
+                                    HpTensor * const  *inputs,
+                                    HpOpInfo          *info,
+                                    GError           **error);
+typedef gboolean (*HpOpKernelFunc) (const HpOpCall    *call,
+                                    const HpOpInfo    *info,
+                                    HpTensor * const  *inputs,
+                                    HpTensor         **outputs,
+                                    HpOpSaved         *saved,
+                                    GError           **error);
+
+struct _HpOp
+{
+  const gchar *name;
+  /* which member of a family of ops that share their functions */
+  guint variant;
+  guint n_outputs;
+  HpOpInferFunc infer;
+  HpOpKernelFunc kernel;
+  /* NULL: not differentiable (integer results) */
+  HpBackwardFunc backward;
+  HpOpSharding sharding;
+  /* Partial inputs (per mesh dim) that the op keeps Partial: bit i of
+   * @linear_inputs, when the op is linear in input i alone (a
+   * Partial(sum) or Partial(avg) input i with every other input
+   * Replicate); @additive_inputs, when these inputs are added to the
+   * result (Partials of one op summed, and a Replicate one added once,
+   * by the ranks at coordinate 0); @moves_partials, when the op only
+   * moves elements, so that every Partial passes */
+  guint linear_inputs;
+  guint additive_inputs;
+  gboolean moves_partials;
+};
+
+#define HP_OP_INPUT(i) (1u << (i))
+
+gboolean        _hp_op_call_needs_dispatch (const HpOpCall    *call);
+const gchar    *_hp_op_call_get_name       (const HpOpCall    *call);
+guint           _hp_op_call_get_n_inputs   (const HpOpCall    *call);
+HpTensor       *_hp_op_call_get_input      (const HpOpCall    *call,
+                                            guint              index);
+HpTensor      **_hp_op_call_get_inputs     (const HpOpCall    *call);
+gboolean        _hp_op_call_infer          (const HpOpCall    *call,
+                                            HpTensor * const  *inputs,
+                                            HpOpInfo          *info,
+                                            GError           **error);
+gboolean        _hp_op_call_outputs        (const HpOpCall    *call,
+                                            HpTensor         **outputs,
+                                            GError           **error);
+HpTensor       *_hp_op_call                (const HpOpCall    *call,
+                                            GError           **error);
+gboolean        _hp_op_call_run            (const HpOpCall    *call,
+                                            HpTensor * const  *inputs,
+                                            HpTensor         **outputs,
+                                            GError           **error);
+
+/* For backward: the call (without its tensors) and what inference found */
+const HpOpCall *_hp_op_node_get_call       (HpAutogradNode    *node);
+const HpOpInfo *_hp_op_node_get_info       (HpAutogradNode    *node);
+gpointer        _hp_op_node_get_data       (HpAutogradNode    *node);
+
+/* Inference helpers */
+void            _hp_op_shape_set           (HpOpShape         *shape,
+                                            HpDType            dtype,
+                                            const gint64      *dims,
+                                            guint              ndim);
+void            _hp_op_shape_like          (HpOpShape         *shape,
+                                            HpTensor          *like);
+HpTensor       *_hp_op_shape_new_uninit    (const HpOpShape   *shape);
+
+/* Hands a legacy op to a tensor subclass when an input asks for it */
 #define HP_OP_DISPATCH(error, ...) \
   G_STMT_START { \
-    const HpOpCall _hp_op_call = { __VA_ARGS__ }; \
-    if (_hp_op_call_needs_dispatch (&_hp_op_call)) \
-      return _hp_op_call_dispatch (&_hp_op_call, (error)); \
+    const HpOpCall _hp_op_legacy = { __VA_ARGS__ }; \
+    if (_hp_op_call_needs_dispatch (&_hp_op_legacy)) \
+      return _hp_op_call (&_hp_op_legacy, (error)); \
   } G_STMT_END
+
+/* A single-output call of @op: returns what _hp_op_call() returns */
+#define HP_OP_CALL(error, ...) \
+  _hp_op_call (&(const HpOpCall) { __VA_ARGS__ }, (error))
 
 G_END_DECLS

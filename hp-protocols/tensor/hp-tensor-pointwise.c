@@ -20,7 +20,6 @@ typedef enum
   BINARY_DIV,
 } BinaryOp;
 
-static const gchar * const binary_names[] = { "add", "sub", "mul", "div" };
 
 #define BINARY_KERNEL(T, OP) \
   G_STMT_START { \
@@ -141,56 +140,73 @@ binary_same_shape (BinaryOp       op,
     }
 }
 
-static HpTensor *
-binary_compute (BinaryOp   op,
-                HpTensor  *a,
-                HpTensor  *b,
-                GError   **error)
+static gboolean
+binary_infer (const HpOpCall    *call,
+              HpTensor * const  *inputs,
+              HpOpInfo          *info,
+              GError           **error)
 {
-  const gchar *name = binary_names[op];
-  guint a_ndim, b_ndim, ndim;
+  const gchar *name = call->op->name;
+  HpTensor *a = inputs[0], *b = inputs[1];
+  guint a_ndim, b_ndim;
   const gint64 *a_shape = hp_tensor_get_shape (a, &a_ndim);
   const gint64 *b_shape = hp_tensor_get_shape (b, &b_ndim);
-  gint64 shape[HP_TENSOR_MAX_NDIM];
-  gint64 a_strides[HP_TENSOR_MAX_NDIM];
-  gint64 b_strides[HP_TENSOR_MAX_NDIM];
-  gint64 index[HP_TENSOR_MAX_NDIM] = { 0 };
   HpDType dtype = hp_tensor_get_dtype (a);
-  gsize elem = hp_dtype_get_size (dtype);
-  const guint8 *a_data;
-  const guint8 *b_data;
-  guint8 *out_data;
-  HpTensor *out;
-  gint64 row, n_rows;
 
   if (!_hp_check_same_dtype (name, a, b, error) ||
-      !_hp_broadcast_shapes (name, a_shape, a_ndim, b_shape, b_ndim, shape, &ndim, error))
-    return NULL;
-  if (op == BINARY_DIV && !hp_dtype_is_floating (dtype))
+      !_hp_broadcast_shapes (name, a_shape, a_ndim, b_shape, b_ndim, info->out[0].shape,
+                             &info->out[0].ndim, error))
+    return FALSE;
+  if (call->op->variant == BINARY_DIV && !hp_dtype_is_floating (dtype))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                    "div: needs floating point tensors, got %s", hp_dtype_to_string (dtype));
-      return NULL;
+      return FALSE;
     }
+  info->out[0].dtype = dtype;
+  return TRUE;
+}
 
-  a_data = _hp_tensor_data (a);
-  b_data = _hp_tensor_data (b);
+static gboolean
+binary_kernel (const HpOpCall    *call,
+               const HpOpInfo    *info,
+               HpTensor * const  *inputs,
+               HpTensor         **outputs,
+               HpOpSaved         *saved,
+               GError           **error)
+{
+  BinaryOp op = call->op->variant;
+  HpTensor *a = inputs[0], *b = inputs[1];
+  guint a_ndim, b_ndim;
+  const gint64 *a_shape = hp_tensor_get_shape (a, &a_ndim);
+  const gint64 *b_shape = hp_tensor_get_shape (b, &b_ndim);
+  const gint64 *shape = info->out[0].shape;
+  guint ndim = info->out[0].ndim;
+  gint64 a_strides[HP_TENSOR_MAX_NDIM];
+  gint64 b_strides[HP_TENSOR_MAX_NDIM];
+  gint64 index[HP_TENSOR_MAX_NDIM] = { 0 };
+  HpDType dtype = info->out[0].dtype;
+  gsize elem = hp_dtype_get_size (dtype);
+  const guint8 *a_data = _hp_tensor_data (a);
+  const guint8 *b_data = _hp_tensor_data (b);
+  HpTensor *out = _hp_op_shape_new_uninit (&info->out[0]);
+  guint8 *out_data = _hp_tensor_data (out);
+  gint64 row, n_rows;
+
+  outputs[0] = out;
+  saved->tensors[saved->n_tensors++] = a;
+  saved->tensors[saved->n_tensors++] = b;
 
   if (_hp_shape_equal (a_shape, a_ndim, b_shape, b_ndim))
     {
-      out = _hp_tensor_new_uninit (dtype, shape, ndim);
-      binary_same_shape (op, dtype, a_data, b_data, _hp_tensor_data (out),
-                         hp_tensor_get_numel (out));
-      return out;
+      binary_same_shape (op, dtype, a_data, b_data, out_data, hp_tensor_get_numel (out));
+      return TRUE;
     }
-
-  out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  out_data = _hp_tensor_data (out);
 
   if (ndim == 0)
     {
       binary_row (op, dtype, a_data, 1, b_data, 1, out_data, 1);
-      return out;
+      return TRUE;
     }
 
   /* Rows along the last dim; the outer dims are walked with an index. */
@@ -223,7 +239,7 @@ binary_compute (BinaryOp   op,
         }
     }
 
-  return out;
+  return TRUE;
 }
 
 static gboolean
@@ -245,7 +261,7 @@ binary_backward (HpAutogradNode  *node,
                  HpTensor       **grad_inputs,
                  GError         **error)
 {
-  BinaryOp op = GPOINTER_TO_INT (_hp_autograd_node_get_data (node));
+  BinaryOp op = _hp_op_node_get_call (node)->op->variant;
   HpTensor *a = _hp_autograd_node_get_saved (node, 0);
   HpTensor *b = _hp_autograd_node_get_saved (node, 1);
   HpTensor *grad = grad_outputs[0];
@@ -294,20 +310,20 @@ binary_backward (HpAutogradNode  *node,
   return TRUE;
 }
 
-static HpTensor *
-binary_op (BinaryOp   op,
-           HpTensor  *a,
-           HpTensor  *b,
-           GError   **error)
-{
-  HpTensor *inputs[2] = { a, b };
-  HpTensor *out = binary_compute (op, a, b, error);
+#define BINARY_OP(NAME, VARIANT, ADDITIVE, LINEAR) \
+  static const HpOp NAME##_op = { \
+    .name = #NAME, .variant = VARIANT, .n_outputs = 1, \
+    .infer = binary_infer, .kernel = binary_kernel, .backward = binary_backward, \
+    .sharding = HP_OP_SHARDING_POINTWISE, \
+    .additive_inputs = ADDITIVE, .linear_inputs = LINEAR, \
+  };
 
-  if (out != NULL)
-    _hp_autograd_record (binary_names[op], binary_backward, inputs, 2, out,
-                         inputs, 2, GINT_TO_POINTER (op), NULL);
-  return out;
-}
+/* add and sub keep Partials of one op and add a Replicate operand once;
+ * mul is linear in either operand, div in its numerator */
+BINARY_OP (add, BINARY_ADD, HP_OP_INPUT (0) | HP_OP_INPUT (1), 0)
+BINARY_OP (sub, BINARY_SUB, HP_OP_INPUT (0) | HP_OP_INPUT (1), 0)
+BINARY_OP (mul, BINARY_MUL, 0, HP_OP_INPUT (0) | HP_OP_INPUT (1))
+BINARY_OP (div, BINARY_DIV, 0, HP_OP_INPUT (0))
 
 /**
  * hp_tensor_add:
@@ -333,10 +349,7 @@ hp_tensor_add (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_ADD, .name = "add", .inputs = { self, other },
-                  .n_inputs = 2);
-
-  return binary_op (BINARY_ADD, self, other, error);
+  return HP_OP_CALL (error, .op = &add_op, .inputs = { self, other }, .n_inputs = 2);
 }
 
 /**
@@ -360,10 +373,7 @@ hp_tensor_sub (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SUB, .name = "sub", .inputs = { self, other },
-                  .n_inputs = 2);
-
-  return binary_op (BINARY_SUB, self, other, error);
+  return HP_OP_CALL (error, .op = &sub_op, .inputs = { self, other }, .n_inputs = 2);
 }
 
 /**
@@ -387,10 +397,7 @@ hp_tensor_mul (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_MUL, .name = "mul", .inputs = { self, other },
-                  .n_inputs = 2);
-
-  return binary_op (BINARY_MUL, self, other, error);
+  return HP_OP_CALL (error, .op = &mul_op, .inputs = { self, other }, .n_inputs = 2);
 }
 
 /**
@@ -415,10 +422,7 @@ hp_tensor_div (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_DIV, .name = "div", .inputs = { self, other },
-                  .n_inputs = 2);
-
-  return binary_op (BINARY_DIV, self, other, error);
+  return HP_OP_CALL (error, .op = &div_op, .inputs = { self, other }, .n_inputs = 2);
 }
 
 /* Unary ops: forward f(x) and the local derivative f'(x) as used by
@@ -434,13 +438,6 @@ typedef enum
   UNARY_RELU,
 } UnaryOp;
 
-static const gchar * const unary_names[] = { "scale", "neg", "exp", "silu", "gelu", "relu" };
-
-typedef struct
-{
-  UnaryOp op;
-  gdouble factor;
-} UnaryData;
 
 static inline gdouble
 sigmoid (gdouble x)
@@ -499,20 +496,34 @@ unary_derivative (UnaryOp op,
       } \
   } G_STMT_END
 
-static HpTensor *
-unary_compute (UnaryOp  op,
-               gdouble  factor,
-               HpTensor *self)
+static gboolean
+unary_infer (const HpOpCall    *call,
+             HpTensor * const  *inputs,
+             HpOpInfo          *info,
+             GError           **error)
 {
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
-  HpDType dtype = hp_tensor_get_dtype (self);
-  HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  gconstpointer in = _hp_tensor_data (self);
-  gpointer out_data = _hp_tensor_data (out);
-  gint64 n = hp_tensor_get_numel (self);
+  if (!(call->op->variant == UNARY_NEG || _hp_check_floating (call->op->name, inputs[0], error)))
+    return FALSE;
+  _hp_op_shape_like (&info->out[0], inputs[0]);
+  return TRUE;
+}
 
-  switch (dtype)
+static gboolean
+unary_kernel (const HpOpCall    *call,
+              const HpOpInfo    *info,
+              HpTensor * const  *inputs,
+              HpTensor         **outputs,
+              HpOpSaved         *saved,
+              GError           **error)
+{
+  UnaryOp op = call->op->variant;
+  gdouble factor = call->scalar;
+  HpTensor *out = _hp_op_shape_new_uninit (&info->out[0]);
+  gconstpointer in = _hp_tensor_data (inputs[0]);
+  gpointer out_data = _hp_tensor_data (out);
+  gint64 n = hp_tensor_get_numel (out);
+
+  switch (info->out[0].dtype)
     {
     case HP_DTYPE_FLOAT32:
       UNARY_LOOP (gfloat, unary_value (op, factor, x));
@@ -532,7 +543,9 @@ unary_compute (UnaryOp  op,
       break;
     }
 
-  return out;
+  outputs[0] = out;
+  saved->tensors[saved->n_tensors++] = inputs[0];
+  return TRUE;
 }
 
 static gboolean
@@ -541,7 +554,7 @@ unary_backward (HpAutogradNode  *node,
                 HpTensor       **grad_inputs,
                 GError         **error)
 {
-  const UnaryData *data = _hp_autograd_node_get_data (node);
+  const HpOpCall *call = _hp_op_node_get_call (node);
   HpTensor *x = _hp_autograd_node_get_saved (node, 0);
   HpTensor *grad = grad_outputs[0];
   guint ndim;
@@ -556,32 +569,26 @@ unary_backward (HpAutogradNode  *node,
   for (gint64 i = 0; i < n; i++)
     _hp_store_f64 (out_data, dtype, i,
                    _hp_load_f64 (g_data, dtype, i) *
-                   unary_derivative (data->op, data->factor, _hp_load_f64 (x_data, dtype, i)));
+                   unary_derivative (call->op->variant, call->scalar,
+                                     _hp_load_f64 (x_data, dtype, i)));
 
   grad_inputs[0] = out;
   return TRUE;
 }
 
-static HpTensor *
-unary_op (UnaryOp    op,
-          gdouble    factor,
-          HpTensor  *self,
-          GError   **error)
-{
-  HpTensor *out;
-  UnaryData *data;
+#define UNARY_OP(NAME, VARIANT, LINEAR) \
+  static const HpOp NAME##_op = { \
+    .name = #NAME, .variant = VARIANT, .n_outputs = 1, \
+    .infer = unary_infer, .kernel = unary_kernel, .backward = unary_backward, \
+    .sharding = HP_OP_SHARDING_POINTWISE, .linear_inputs = LINEAR, \
+  };
 
-  if (!(op == UNARY_NEG || _hp_check_floating (unary_names[op], self, error)))
-    return NULL;
-
-  out = unary_compute (op, factor, self);
-  data = g_new (UnaryData, 1);
-  data->op = op;
-  data->factor = factor;
-  _hp_autograd_record (unary_names[op], unary_backward, &self, 1, out,
-                       &self, 1, data, g_free);
-  return out;
-}
+UNARY_OP (scale, UNARY_SCALE, HP_OP_INPUT (0))
+UNARY_OP (neg, UNARY_NEG, HP_OP_INPUT (0))
+UNARY_OP (exp, UNARY_EXP, 0)
+UNARY_OP (silu, UNARY_SILU, 0)
+UNARY_OP (gelu, UNARY_GELU, 0)
+UNARY_OP (relu, UNARY_RELU, 0)
 
 /**
  * hp_tensor_scale:
@@ -604,10 +611,7 @@ hp_tensor_scale (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SCALE, .name = "scale", .inputs = { self }, .n_inputs = 1,
-                  .scalar = factor);
-
-  return unary_op (UNARY_SCALE, factor, self, error);
+  return HP_OP_CALL (error, .op = &scale_op, .inputs = { self }, .n_inputs = 1, .scalar = factor);
 }
 
 /**
@@ -628,9 +632,7 @@ hp_tensor_neg (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_NEG, .name = "neg", .inputs = { self }, .n_inputs = 1);
-
-  return unary_op (UNARY_NEG, 0.0, self, error);
+  return HP_OP_CALL (error, .op = &neg_op, .inputs = { self }, .n_inputs = 1);
 }
 
 /**
@@ -652,9 +654,7 @@ hp_tensor_exp (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_EXP, .name = "exp", .inputs = { self }, .n_inputs = 1);
-
-  return unary_op (UNARY_EXP, 0.0, self, error);
+  return HP_OP_CALL (error, .op = &exp_op, .inputs = { self }, .n_inputs = 1);
 }
 
 /**
@@ -676,9 +676,7 @@ hp_tensor_silu (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SILU, .name = "silu", .inputs = { self }, .n_inputs = 1);
-
-  return unary_op (UNARY_SILU, 0.0, self, error);
+  return HP_OP_CALL (error, .op = &silu_op, .inputs = { self }, .n_inputs = 1);
 }
 
 /**
@@ -701,9 +699,7 @@ hp_tensor_gelu (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_GELU, .name = "gelu", .inputs = { self }, .n_inputs = 1);
-
-  return unary_op (UNARY_GELU, 0.0, self, error);
+  return HP_OP_CALL (error, .op = &gelu_op, .inputs = { self }, .n_inputs = 1);
 }
 
 /**
@@ -725,7 +721,5 @@ hp_tensor_relu (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_RELU, .name = "relu", .inputs = { self }, .n_inputs = 1);
-
-  return unary_op (UNARY_RELU, 0.0, self, error);
+  return HP_OP_CALL (error, .op = &relu_op, .inputs = { self }, .n_inputs = 1);
 }

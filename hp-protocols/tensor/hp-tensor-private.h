@@ -20,7 +20,8 @@ typedef struct _HpOpCall HpOpCall;
 typedef gchar    *(*HpTensorToStringFunc)   (HpTensor        *self);
 typedef HpTensor *(*HpTensorDetachFunc)     (HpTensor        *self);
 typedef HpTensor *(*HpTensorNewOnesLikeFunc) (HpTensor       *self);
-typedef HpTensor *(*HpTensorDispatchFunc)   (const HpOpCall  *call,
+typedef gboolean (*HpTensorDispatchFunc)   (const HpOpCall  *call,
+                                             HpTensor       **outputs,
                                              GError         **error);
 
 /* A tensor of a subclass that keeps only the metadata here (dtype and

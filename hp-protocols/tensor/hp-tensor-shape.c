@@ -246,7 +246,7 @@ hp_tensor_permute (HpTensor    *self,
       if (n_dims > 0)
         memcpy (call.dims, dims, n_dims * sizeof (gint));
       if (_hp_op_call_needs_dispatch (&call))
-        return _hp_op_call_dispatch (&call, error);
+        return _hp_op_call (&call, error);
     }
 
   ndim = hp_tensor_get_ndim (self);
@@ -366,7 +366,7 @@ hp_tensor_reshape (HpTensor      *self,
       if (ndim > 0)
         memcpy (call.sizes, shape, ndim * sizeof (gint64));
       if (_hp_op_call_needs_dispatch (&call))
-        return _hp_op_call_dispatch (&call, error);
+        return _hp_op_call (&call, error);
     }
 
   in_shape = hp_tensor_get_shape (self, &in_ndim);
