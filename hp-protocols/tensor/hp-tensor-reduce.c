@@ -18,12 +18,15 @@
 #include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
+typedef enum
+{
+  REDUCE_SUM,
+  REDUCE_MEAN,
+} ReduceOp;
+
+/* The input shape, for backward */
 typedef struct
 {
-  gboolean mean;
-  gboolean all;
-  guint dim;
-  /* the input shape */
   guint ndim;
   gint64 shape[HP_TENSOR_MAX_NDIM];
 } ReduceData;
@@ -53,7 +56,7 @@ typedef struct
   } G_STMT_END
 
 static void
-reduce_kernel (HpDType        dtype,
+reduce_rows (HpDType        dtype,
                gconstpointer  in_data,
                gpointer       out_data,
                gint64         outer,
@@ -75,6 +78,20 @@ reduce_kernel (HpDType        dtype,
     }
 }
 
+/* How many elements each mean divides: the count of the reduced
+ * elements, or the call's scalar when it is set (the DTensor dispatch
+ * sets the global count for a mean over a sharded dim) */
+static gdouble
+mean_divisor (const HpOpCall *call,
+              const gint64   *shape,
+              guint           ndim,
+              guint           dim)
+{
+  if (call->scalar != 0.0)
+    return call->scalar;
+  return (gdouble) (dim == G_MAXUINT ? _hp_shape_numel (shape, ndim) : shape[dim]);
+}
+
 /* The gradient of a sum is the output gradient repeated along the reduced
  * dim; that of a mean is the same divided by the count. The gradient is
  * first given the keepdim shape (a view of its buffer: only a size-1 dim
@@ -85,34 +102,31 @@ reduce_backward (HpAutogradNode  *node,
                  HpTensor       **grad_inputs,
                  GError         **error)
 {
-  const ReduceData *data = _hp_autograd_node_get_data (node);
+  const HpOpCall *call = _hp_op_node_get_call (node);
+  guint dim = _hp_op_node_get_info (node)->dim;
+  const ReduceData *data = _hp_op_node_get_data (node);
   HpTensor *grad = grad_outputs[0];
   g_autoptr(HpTensor) scaled = NULL;
   g_autoptr(HpTensor) kept = NULL;
   g_autoptr(GBytes) bytes = NULL;
   gint64 keep_shape[HP_TENSOR_MAX_NDIM];
-  gint64 count;
+  gdouble count = mean_divisor (call, data->shape, data->ndim, dim);
 
-  if (data->all)
-    count = _hp_shape_numel (data->shape, data->ndim);
-  else
-    count = data->shape[data->dim];
-
-  if (data->mean && count > 0)
+  if (call->op->variant == REDUCE_MEAN && count > 0)
     {
-      scaled = hp_tensor_scale (grad, 1.0 / (gdouble) count, error);
+      scaled = hp_tensor_scale (grad, 1.0 / count, error);
       if (scaled == NULL)
         return FALSE;
     }
   else
     scaled = g_object_ref (grad);
 
-  if (data->all)
+  if (dim == G_MAXUINT)
     kept = g_steal_pointer (&scaled);
   else
     {
       memcpy (keep_shape, data->shape, data->ndim * sizeof (gint64));
-      keep_shape[data->dim] = 1;
+      keep_shape[dim] = 1;
       bytes = hp_tensor_get_bytes (scaled);
       kept = _hp_tensor_new_with_bytes (hp_tensor_get_dtype (scaled),
                                         keep_shape, data->ndim, bytes);
@@ -122,53 +136,88 @@ reduce_backward (HpAutogradNode  *node,
   return grad_inputs[0] != NULL;
 }
 
-/* Reduces @self over @dim (or over everything when @all) and records the
- * node. The arguments have been checked. */
-static HpTensor *
-reduce_op (const gchar *name,
-           HpTensor    *self,
-           gboolean     mean,
-           gboolean     all,
-           guint        dim,
-           gboolean     keepdim)
+/* sum and mean over call->dims[0] (kept with size 1 if call->flag);
+ * sum_all and mean_all (info->dim G_MAXUINT: every dim) */
+static gboolean
+reduce_infer (const HpOpCall    *call,
+              HpTensor * const  *inputs,
+              HpOpInfo          *info,
+              GError           **error)
 {
-  guint ndim, out_ndim = 0;
+  const gchar *name = call->op->name;
+  gboolean all = call->n_dims == 0;
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (inputs[0], &ndim);
+  HpOpShape *out = &info->out[0];
+
+  if (call->op->variant == REDUCE_MEAN && !_hp_check_floating (name, inputs[0], error))
+    return FALSE;
+  out->dtype = hp_tensor_get_dtype (inputs[0]);
+  out->ndim = 0;
+  if (all)
+    {
+      info->dim = G_MAXUINT;
+      return TRUE;
+    }
+  if (!_hp_normalize_dim (name, call->dims[0], ndim, &info->dim, error))
+    return FALSE;
+  for (guint d = 0; d < ndim; d++)
+    {
+      if (d != info->dim)
+        out->shape[out->ndim++] = shape[d];
+      else if (call->flag)
+        out->shape[out->ndim++] = 1;
+    }
+  return TRUE;
+}
+
+static gboolean
+reduce_kernel (const HpOpCall    *call,
+               const HpOpInfo    *info,
+               HpTensor * const  *inputs,
+               HpTensor         **outputs,
+               HpOpSaved         *saved,
+               GError           **error)
+{
+  HpTensor *self = inputs[0];
+  guint ndim;
   const gint64 *shape = hp_tensor_get_shape (self, &ndim);
-  HpDType dtype = hp_tensor_get_dtype (self);
-  gint64 out_shape[HP_TENSOR_MAX_NDIM];
   gint64 outer = 1, n, inner = 1;
   ReduceData *data;
-  HpTensor *out;
 
-  if (all)
+  if (info->dim == G_MAXUINT)
     n = hp_tensor_get_numel (self);
   else
     {
-      _hp_shape_split_at_dim (shape, ndim, dim, &outer, &inner);
-      n = shape[dim];
-      for (guint d = 0; d < ndim; d++)
-        {
-          if (d != dim)
-            out_shape[out_ndim++] = shape[d];
-          else if (keepdim)
-            out_shape[out_ndim++] = 1;
-        }
+      _hp_shape_split_at_dim (shape, ndim, info->dim, &outer, &inner);
+      n = shape[info->dim];
     }
 
-  out = _hp_tensor_new_uninit (dtype, out_shape, out_ndim);
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
   /* a mean over no elements divides 0 by 0 and gives NaN */
-  reduce_kernel (dtype, _hp_tensor_data (self), _hp_tensor_data (out),
-                 outer, n, inner, mean ? (gdouble) n : 1.0);
+  reduce_rows (info->out[0].dtype, _hp_tensor_data (self), _hp_tensor_data (outputs[0]),
+               outer, n, inner,
+               call->op->variant == REDUCE_MEAN ? mean_divisor (call, shape, ndim, info->dim) : 1.0);
 
   data = g_new (ReduceData, 1);
-  data->mean = mean;
-  data->all = all;
-  data->dim = dim;
   data->ndim = ndim;
   memcpy (data->shape, shape, ndim * sizeof (gint64));
-  _hp_autograd_record (name, reduce_backward, &self, 1, out, NULL, 0, data, g_free);
-  return out;
+  saved->data = data;
+  saved->destroy = g_free;
+  return TRUE;
 }
+
+#define REDUCE_OP(NAME, VARIANT) \
+  static const HpOp NAME##_op = { \
+    .name = #NAME, .variant = VARIANT, .n_outputs = 1, \
+    .infer = reduce_infer, .kernel = reduce_kernel, .backward = reduce_backward, \
+    .sharding = HP_OP_SHARDING_REDUCE, .linear_inputs = HP_OP_INPUT (0), \
+  };
+
+REDUCE_OP (sum, REDUCE_SUM)
+REDUCE_OP (sum_all, REDUCE_SUM)
+REDUCE_OP (mean, REDUCE_MEAN)
+REDUCE_OP (mean_all, REDUCE_MEAN)
 
 /**
  * hp_tensor_sum:
@@ -194,18 +243,11 @@ hp_tensor_sum (HpTensor  *self,
                gboolean   keepdim,
                GError   **error)
 {
-  guint d;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SUM, .name = "sum", .inputs = { self }, .n_inputs = 1,
-                  .dims = { dim }, .n_dims = 1, .flag = keepdim);
-
-  if (!_hp_normalize_dim ("sum", dim, hp_tensor_get_ndim (self), &d, error))
-    return NULL;
-
-  return reduce_op ("sum", self, FALSE, FALSE, d, keepdim);
+  return HP_OP_CALL (error, .op = &sum_op, .inputs = { self }, .n_inputs = 1,
+                     .dims = { dim }, .n_dims = 1, .flag = keepdim);
 }
 
 /**
@@ -227,10 +269,7 @@ hp_tensor_sum_all (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SUM_ALL, .name = "sum_all", .inputs = { self },
-                  .n_inputs = 1);
-
-  return reduce_op ("sum_all", self, FALSE, TRUE, 0, FALSE);
+  return HP_OP_CALL (error, .op = &sum_all_op, .inputs = { self }, .n_inputs = 1);
 }
 
 /**
@@ -255,19 +294,11 @@ hp_tensor_mean (HpTensor  *self,
                 gboolean   keepdim,
                 GError   **error)
 {
-  guint d;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_MEAN, .name = "mean", .inputs = { self }, .n_inputs = 1,
-                  .dims = { dim }, .n_dims = 1, .flag = keepdim);
-
-  if (!_hp_check_floating ("mean", self, error) ||
-      !_hp_normalize_dim ("mean", dim, hp_tensor_get_ndim (self), &d, error))
-    return NULL;
-
-  return reduce_op ("mean", self, TRUE, FALSE, d, keepdim);
+  return HP_OP_CALL (error, .op = &mean_op, .inputs = { self }, .n_inputs = 1,
+                     .dims = { dim }, .n_dims = 1, .flag = keepdim);
 }
 
 /**
@@ -290,11 +321,5 @@ hp_tensor_mean_all (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_MEAN_ALL, .name = "mean_all", .inputs = { self },
-                  .n_inputs = 1);
-
-  if (!_hp_check_floating ("mean_all", self, error))
-    return NULL;
-
-  return reduce_op ("mean_all", self, TRUE, TRUE, 0, FALSE);
+  return HP_OP_CALL (error, .op = &mean_all_op, .inputs = { self }, .n_inputs = 1);
 }

@@ -134,33 +134,128 @@ permute_compute (HpTensor    *self,
   return out;
 }
 
-/* Node data: the permutation that undoes the op's */
 static gboolean
 permute_backward (HpAutogradNode  *node,
                   HpTensor       **grad_outputs,
                   HpTensor       **grad_inputs,
                   GError         **error)
 {
-  const guint *inverse = _hp_autograd_node_get_data (node);
+  const HpOpInfo *info = _hp_op_node_get_info (node);
+  guint inverse[HP_TENSOR_MAX_NDIM];
 
+  for (guint i = 0; i < info->out[0].ndim; i++)
+    inverse[info->perm[i]] = i;
   grad_inputs[0] = permute_compute (grad_outputs[0], inverse);
   return TRUE;
 }
 
-static HpTensor *
-permute_op (const gchar *name,
-            HpTensor    *self,
-            const guint *perm)
+static gboolean
+permute_kernel (const HpOpCall    *call,
+                const HpOpInfo    *info,
+                HpTensor * const  *inputs,
+                HpTensor         **outputs,
+                HpOpSaved         *saved,
+                GError           **error)
 {
+  outputs[0] = permute_compute (inputs[0], info->perm);
+  return TRUE;
+}
+
+static void
+set_permuted_shape (HpOpInfo *info,
+                    HpTensor *self)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
+
+  info->out[0].dtype = hp_tensor_get_dtype (self);
+  info->out[0].ndim = ndim;
+  for (guint i = 0; i < ndim; i++)
+    info->out[0].shape[i] = shape[info->perm[i]];
+}
+
+/* transpose (call->dims[0], call->dims[1]) */
+static gboolean
+transpose_infer (const HpOpCall    *call,
+                 HpTensor * const  *inputs,
+                 HpOpInfo          *info,
+                 GError           **error)
+{
+  guint ndim = hp_tensor_get_ndim (inputs[0]), d0, d1;
+
+  if (!_hp_normalize_dim ("transpose", call->dims[0], ndim, &d0, error) ||
+      !_hp_normalize_dim ("transpose", call->dims[1], ndim, &d1, error))
+    return FALSE;
+  for (guint i = 0; i < ndim; i++)
+    info->perm[i] = i;
+  info->perm[d0] = d1;
+  info->perm[d1] = d0;
+  set_permuted_shape (info, inputs[0]);
+  return TRUE;
+}
+
+static gboolean
+permute_count_error (const gint  *dims,
+                     guint        n_dims,
+                     HpTensor    *self,
+                     GError     **error)
+{
+  g_autofree gchar *dims_str = dims_to_string (dims, n_dims);
+  g_autofree gchar *self_str = _hp_tensor_describe (self);
+
+  g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+               "permute: dims %s name %u dims, but the tensor %s has %u",
+               dims_str, n_dims, self_str, hp_tensor_get_ndim (self));
+  return FALSE;
+}
+
+/* permute (call->dims, call->n_dims) */
+static gboolean
+permute_infer (const HpOpCall    *call,
+               HpTensor * const  *inputs,
+               HpOpInfo          *info,
+               GError           **error)
+{
+  HpTensor *self = inputs[0];
   guint ndim = hp_tensor_get_ndim (self);
-  HpTensor *out = permute_compute (self, perm);
-  guint *inverse = g_new (guint, MAX (ndim, 1));
+  gboolean seen[HP_TENSOR_MAX_NDIM] = { FALSE };
+
+  if (call->n_dims != ndim)
+    return permute_count_error (call->dims, call->n_dims, self, error);
 
   for (guint i = 0; i < ndim; i++)
-    inverse[perm[i]] = i;
-  _hp_autograd_record (name, permute_backward, &self, 1, out, NULL, 0, inverse, g_free);
-  return out;
+    {
+      gint n = (gint) ndim;
+      gint d = call->dims[i];
+
+      if (d < -n || d >= n || seen[d < 0 ? d + n : d])
+        {
+          g_autofree gchar *dims_str = dims_to_string (call->dims, call->n_dims);
+          g_autofree gchar *self_str = _hp_tensor_describe (self);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "permute: dims %s are not a permutation of the %u dims of %s",
+                       dims_str, ndim, self_str);
+          return FALSE;
+        }
+      info->perm[i] = (guint) (d < 0 ? d + n : d);
+      seen[info->perm[i]] = TRUE;
+    }
+  set_permuted_shape (info, self);
+  return TRUE;
 }
+
+static const HpOp transpose_op = {
+  .name = "transpose", .n_outputs = 1,
+  .infer = transpose_infer, .kernel = permute_kernel, .backward = permute_backward,
+  .sharding = HP_OP_SHARDING_PERMUTE, .moves_partials = TRUE,
+};
+
+static const HpOp permute_op = {
+  .name = "permute", .n_outputs = 1,
+  .infer = permute_infer, .kernel = permute_kernel, .backward = permute_backward,
+  .sharding = HP_OP_SHARDING_PERMUTE, .moves_partials = TRUE,
+};
 
 /**
  * hp_tensor_transpose:
@@ -183,26 +278,11 @@ hp_tensor_transpose (HpTensor  *self,
                      gint       dim1,
                      GError   **error)
 {
-  guint ndim, d0, d1;
-  guint perm[HP_TENSOR_MAX_NDIM];
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_TRANSPOSE, .name = "transpose", .inputs = { self },
-                  .n_inputs = 1, .dims = { dim0, dim1 }, .n_dims = 2);
-
-  ndim = hp_tensor_get_ndim (self);
-  if (!_hp_normalize_dim ("transpose", dim0, ndim, &d0, error) ||
-      !_hp_normalize_dim ("transpose", dim1, ndim, &d1, error))
-    return NULL;
-
-  for (guint i = 0; i < ndim; i++)
-    perm[i] = i;
-  perm[d0] = d1;
-  perm[d1] = d0;
-
-  return permute_op ("transpose", self, perm);
+  return HP_OP_CALL (error, .op = &transpose_op, .inputs = { self }, .n_inputs = 1,
+                     .dims = { dim0, dim1 }, .n_dims = 2);
 }
 
 /**
@@ -229,58 +309,21 @@ hp_tensor_permute (HpTensor    *self,
                    guint        n_dims,
                    GError     **error)
 {
-  guint ndim;
-  guint perm[HP_TENSOR_MAX_NDIM];
-  gboolean seen[HP_TENSOR_MAX_NDIM] = { FALSE };
+  HpOpCall call = { .op = &permute_op, .inputs = { self }, .n_inputs = 1, .n_dims = n_dims };
 
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (dims != NULL || n_dims == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  /* too many dims fail below, before any data is read */
-  if (n_dims <= HP_TENSOR_MAX_NDIM)
+  /* a tensor has no more dims than the call can hold */
+  if (n_dims > HP_TENSOR_MAX_NDIM)
     {
-      HpOpCall call = { .kind = HP_OP_PERMUTE, .name = "permute", .inputs = { self },
-                        .n_inputs = 1, .n_dims = n_dims };
-
-      if (n_dims > 0)
-        memcpy (call.dims, dims, n_dims * sizeof (gint));
-      if (_hp_op_call_needs_dispatch (&call))
-        return _hp_op_call (&call, error);
-    }
-
-  ndim = hp_tensor_get_ndim (self);
-  if (n_dims != ndim)
-    {
-      g_autofree gchar *dims_str = dims_to_string (dims, n_dims);
-      g_autofree gchar *self_str = _hp_tensor_describe (self);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "permute: dims %s name %u dims, but the tensor %s has %u",
-                   dims_str, n_dims, self_str, ndim);
+      permute_count_error (dims, n_dims, self, error);
       return NULL;
     }
-
-  for (guint i = 0; i < ndim; i++)
-    {
-      gint n = (gint) ndim;
-      gint d = dims[i];
-
-      if (d < -n || d >= n || seen[d < 0 ? d + n : d])
-        {
-          g_autofree gchar *dims_str = dims_to_string (dims, n_dims);
-          g_autofree gchar *self_str = _hp_tensor_describe (self);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                       "permute: dims %s are not a permutation of the %u dims of %s",
-                       dims_str, ndim, self_str);
-          return NULL;
-        }
-      perm[i] = (guint) (d < 0 ? d + n : d);
-      seen[perm[i]] = TRUE;
-    }
-
-  return permute_op ("permute", self, perm);
+  if (n_dims > 0)
+    memcpy (call.dims, dims, n_dims * sizeof (gint));
+  return _hp_op_call (&call, error);
 }
 
 /* Reshape */
@@ -308,11 +351,111 @@ reshape_backward (HpAutogradNode  *node,
                   HpTensor       **grad_inputs,
                   GError         **error)
 {
-  const ReshapeData *data = _hp_autograd_node_get_data (node);
+  const ReshapeData *data = _hp_op_node_get_data (node);
 
   grad_inputs[0] = reshape_share (grad_outputs[0], data->shape, data->ndim);
   return TRUE;
 }
+
+/* reshape (call->sizes, call->n_sizes); info->out[0] has the -1 resolved */
+static gboolean
+reshape_infer (const HpOpCall    *call,
+               HpTensor * const  *inputs,
+               HpOpInfo          *info,
+               GError           **error)
+{
+  HpTensor *self = inputs[0];
+  const gint64 *shape = call->sizes;
+  guint ndim = call->n_sizes;
+  guint in_ndim;
+  const gint64 *in_shape = hp_tensor_get_shape (self, &in_ndim);
+  gint64 numel = hp_tensor_get_numel (self), rest = 1;
+  gint64 *new_shape = info->out[0].shape;
+  gint infer = -1;
+  gboolean rest_is_zero = FALSE;
+
+  for (guint i = 0; i < ndim; i++)
+    {
+      if (shape[i] == -1 && infer < 0)
+        infer = (gint) i;
+      else if (shape[i] < 0)
+        {
+          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "reshape: shape %s may hold one -1 and no other negative size",
+                       shape_str);
+          return FALSE;
+        }
+      else if (shape[i] == 0)
+        rest_is_zero = TRUE;
+      else
+        /* past @numel the product is wrong anyway: saturate at @numel + 1
+         * rather than overflow */
+        rest = rest > numel / shape[i] ? numel + 1 : rest * shape[i];
+      new_shape[i] = shape[i];
+    }
+  if (rest_is_zero)
+    rest = 0;
+
+  if (infer >= 0)
+    {
+      if (rest == 0)
+        {
+          g_autofree gchar *in_str = _hp_shape_to_string (in_shape, in_ndim);
+          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+          g_set_error (error, HP_ERROR,
+                       numel == 0 ? HP_ERROR_INVALID_ARGUMENT : HP_ERROR_SHAPE,
+                       "reshape: cannot reshape %s to %s: the -1 %s", in_str, shape_str,
+                       numel == 0 ? "could be any size" : "has no size that fits");
+          return FALSE;
+        }
+      new_shape[infer] = numel / rest;
+      rest *= new_shape[infer];
+    }
+
+  if (rest != numel)
+    {
+      g_autofree gchar *in_str = _hp_shape_to_string (in_shape, in_ndim);
+      g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "reshape: cannot reshape %s (%" G_GINT64_FORMAT " elements) to %s",
+                   in_str, numel, shape_str);
+      return FALSE;
+    }
+
+  info->out[0].dtype = hp_tensor_get_dtype (self);
+  info->out[0].ndim = ndim;
+  return TRUE;
+}
+
+static gboolean
+reshape_kernel (const HpOpCall    *call,
+                const HpOpInfo    *info,
+                HpTensor * const  *inputs,
+                HpTensor         **outputs,
+                HpOpSaved         *saved,
+                GError           **error)
+{
+  guint in_ndim;
+  const gint64 *in_shape = hp_tensor_get_shape (inputs[0], &in_ndim);
+  ReshapeData *data = g_new (ReshapeData, 1);
+
+  outputs[0] = reshape_share (inputs[0], info->out[0].shape, info->out[0].ndim);
+  data->ndim = in_ndim;
+  memcpy (data->shape, in_shape, in_ndim * sizeof (gint64));
+  saved->data = data;
+  saved->destroy = g_free;
+  return TRUE;
+}
+
+static const HpOp reshape_op = {
+  .name = "reshape", .n_outputs = 1,
+  .infer = reshape_infer, .kernel = reshape_kernel, .backward = reshape_backward,
+  .sharding = HP_OP_SHARDING_RESHAPE, .moves_partials = TRUE,
+};
 
 /**
  * hp_tensor_reshape:
@@ -344,33 +487,11 @@ hp_tensor_reshape (HpTensor      *self,
                    guint          ndim,
                    GError       **error)
 {
-  guint in_ndim;
-  const gint64 *in_shape;
-  gint64 numel, rest = 1;
-  gint64 new_shape[HP_TENSOR_MAX_NDIM];
-  gint infer = -1;
-  gboolean rest_is_zero = FALSE;
-  ReshapeData *data;
-  HpTensor *out;
+  HpOpCall call = { .op = &reshape_op, .inputs = { self }, .n_inputs = 1, .n_sizes = ndim };
 
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (shape != NULL || ndim == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  /* too many dims fail below, before any data is read */
-  if (ndim <= HP_TENSOR_MAX_NDIM)
-    {
-      HpOpCall call = { .kind = HP_OP_RESHAPE, .name = "reshape", .inputs = { self },
-                        .n_inputs = 1, .n_sizes = ndim };
-
-      if (ndim > 0)
-        memcpy (call.sizes, shape, ndim * sizeof (gint64));
-      if (_hp_op_call_needs_dispatch (&call))
-        return _hp_op_call (&call, error);
-    }
-
-  in_shape = hp_tensor_get_shape (self, &in_ndim);
-  numel = hp_tensor_get_numel (self);
 
   if (ndim > HP_TENSOR_MAX_NDIM)
     {
@@ -379,75 +500,20 @@ hp_tensor_reshape (HpTensor      *self,
                    HP_TENSOR_MAX_NDIM, ndim);
       return NULL;
     }
-
-  for (guint i = 0; i < ndim; i++)
-    {
-      if (shape[i] == -1 && infer < 0)
-        infer = (gint) i;
-      else if (shape[i] < 0)
-        {
-          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                       "reshape: shape %s may hold one -1 and no other negative size",
-                       shape_str);
-          return NULL;
-        }
-      else if (shape[i] == 0)
-        rest_is_zero = TRUE;
-      else
-        /* past @numel the product is wrong anyway: saturate at @numel + 1
-         * rather than overflow */
-        rest = rest > numel / shape[i] ? numel + 1 : rest * shape[i];
-      new_shape[i] = shape[i];
-    }
-  if (rest_is_zero)
-    rest = 0;
-
-  if (infer >= 0)
-    {
-      if (rest == 0)
-        {
-          g_autofree gchar *in_str = _hp_shape_to_string (in_shape, in_ndim);
-          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
-
-          g_set_error (error, HP_ERROR,
-                       numel == 0 ? HP_ERROR_INVALID_ARGUMENT : HP_ERROR_SHAPE,
-                       "reshape: cannot reshape %s to %s: the -1 %s", in_str, shape_str,
-                       numel == 0 ? "could be any size" : "has no size that fits");
-          return NULL;
-        }
-      new_shape[infer] = numel / rest;
-      rest *= new_shape[infer];
-    }
-
-  if (rest != numel)
-    {
-      g_autofree gchar *in_str = _hp_shape_to_string (in_shape, in_ndim);
-      g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "reshape: cannot reshape %s (%" G_GINT64_FORMAT " elements) to %s",
-                   in_str, numel, shape_str);
-      return NULL;
-    }
-
-  out = reshape_share (self, new_shape, ndim);
-  data = g_new (ReshapeData, 1);
-  data->ndim = in_ndim;
-  memcpy (data->shape, in_shape, in_ndim * sizeof (gint64));
-  _hp_autograd_record ("reshape", reshape_backward, &self, 1, out, NULL, 0, data, g_free);
-  return out;
+  if (ndim > 0)
+    memcpy (call.sizes, shape, ndim * sizeof (gint64));
+  return _hp_op_call (&call, error);
 }
 
 /* Narrow */
 
-typedef struct
+/* The first index narrow keeps, from its (possibly negative) start */
+static gint64
+narrow_first (const HpOpCall *call,
+              gint64          size)
 {
-  guint dim;
-  gint64 start;
-  gint64 size;  /* of @dim in the input */
-} NarrowData;
+  return call->sizes[0] < 0 ? call->sizes[0] + size : call->sizes[0];
+}
 
 static gboolean
 narrow_backward (HpAutogradNode  *node,
@@ -455,28 +521,95 @@ narrow_backward (HpAutogradNode  *node,
                  HpTensor       **grad_inputs,
                  GError         **error)
 {
-  const NarrowData *data = _hp_autograd_node_get_data (node);
+  guint dim = _hp_op_node_get_info (node)->dim;
+  const gint64 *size = _hp_op_node_get_data (node);
+  gint64 first = narrow_first (_hp_op_node_get_call (node), *size);
   HpTensor *grad = grad_outputs[0];
   guint ndim;
   const gint64 *grad_shape = hp_tensor_get_shape (grad, &ndim);
   gsize elem = hp_dtype_get_size (hp_tensor_get_dtype (grad));
   gint64 shape[HP_TENSOR_MAX_NDIM];
-  gint64 outer, inner, length = grad_shape[data->dim];
+  gint64 outer, inner, length = grad_shape[dim];
   HpTensor *out;
 
   memcpy (shape, grad_shape, ndim * sizeof (gint64));
-  shape[data->dim] = data->size;
-  _hp_shape_split_at_dim (shape, ndim, data->dim, &outer, &inner);
+  shape[dim] = *size;
+  _hp_shape_split_at_dim (shape, ndim, dim, &outer, &inner);
 
   out = hp_tensor_new_zeros (hp_tensor_get_dtype (grad), shape, ndim);
-  copy_rows ((guint8 *) _hp_tensor_data (out) + elem * data->start * inner,
-             elem * data->size * inner,
+  copy_rows ((guint8 *) _hp_tensor_data (out) + elem * first * inner,
+             elem * *size * inner,
              _hp_tensor_data (grad), elem * length * inner,
              outer, elem * length * inner);
 
   grad_inputs[0] = out;
   return TRUE;
 }
+
+/* narrow (call->dims[0]; start and length in call->sizes) */
+static gboolean
+narrow_infer (const HpOpCall    *call,
+              HpTensor * const  *inputs,
+              HpOpInfo          *info,
+              GError           **error)
+{
+  guint ndim;
+  const gint64 *in_shape = hp_tensor_get_shape (inputs[0], &ndim);
+  gint64 start = call->sizes[0], length = call->sizes[1], size, first;
+
+  if (!_hp_normalize_dim ("narrow", call->dims[0], ndim, &info->dim, error))
+    return FALSE;
+
+  size = in_shape[info->dim];
+  first = narrow_first (call, size);
+  if (first < 0 || first > size || length < 0 || length > size - first)
+    {
+      g_autofree gchar *shape_str = _hp_shape_to_string (in_shape, ndim);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "narrow: start %" G_GINT64_FORMAT " and length %" G_GINT64_FORMAT
+                   " do not fit dim %d of size %" G_GINT64_FORMAT " (shape %s)",
+                   start, length, call->dims[0], size, shape_str);
+      return FALSE;
+    }
+
+  _hp_op_shape_like (&info->out[0], inputs[0]);
+  info->out[0].shape[info->dim] = length;
+  return TRUE;
+}
+
+static gboolean
+narrow_kernel (const HpOpCall    *call,
+               const HpOpInfo    *info,
+               HpTensor * const  *inputs,
+               HpTensor         **outputs,
+               HpOpSaved         *saved,
+               GError           **error)
+{
+  HpTensor *self = inputs[0];
+  guint ndim, d = info->dim;
+  const gint64 *in_shape = hp_tensor_get_shape (self, &ndim);
+  gint64 length = call->sizes[1], size = in_shape[d], first = narrow_first (call, size);
+  gint64 outer, inner;
+  gsize elem = hp_dtype_get_size (hp_tensor_get_dtype (self));
+
+  _hp_shape_split_at_dim (in_shape, ndim, d, &outer, &inner);
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  copy_rows (_hp_tensor_data (outputs[0]), elem * length * inner,
+             (const guint8 *) _hp_tensor_data (self) + elem * first * inner,
+             elem * size * inner,
+             outer, elem * length * inner);
+
+  saved->data = g_memdup2 (&size, sizeof size);
+  saved->destroy = g_free;
+  return TRUE;
+}
+
+static const HpOp narrow_op = {
+  .name = "narrow", .n_outputs = 1,
+  .infer = narrow_infer, .kernel = narrow_kernel, .backward = narrow_backward,
+  .sharding = HP_OP_SHARDING_ALONG_DIM_ALL,
+};
 
 /**
  * hp_tensor_narrow:
@@ -503,55 +636,11 @@ hp_tensor_narrow (HpTensor  *self,
                   gint64     length,
                   GError   **error)
 {
-  guint ndim, d;
-  const gint64 *in_shape;
-  gint64 shape[HP_TENSOR_MAX_NDIM];
-  gint64 size, first, outer, inner;
-  gsize elem;
-  NarrowData *data;
-  HpTensor *out;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_NARROW, .name = "narrow", .inputs = { self },
-                  .n_inputs = 1, .dims = { dim }, .n_dims = 1, .sizes = { start, length },
-                  .n_sizes = 2);
-
-  in_shape = hp_tensor_get_shape (self, &ndim);
-  if (!_hp_normalize_dim ("narrow", dim, ndim, &d, error))
-    return NULL;
-
-  size = in_shape[d];
-  first = start < 0 ? start + size : start;
-  if (first < 0 || first > size || length < 0 || length > size - first)
-    {
-      g_autofree gchar *shape_str = _hp_shape_to_string (in_shape, ndim);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "narrow: start %" G_GINT64_FORMAT " and length %" G_GINT64_FORMAT
-                   " do not fit dim %d of size %" G_GINT64_FORMAT " (shape %s)",
-                   start, length, dim, size, shape_str);
-      return NULL;
-    }
-
-  memcpy (shape, in_shape, ndim * sizeof (gint64));
-  shape[d] = length;
-  _hp_shape_split_at_dim (in_shape, ndim, d, &outer, &inner);
-  elem = hp_dtype_get_size (hp_tensor_get_dtype (self));
-
-  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (self), shape, ndim);
-  copy_rows (_hp_tensor_data (out), elem * length * inner,
-             (const guint8 *) _hp_tensor_data (self) + elem * first * inner,
-             elem * size * inner,
-             outer, elem * length * inner);
-
-  data = g_new (NarrowData, 1);
-  data->dim = d;
-  data->start = first;
-  data->size = size;
-  _hp_autograd_record ("narrow", narrow_backward, &self, 1, out, NULL, 0, data, g_free);
-  return out;
+  return HP_OP_CALL (error, .op = &narrow_op, .inputs = { self }, .n_inputs = 1,
+                     .dims = { dim }, .n_dims = 1, .sizes = { start, length }, .n_sizes = 2);
 }
 
 /* Cat */
@@ -569,7 +658,7 @@ cat_backward (HpAutogradNode  *node,
               HpTensor       **grad_inputs,
               GError         **error)
 {
-  const CatData *data = _hp_autograd_node_get_data (node);
+  const CatData *data = _hp_op_node_get_data (node);
   gint64 offset = 0;
 
   for (guint i = 0; i < data->n; i++)
@@ -629,6 +718,77 @@ cat_check (HpTensor  *first,
   return TRUE;
 }
 
+/* cat (call->tensors along call->dims[0]) */
+static gboolean
+cat_infer (const HpOpCall    *call,
+           HpTensor * const  *inputs,
+           HpOpInfo          *info,
+           GError           **error)
+{
+  guint n = call->tensors->len;
+
+  if (n == 0)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                           "cat: needs at least one tensor");
+      return FALSE;
+    }
+  if (!_hp_normalize_dim ("cat", call->dims[0], hp_tensor_get_ndim (inputs[0]), &info->dim, error))
+    return FALSE;
+
+  _hp_op_shape_like (&info->out[0], inputs[0]);
+  for (guint i = 1; i < n; i++)
+    {
+      if (!cat_check (inputs[0], inputs[i], i, info->dim, error))
+        return FALSE;
+      info->out[0].shape[info->dim] += hp_tensor_get_shape (inputs[i], NULL)[info->dim];
+    }
+  return TRUE;
+}
+
+static gboolean
+cat_kernel (const HpOpCall    *call,
+            const HpOpInfo    *info,
+            HpTensor * const  *inputs,
+            HpTensor         **outputs,
+            HpOpSaved         *saved,
+            GError           **error)
+{
+  guint n = call->tensors->len, d = info->dim;
+  const gint64 *shape = info->out[0].shape;
+  gsize elem = hp_dtype_get_size (info->out[0].dtype);
+  gint64 outer, inner, offset = 0;
+  CatData *data = g_malloc (sizeof (CatData) + n * sizeof (gint64));
+  guint8 *out_data;
+
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  out_data = _hp_tensor_data (outputs[0]);
+  _hp_shape_split_at_dim (shape, info->out[0].ndim, d, &outer, &inner);
+
+  data->dim = d;
+  data->n = n;
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 size = hp_tensor_get_shape (inputs[i], NULL)[d];
+
+      copy_rows (out_data + elem * offset * inner, elem * shape[d] * inner,
+                 _hp_tensor_data (inputs[i]), elem * size * inner,
+                 outer, elem * size * inner);
+      data->sizes[i] = size;
+      offset += size;
+    }
+
+  saved->data = data;
+  saved->destroy = g_free;
+  return TRUE;
+}
+
+static const HpOp cat_op = {
+  .name = "cat", .n_outputs = 1,
+  .infer = cat_infer, .kernel = cat_kernel, .backward = cat_backward,
+  .sharding = HP_OP_SHARDING_ALONG_DIM_ALL,
+};
+
 /**
  * hp_tensor_cat:
  * @tensors: (element-type HpTensor): the tensors to join, at least one
@@ -651,67 +811,10 @@ hp_tensor_cat (GPtrArray  *tensors,
                gint        dim,
                GError    **error)
 {
-  HpTensor *first;
-  guint ndim, d, n;
-  gint64 shape[HP_TENSOR_MAX_NDIM];
-  gint64 outer, inner, offset = 0;
-  gsize elem;
-  guint8 *out_data;
-  CatData *data;
-  HpTensor *out;
-
   g_return_val_if_fail (tensors != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   for (guint i = 0; i < tensors->len; i++)
     g_return_val_if_fail (HP_IS_TENSOR (g_ptr_array_index (tensors, i)), NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_CAT, .name = "cat", .tensors = tensors, .dims = { dim },
-                  .n_dims = 1);
-
-  n = tensors->len;
-  if (n == 0)
-    {
-      g_set_error_literal (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                           "cat: needs at least one tensor");
-      return NULL;
-    }
-
-  first = g_ptr_array_index (tensors, 0);
-  ndim = hp_tensor_get_ndim (first);
-  if (!_hp_normalize_dim ("cat", dim, ndim, &d, error))
-    return NULL;
-
-  memcpy (shape, hp_tensor_get_shape (first, NULL), ndim * sizeof (gint64));
-  for (guint i = 1; i < n; i++)
-    {
-      HpTensor *t = g_ptr_array_index (tensors, i);
-
-      if (!cat_check (first, t, i, d, error))
-        return NULL;
-      shape[d] += hp_tensor_get_shape (t, NULL)[d];
-    }
-
-  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (first), shape, ndim);
-  out_data = _hp_tensor_data (out);
-  elem = hp_dtype_get_size (hp_tensor_get_dtype (first));
-  _hp_shape_split_at_dim (shape, ndim, d, &outer, &inner);
-
-  data = g_malloc (sizeof (CatData) + n * sizeof (gint64));
-  data->dim = d;
-  data->n = n;
-  for (guint i = 0; i < n; i++)
-    {
-      HpTensor *t = g_ptr_array_index (tensors, i);
-      gint64 size = hp_tensor_get_shape (t, NULL)[d];
-
-      copy_rows (out_data + elem * offset * inner, elem * shape[d] * inner,
-                 _hp_tensor_data (t), elem * size * inner,
-                 outer, elem * size * inner);
-      data->sizes[i] = size;
-      offset += size;
-    }
-
-  _hp_autograd_record ("cat", cat_backward, (HpTensor * const *) tensors->pdata, n,
-                       out, NULL, 0, data, g_free);
-  return out;
+  return HP_OP_CALL (error, .op = &cat_op, .tensors = tensors, .dims = { dim }, .n_dims = 1);
 }
