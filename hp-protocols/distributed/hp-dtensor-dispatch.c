@@ -260,80 +260,6 @@ rule_elementwise (Plan *plan,
   return FALSE;
 }
 
-/* Legacy ops: Partial survives only where the op is linear in it */
-static gboolean
-rule_elementwise_partial_legacy (Plan *plan,
-                                 guint d)
-{
-  HpOpKind kind = plan->call->kind;
-  gboolean any_partial = FALSE;
-
-  for (guint i = 0; i < plan->inputs->len; i++)
-    {
-      HpPlacement *p = current (plan, i, d);
-
-      any_partial |= p != NULL && hp_placement_is_partial (p);
-    }
-  if (!any_partial)
-    return FALSE;
-
-  /* Partial survives only where the op is linear in it */
-  switch (kind)
-    {
-    case HP_OP_SCALE:
-    case HP_OP_NEG:
-      if (is_linear_partial (current (plan, 0, d)))
-        {
-          keep (plan, 0, d);
-          out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (current (plan, 0, d))));
-          return TRUE;
-        }
-      return FALSE;
-
-    case HP_OP_ADD:
-    case HP_OP_SUB:
-      {
-        HpPlacement *a = current (plan, 0, d), *b = current (plan, 1, d);
-        HpPlacement *partial = hp_placement_is_partial (a) ? a : b;
-
-        /* P + P of one linear op, or P + R (R divided by n for sum) */
-        if (!is_linear_partial (partial) ||
-            (hp_placement_is_partial (a) && hp_placement_is_partial (b) && !hp_placement_equal (a, b)) ||
-            (!hp_placement_is_partial (a) && !hp_placement_is_replicate (a)) ||
-            (!hp_placement_is_partial (b) && !hp_placement_is_replicate (b)))
-          return FALSE;
-        keep (plan, 0, d);
-        keep (plan, 1, d);
-        out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (partial)));
-        return TRUE;
-      }
-
-    case HP_OP_MUL:
-    case HP_OP_DIV:
-      {
-        HpPlacement *a = current (plan, 0, d), *b = current (plan, 1, d);
-
-        /* linear in one Partial operand times (or over) a Replicate */
-        if (is_linear_partial (a) && hp_placement_is_replicate (b))
-          {
-            keep (plan, 0, d);
-            out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (a)));
-            return TRUE;
-          }
-        if (kind == HP_OP_MUL && is_linear_partial (b) && hp_placement_is_replicate (a))
-          {
-            keep (plan, 1, d);
-            out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (b)));
-            return TRUE;
-          }
-        return FALSE;
-      }
-
-    default:
-      return FALSE;
-    }
-}
-
 /* linear (x [..., in], W [out, in], b [out]) */
 static gboolean
 rule_linear (Plan *plan,
@@ -611,42 +537,6 @@ rule_rotary (Plan *plan,
   return TRUE;
 }
 
-/* Resolves the target shape of a reshape against the global input; FALSE
- * when it does not fit (then the op goes through Replicate and fails the
- * same way on every rank) */
-static gboolean
-reshape_target (Plan *plan)
-{
-  const HpOpCall *call = plan->call;
-  gint64 numel = hp_tensor_get_numel (HP_TENSOR (g_ptr_array_index (plan->inputs, 0)));
-  gint64 known = 1;
-  gint infer = -1;
-
-  if (call->n_sizes > HP_TENSOR_MAX_NDIM)
-    return FALSE;
-  for (guint o = 0; o < call->n_sizes; o++)
-    {
-      if (call->sizes[o] == -1 && infer < 0)
-        infer = o;
-      else if (call->sizes[o] < 0)
-        return FALSE;
-      else
-        known *= call->sizes[o];
-      plan->reshape_shape[o] = call->sizes[o];
-    }
-  if (infer >= 0)
-    {
-      if (known == 0 || numel % known != 0)
-        return FALSE;
-      plan->reshape_shape[infer] = numel / known;
-    }
-  else if (known != numel)
-    return FALSE;
-
-  plan->reshape_ndim = call->n_sizes;
-  return TRUE;
-}
-
 /* Whether every rank's piece of @from, scaled by @num / @den, is its
  * piece of @to, so that reshaping the local tensors cuts @to as
  * torch.chunk would */
@@ -897,14 +787,6 @@ check_global_shapes (Plan          *plan,
 
   switch (call->kind)
     {
-    case HP_OP_ADD:
-    case HP_OP_SUB:
-    case HP_OP_MUL:
-    case HP_OP_DIV:
-      return _hp_broadcast_shapes (_hp_op_call_get_name (call), input_shape (plan, 0), input_ndim (plan, 0),
-                                   input_shape (plan, 1), input_ndim (plan, 1),
-                                   out_shape, out_ndim, error);
-
     case HP_OP_MATMUL:
       {
         guint an = input_ndim (plan, 0), bn = input_ndim (plan, 1);
@@ -955,34 +837,6 @@ check_global_shapes (Plan          *plan,
                          "linear: bias %s does not fit weight %s (needs [%" G_GINT64_FORMAT "])",
                          bs, ws, w[0]);
             return FALSE;
-          }
-        return TRUE;
-      }
-
-    case HP_OP_CAT:
-      {
-        /* every input is sharded like the first one */
-        guint ndim = input_ndim (plan, 0), dim;
-
-        if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &dim, NULL))
-          return TRUE;
-        for (guint i = 1; i < plan->inputs->len; i++)
-          {
-            gboolean fits = input_ndim (plan, i) == ndim;
-
-            for (guint k = 0; fits && k < ndim; k++)
-              fits = k == dim || input_shape (plan, i)[k] == input_shape (plan, 0)[k];
-            if (!fits)
-              {
-                g_autofree gchar *first = _hp_shape_to_string (input_shape (plan, 0), ndim);
-                g_autofree gchar *other = _hp_shape_to_string (input_shape (plan, i),
-                                                               input_ndim (plan, i));
-
-                g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                             "cat: tensor %u has shape %s but tensor 0 has shape %s; "
-                             "they must match in every dim but %u", i, other, first, dim);
-                return FALSE;
-              }
           }
         return TRUE;
       }
@@ -1094,8 +948,6 @@ plan_rules (Plan    *plan,
   guint out_ndim = 0;
   guint ndim = input_ndim (plan, 0);
   guint dim = 0;
-  guint perm[HP_TENSOR_MAX_NDIM];
-  gboolean have_perm = FALSE;
 
   if (!check_global_shapes (plan, out_shape, &out_ndim, error))
     return FALSE;
@@ -1106,40 +958,11 @@ plan_rules (Plan    *plan,
     {
     case HP_OP_SOFTMAX:
     case HP_OP_LOG_SOFTMAX:
-    case HP_OP_SUM:
-    case HP_OP_MEAN:
-    case HP_OP_NARROW:
-    case HP_OP_CAT:
       if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &dim, NULL))
         return TRUE;
       break;
-    case HP_OP_TRANSPOSE:
-      {
-        guint d0, d1;
-
-        if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &d0, NULL) ||
-            !_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[1], ndim, &d1, NULL))
-          return TRUE;
-        for (guint k = 0; k < ndim; k++)
-          perm[k] = k;
-        perm[d0] = d1;
-        perm[d1] = d0;
-        have_perm = TRUE;
-      }
-      break;
-    case HP_OP_RESHAPE:
-      plan->reshape = reshape_target (plan);
-      break;
     case HP_OP_CROSS_ENTROPY:
       plan_cross_entropy (plan);
-      break;
-    case HP_OP_PERMUTE:
-      if (call->n_dims != ndim)
-        return TRUE;
-      for (guint k = 0; k < ndim; k++)
-        if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[k], ndim, &perm[k], NULL))
-          return TRUE;
-      have_perm = TRUE;
       break;
     default:
       break;
@@ -1152,22 +975,6 @@ plan_rules (Plan    *plan,
       switch (call->kind)
         {
         case HP_OP_LEGACY:
-          break;
-        case HP_OP_ADD:
-        case HP_OP_SUB:
-        case HP_OP_MUL:
-        case HP_OP_DIV:
-          ruled = rule_elementwise (plan, d, out_ndim, out_shape) ||
-                  rule_elementwise_partial_legacy (plan, d);
-          break;
-        case HP_OP_SCALE:
-        case HP_OP_NEG:
-        case HP_OP_EXP:
-        case HP_OP_SILU:
-        case HP_OP_GELU:
-        case HP_OP_RELU:
-          ruled = rule_elementwise (plan, d, ndim, input_shape (plan, 0)) ||
-                  rule_elementwise_partial_legacy (plan, d);
           break;
         case HP_OP_LINEAR:
           ruled = rule_linear (plan, d);
@@ -1182,22 +989,6 @@ plan_rules (Plan    *plan,
         case HP_OP_RMS_NORM:
           ruled = ndim > 0 && rule_normalize (plan, d, ndim - 1);
           break;
-        case HP_OP_SUM:
-        case HP_OP_MEAN:
-          ruled = rule_reduce (plan, d, dim, call->flag);
-          break;
-        case HP_OP_SUM_ALL:
-        case HP_OP_MEAN_ALL:
-          ruled = rule_reduce (plan, d, G_MAXUINT, FALSE);
-          break;
-        case HP_OP_TRANSPOSE:
-        case HP_OP_PERMUTE:
-          ruled = have_perm && rule_permute (plan, d, perm, ndim);
-          break;
-        case HP_OP_NARROW:
-        case HP_OP_CAT:
-          ruled = rule_along_dim (plan, d, dim);
-          break;
         case HP_OP_SDPA:
           ruled = rule_attention (plan, d);
           break;
@@ -1206,9 +997,6 @@ plan_rules (Plan    *plan,
           break;
         case HP_OP_APPLY_ROTARY:
           ruled = rule_rotary (plan, d);
-          break;
-        case HP_OP_RESHAPE:
-          ruled = plan->reshape && rule_reshape (plan, d);
           break;
         case HP_OP_CROSS_ENTROPY:
           ruled = (gint) d == plan->class_parallel_dim;
@@ -1399,7 +1187,7 @@ is_additive_input (const HpOpCall *call,
 {
   if (call->op != NULL)
     return (call->op->additive_inputs & HP_OP_INPUT (i)) != 0;
-  return call->kind == HP_OP_ADD || call->kind == HP_OP_SUB || (call->kind == HP_OP_LINEAR && i == 2);
+  return call->kind == HP_OP_LINEAR && i == 2;
 }
 
 static gboolean
@@ -1538,27 +1326,7 @@ plan_run (Plan           *plan,
         }
     }
 
-  if (out == NULL && plan->exact_mean && call->kind == HP_OP_MEAN)
-    {
-      g_autoptr(HpTensor) sum = hp_tensor_sum (g_ptr_array_index (locals, 0), call->dims[0],
-                                               call->flag, error);
-      guint d;
-
-      if (sum == NULL)
-        return FALSE;
-      _hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], input_ndim (plan, 0), &d, NULL);
-      out = hp_tensor_scale (sum, 1.0 / input_shape (plan, 0)[d], error);
-    }
-  else if (out == NULL && plan->exact_mean && call->kind == HP_OP_MEAN_ALL)
-    {
-      g_autoptr(HpTensor) sum = hp_tensor_sum_all (g_ptr_array_index (locals, 0), error);
-
-      if (sum == NULL)
-        return FALSE;
-      out = hp_tensor_scale (sum, 1.0 / hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0)),
-                             error);
-    }
-  else if (out == NULL && plan->class_parallel_dim >= 0)
+  if (out == NULL && plan->class_parallel_dim >= 0)
     {
       gint64 offsets[HP_TENSOR_MAX_NDIM], lengths[HP_TENSOR_MAX_NDIM];
       guint ndim_logits = input_ndim (plan, 0);

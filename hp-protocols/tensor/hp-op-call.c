@@ -248,26 +248,8 @@ run_legacy_one (const HpOpCall    *call,
   switch (call->kind)
     {
     case HP_OP_LEGACY:        break;
-    case HP_OP_ADD:           return hp_tensor_add (in[0], in[1], error);
-    case HP_OP_SUB:           return hp_tensor_sub (in[0], in[1], error);
-    case HP_OP_MUL:           return hp_tensor_mul (in[0], in[1], error);
-    case HP_OP_DIV:           return hp_tensor_div (in[0], in[1], error);
-    case HP_OP_SCALE:         return hp_tensor_scale (in[0], call->scalar, error);
-    case HP_OP_NEG:           return hp_tensor_neg (in[0], error);
-    case HP_OP_EXP:           return hp_tensor_exp (in[0], error);
-    case HP_OP_SILU:          return hp_tensor_silu (in[0], error);
-    case HP_OP_GELU:          return hp_tensor_gelu (in[0], error);
-    case HP_OP_RELU:          return hp_tensor_relu (in[0], error);
     case HP_OP_MATMUL:        return hp_tensor_matmul (in[0], in[1], error);
     case HP_OP_LINEAR:        return hp_tensor_linear (in[0], in[1], in[2], error);
-    case HP_OP_TRANSPOSE:     return hp_tensor_transpose (in[0], call->dims[0], call->dims[1], error);
-    case HP_OP_PERMUTE:       return hp_tensor_permute (in[0], call->dims, call->n_dims, error);
-    case HP_OP_RESHAPE:       return hp_tensor_reshape (in[0], call->sizes, call->n_sizes, error);
-    case HP_OP_NARROW:        return hp_tensor_narrow (in[0], call->dims[0], call->sizes[0], call->sizes[1], error);
-    case HP_OP_SUM:           return hp_tensor_sum (in[0], call->dims[0], call->flag, error);
-    case HP_OP_SUM_ALL:       return hp_tensor_sum_all (in[0], error);
-    case HP_OP_MEAN:          return hp_tensor_mean (in[0], call->dims[0], call->flag, error);
-    case HP_OP_MEAN_ALL:      return hp_tensor_mean_all (in[0], error);
     case HP_OP_SOFTMAX:       return hp_tensor_softmax (in[0], call->dims[0], error);
     case HP_OP_LOG_SOFTMAX:   return hp_tensor_log_softmax (in[0], call->dims[0], error);
     case HP_OP_RMS_NORM:      return hp_tensor_rms_norm (in[0], in[1], call->scalar, error);
@@ -277,14 +259,6 @@ run_legacy_one (const HpOpCall    *call,
     case HP_OP_SDPA:
       return hp_tensor_scaled_dot_product_attention (in[0], in[1], in[2], in[3], call->flag,
                                                      call->scalar, error);
-    case HP_OP_CAT:
-      {
-        g_autoptr(GPtrArray) list = g_ptr_array_new ();
-
-        for (guint i = 0; i < call->tensors->len; i++)
-          g_ptr_array_add (list, in[i]);
-        return hp_tensor_cat (list, call->dims[0], error);
-      }
     }
 
   g_return_val_if_reached (NULL);
