@@ -63,7 +63,7 @@ _hp_autograd_node_new (const gchar      *name,
   node->n_inputs = n_inputs;
   node->n_outputs = n_outputs;
   node->edges = g_new0 (HpEdge, MAX (n_inputs, 1));
-  node->saved = g_ptr_array_new_with_free_func (g_object_unref);
+  node->saved = g_ptr_array_new_with_free_func (_hp_object_unref_nullable);
 
   for (guint i = 0; i < n_inputs; i++)
     {

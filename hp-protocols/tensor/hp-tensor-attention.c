@@ -35,13 +35,25 @@ typedef struct
   gint64 value_dim;
 } Dims;
 
+/* What backward needs beyond the saved query, key and value: the
+ * probabilities (owned), the scale used and the mask's shape */
 typedef struct
 {
   Dims dims;
+  HpTensor *probs;
   gdouble scale;
   guint mask_ndim;
   gint64 mask_shape[HP_TENSOR_MAX_NDIM];
 } AttentionData;
+
+static void
+attention_data_free (gpointer data)
+{
+  AttentionData *self = data;
+
+  g_clear_object (&self->probs);
+  g_free (self);
+}
 
 /* Turns the scaled scores of one (batch, head) into probabilities in
  * place: adds the mask row (elements mask_step apart) or cuts the row
@@ -173,12 +185,12 @@ attention_backward (HpAutogradNode  *node,
                     HpTensor       **grad_inputs,
                     GError         **error)
 {
-  const AttentionData *data = _hp_autograd_node_get_data (node);
+  const AttentionData *data = _hp_op_node_get_data (node);
   const Dims *dims = &data->dims;
   HpTensor *query = _hp_autograd_node_get_saved (node, 0);
   HpTensor *key = _hp_autograd_node_get_saved (node, 1);
   HpTensor *value = _hp_autograd_node_get_saved (node, 2);
-  HpTensor *probs = _hp_autograd_node_get_saved (node, 3);
+  HpTensor *probs = data->probs;
   HpDType dtype = hp_tensor_get_dtype (query);
   gsize elem = hp_dtype_get_size (dtype);
   gint64 kv_len = dims->kv_len;
@@ -256,15 +268,37 @@ attention_backward (HpAutogradNode  *node,
   return TRUE;
 }
 
-static gboolean
-check_inputs (HpTensor   *query,
-              HpTensor   *key,
-              HpTensor   *value,
-              HpTensor   *mask,
-              gboolean    is_causal,
-              Dims       *dims,
-              GError    **error)
+/* The sizes of a call whose shapes inference has checked */
+static void
+attention_dims (HpTensor *query,
+                HpTensor *key,
+                HpTensor *value,
+                Dims     *dims)
 {
+  const gint64 *qs = hp_tensor_get_shape (query, NULL);
+  const gint64 *ks = hp_tensor_get_shape (key, NULL);
+  const gint64 *vs = hp_tensor_get_shape (value, NULL);
+
+  dims->batch = qs[0];
+  dims->heads = qs[1];
+  dims->kv_heads = ks[1];
+  dims->group = ks[1] == 0 ? 1 : qs[1] / ks[1];
+  dims->q_len = qs[2];
+  dims->kv_len = ks[2];
+  dims->head_dim = qs[3];
+  dims->value_dim = vs[3];
+}
+
+/* Shards of the batch or the heads leave the lengths and head dims whole,
+ * so their BLAS range is checked on the global shapes too */
+static gboolean
+attention_infer (const HpOpCall    *call,
+                 HpTensor * const  *inputs,
+                 HpOpInfo          *info,
+                 GError           **error)
+{
+  HpTensor *query = inputs[0], *key = inputs[1], *value = inputs[2], *mask = inputs[3];
+  gboolean is_causal = call->flag;
   guint q_ndim, k_ndim, v_ndim;
   const gint64 *qs = hp_tensor_get_shape (query, &q_ndim);
   const gint64 *ks = hp_tensor_get_shape (key, &k_ndim);
@@ -316,20 +350,11 @@ check_inputs (HpTensor   *query,
       return FALSE;
     }
 
-  dims->batch = qs[0];
-  dims->heads = qs[1];
-  dims->kv_heads = ks[1];
-  dims->group = ks[1] == 0 ? 1 : qs[1] / ks[1];
-  dims->q_len = qs[2];
-  dims->kv_len = ks[2];
-  dims->head_dim = qs[3];
-  dims->value_dim = vs[3];
-
   if (mask != NULL)
     {
       guint m_ndim;
       const gint64 *ms = hp_tensor_get_shape (mask, &m_ndim);
-      gint64 scores[4] = { dims->batch, dims->heads, dims->q_len, dims->kv_len };
+      gint64 scores[4] = { qs[0], qs[1], qs[2], ks[2] };
       gboolean fits = m_ndim <= 4;
 
       for (guint i = 0; fits && i < m_ndim; i++)
@@ -351,8 +376,52 @@ check_inputs (HpTensor   *query,
         }
     }
 
+  _hp_op_shape_set (&info->out[0], hp_tensor_get_dtype (query), qs, 4);
+  info->out[0].shape[3] = vs[3];
   return TRUE;
 }
+
+static gboolean
+attention_kernel (const HpOpCall    *call,
+                  const HpOpInfo    *info,
+                  HpTensor * const  *inputs,
+                  HpTensor         **outputs,
+                  HpOpSaved         *saved,
+                  GError           **error)
+{
+  HpTensor *mask = inputs[3];
+  gdouble scale = call->scalar;
+  AttentionData *data = g_new0 (AttentionData, 1);
+
+  attention_dims (inputs[0], inputs[1], inputs[2], &data->dims);
+  if (!(scale > 0.0))
+    scale = 1.0 / sqrt ((gdouble) data->dims.head_dim);
+
+  outputs[0] = attention_compute (inputs[0], inputs[1], inputs[2], mask, call->flag, scale,
+                                  &data->dims, &data->probs);
+
+  data->scale = scale;
+  if (mask != NULL)
+    {
+      const gint64 *mask_shape = hp_tensor_get_shape (mask, &data->mask_ndim);
+
+      memcpy (data->mask_shape, mask_shape, data->mask_ndim * sizeof (gint64));
+    }
+
+  for (guint i = 0; i < 3; i++)
+    saved->tensors[saved->n_tensors++] = inputs[i];
+  saved->data = data;
+  saved->destroy = attention_data_free;
+  return TRUE;
+}
+
+static const HpOp attention_op = {
+  .name = OP_NAME, .n_outputs = 1,
+  .infer = attention_infer, .kernel = attention_kernel, .backward = attention_backward,
+  .sharding = HP_OP_SHARDING_ATTENTION,
+};
+
+
 
 /**
  * hp_tensor_scaled_dot_product_attention:
@@ -398,46 +467,12 @@ hp_tensor_scaled_dot_product_attention (HpTensor  *query,
                                         gdouble    scale,
                                         GError   **error)
 {
-  HpTensor *inputs[4] = { query, key, value, mask };
-  g_autoptr(HpTensor) probs = NULL;
-  HpTensor *saved[4];
-  AttentionData *data;
-  HpTensor *out;
-  Dims dims;
-
   g_return_val_if_fail (HP_IS_TENSOR (query), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (key), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (value), NULL);
   g_return_val_if_fail (mask == NULL || HP_IS_TENSOR (mask), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SDPA, .name = "scaled_dot_product_attention",
-                  .inputs = { query, key, value, mask }, .n_inputs = 4, .scalar = scale,
-                  .flag = is_causal);
-
-  if (!check_inputs (query, key, value, mask, is_causal, &dims, error))
-    return NULL;
-
-  if (!(scale > 0.0))
-    scale = 1.0 / sqrt ((gdouble) dims.head_dim);
-
-  out = attention_compute (query, key, value, mask, is_causal, scale, &dims, &probs);
-
-  data = g_new0 (AttentionData, 1);
-  data->dims = dims;
-  data->scale = scale;
-  if (mask != NULL)
-    {
-      const gint64 *mask_shape = hp_tensor_get_shape (mask, &data->mask_ndim);
-
-      memcpy (data->mask_shape, mask_shape, data->mask_ndim * sizeof (gint64));
-    }
-
-  saved[0] = query;
-  saved[1] = key;
-  saved[2] = value;
-  saved[3] = probs;
-  _hp_autograd_record (OP_NAME, attention_backward, inputs, 4, out,
-                       saved, 4, data, g_free);
-  return out;
+  return HP_OP_CALL (error, .op = &attention_op, .inputs = { query, key, value, mask },
+                     .n_inputs = 4, .scalar = scale, .flag = is_causal);
 }

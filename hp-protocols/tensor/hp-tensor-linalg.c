@@ -136,12 +136,13 @@ matmul_plan_operands (const MatmulPlan *plan,
     }
 }
 
+/* The plan of a product of operands with at least 1 dim each; FALSE
+ * (with @error set) when their matrices or batch dims do not fit. With
+ * shapes that inference has checked it cannot fail. */
 static gboolean
 matmul_plan_init (MatmulPlan  *plan,
                   HpTensor    *a,
                   HpTensor    *b,
-                  gint64      *out_shape,
-                  guint       *out_ndim,
                   GError     **error)
 {
   guint a_ndim, b_ndim, a_batch_ndim, b_batch_ndim;
@@ -149,21 +150,6 @@ matmul_plan_init (MatmulPlan  *plan,
   const gint64 *b_shape = hp_tensor_get_shape (b, &b_ndim);
   g_autofree gchar *a_str = NULL;
   g_autofree gchar *b_str = NULL;
-  gint64 sizes[3];
-  guint ndim;
-
-  if (a_ndim == 0 || b_ndim == 0)
-    {
-      a_str = _hp_shape_to_string (a_shape, a_ndim);
-      b_str = _hp_shape_to_string (b_shape, b_ndim);
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "matmul: both operands need at least 1 dim, got %s and %s",
-                   a_str, b_str);
-      return FALSE;
-    }
-  if (!_hp_check_floating ("matmul", a, error) ||
-      !_hp_check_same_dtype ("matmul", a, b, error))
-    return FALSE;
 
   plan->m = a_ndim == 1 ? 1 : a_shape[a_ndim - 2];
   plan->k = a_shape[a_ndim - 1];
@@ -203,25 +189,47 @@ matmul_plan_init (MatmulPlan  *plan,
   plan->batch_numel = _hp_shape_numel (plan->batch_shape, plan->batch_ndim);
   plan->a_batch_numel = _hp_shape_numel (a_shape, a_batch_ndim);
   plan->b_batch_numel = _hp_shape_numel (b_shape, b_batch_ndim);
+  return TRUE;
+}
 
-  ndim = plan->batch_ndim;
-  memcpy (out_shape, plan->batch_shape, ndim * sizeof (gint64));
+static gboolean
+matmul_infer (const HpOpCall    *call,
+              HpTensor * const  *inputs,
+              HpOpInfo          *info,
+              GError           **error)
+{
+  HpTensor *a = inputs[0], *b = inputs[1];
+  guint a_ndim = hp_tensor_get_ndim (a), b_ndim = hp_tensor_get_ndim (b);
+  HpOpShape *out = &info->out[0];
+  MatmulPlan plan;
+
+  if (a_ndim == 0 || b_ndim == 0)
+    {
+      g_autofree gchar *a_str = _hp_tensor_shape_to_string (a);
+      g_autofree gchar *b_str = _hp_tensor_shape_to_string (b);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "matmul: both operands need at least 1 dim, got %s and %s",
+                   a_str, b_str);
+      return FALSE;
+    }
+  if (!_hp_check_floating ("matmul", a, error) ||
+      !_hp_check_same_dtype ("matmul", a, b, error) ||
+      !matmul_plan_init (&plan, a, b, error))
+    return FALSE;
+
+  _hp_op_shape_set (out, hp_tensor_get_dtype (a), plan.batch_shape, plan.batch_ndim);
   if (a_ndim > 1)
-    out_shape[ndim++] = plan->m;
+    out->shape[out->ndim++] = plan.m;
   if (b_ndim > 1)
-    out_shape[ndim++] = plan->n;
-  *out_ndim = ndim;
+    out->shape[out->ndim++] = plan.n;
 
-  if (!_hp_shape_check (out_shape, ndim, error))
+  if (!_hp_shape_check (out->shape, out->ndim, error))
     {
       g_prefix_error (error, "matmul: ");
       return FALSE;
     }
-
-  sizes[0] = matmul_plan_folds (plan) ? plan->batch_numel * plan->m : plan->m;
-  sizes[1] = plan->n;
-  sizes[2] = plan->k;
-  return check_blas_sizes ("matmul", a, b, sizes, 3, error);
+  return TRUE;
 }
 
 static void
@@ -339,17 +347,55 @@ matmul_backward (HpAutogradNode  *node,
                  HpTensor       **grad_inputs,
                  GError         **error)
 {
-  const MatmulPlan *plan = _hp_autograd_node_get_data (node);
   HpTensor *a = _hp_autograd_node_get_saved (node, 0);
   HpTensor *b = _hp_autograd_node_get_saved (node, 1);
+  MatmulPlan plan;
 
+  /* the operands' shapes passed inference in forward */
+  matmul_plan_init (&plan, a, b, NULL);
   if (_hp_autograd_node_needs_input_grad (node, 0))
-    grad_inputs[0] = matmul_grad_a (plan, a, b, grad_outputs[0]);
+    grad_inputs[0] = matmul_grad_a (&plan, a, b, grad_outputs[0]);
   if (_hp_autograd_node_needs_input_grad (node, 1))
-    grad_inputs[1] = matmul_grad_b (plan, a, b, grad_outputs[0]);
+    grad_inputs[1] = matmul_grad_b (&plan, a, b, grad_outputs[0]);
 
   return TRUE;
 }
+
+/* BLAS limits the local product, not the global one of a DTensor call,
+ * so they are checked here and not by inference */
+static gboolean
+matmul_kernel (const HpOpCall    *call,
+               const HpOpInfo    *info,
+               HpTensor * const  *inputs,
+               HpTensor         **outputs,
+               HpOpSaved         *saved,
+               GError           **error)
+{
+  HpTensor *a = inputs[0], *b = inputs[1];
+  HpDType dtype = info->out[0].dtype;
+  MatmulPlan plan;
+  gint64 sizes[3];
+
+  matmul_plan_init (&plan, a, b, NULL);
+  sizes[0] = matmul_plan_folds (&plan) ? plan.batch_numel * plan.m : plan.m;
+  sizes[1] = plan.n;
+  sizes[2] = plan.k;
+  if (!check_blas_sizes ("matmul", a, b, sizes, 3, error))
+    return FALSE;
+
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  matmul_compute (&plan, dtype, _hp_tensor_data (a), _hp_tensor_data (b),
+                  _hp_tensor_data (outputs[0]));
+  saved->tensors[saved->n_tensors++] = a;
+  saved->tensors[saved->n_tensors++] = b;
+  return TRUE;
+}
+
+static const HpOp matmul_op = {
+  .name = "matmul", .n_outputs = 1,
+  .infer = matmul_infer, .kernel = matmul_kernel, .backward = matmul_backward,
+  .sharding = HP_OP_SHARDING_MATMUL,
+};
 
 /**
  * hp_tensor_matmul:
@@ -381,29 +427,11 @@ hp_tensor_matmul (HpTensor  *self,
                   HpTensor  *other,
                   GError   **error)
 {
-  HpTensor *inputs[2] = { self, other };
-  gint64 shape[HP_TENSOR_MAX_NDIM];
-  guint ndim;
-  MatmulPlan plan;
-  HpTensor *out;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (other), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_MATMUL, .name = "matmul", .inputs = { self, other },
-                  .n_inputs = 2);
-
-  if (!matmul_plan_init (&plan, self, other, shape, &ndim, error))
-    return NULL;
-
-  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (self), shape, ndim);
-  matmul_compute (&plan, hp_tensor_get_dtype (self),
-                  _hp_tensor_data (self), _hp_tensor_data (other), _hp_tensor_data (out));
-
-  _hp_autograd_record ("matmul", matmul_backward, inputs, 2, out, inputs, 2,
-                       g_memdup2 (&plan, sizeof plan), g_free);
-  return out;
+  return HP_OP_CALL (error, .op = &matmul_op, .inputs = { self, other }, .n_inputs = 2);
 }
 
 /* ---- linear ------------------------------------------------------------ */
@@ -483,18 +511,18 @@ linear_backward (HpAutogradNode  *node,
 }
 
 static gboolean
-linear_check (HpTensor  *x,
-              HpTensor  *weight,
-              HpTensor  *bias,
-              GError   **error)
+linear_infer (const HpOpCall    *call,
+              HpTensor * const  *inputs,
+              HpOpInfo          *info,
+              GError           **error)
 {
+  HpTensor *x = inputs[0], *weight = inputs[1], *bias = inputs[2];
   guint x_ndim, w_ndim, b_ndim = 0;
   const gint64 *x_shape = hp_tensor_get_shape (x, &x_ndim);
   const gint64 *w_shape = hp_tensor_get_shape (weight, &w_ndim);
   const gint64 *b_shape = bias != NULL ? hp_tensor_get_shape (bias, &b_ndim) : NULL;
   g_autofree gchar *x_str = _hp_shape_to_string (x_shape, x_ndim);
   g_autofree gchar *w_str = _hp_shape_to_string (w_shape, w_ndim);
-  gint64 sizes[3];
 
   if (x_ndim == 0)
     {
@@ -531,11 +559,58 @@ linear_check (HpTensor  *x,
       return FALSE;
     }
 
-  sizes[0] = _hp_shape_numel (x_shape, x_ndim - 1);
-  sizes[1] = w_shape[0];
-  sizes[2] = w_shape[1];
-  return check_blas_sizes ("linear", x, weight, sizes, 3, error);
+  _hp_op_shape_like (&info->out[0], x);
+  info->out[0].shape[x_ndim - 1] = w_shape[0];
+  return TRUE;
 }
+
+/* BLAS limits the local product, not the global one of a DTensor call,
+ * so they are checked here and not by inference */
+static gboolean
+linear_kernel (const HpOpCall    *call,
+               const HpOpInfo    *info,
+               HpTensor * const  *inputs,
+               HpTensor         **outputs,
+               HpOpSaved         *saved,
+               GError           **error)
+{
+  HpTensor *x = inputs[0], *weight = inputs[1], *bias = inputs[2];
+  HpDType dtype = info->out[0].dtype;
+  gsize elem = hp_dtype_get_size (dtype);
+  guint ndim;
+  const gint64 *x_shape = hp_tensor_get_shape (x, &ndim);
+  const gint64 *w_shape = hp_tensor_get_shape (weight, NULL);
+  gint64 n_out = w_shape[0], n_in = w_shape[1];
+  gint64 rows = _hp_shape_numel (x_shape, ndim - 1);
+  gint64 sizes[3] = { rows, n_out, n_in };
+  guint8 *out_data;
+
+  if (!check_blas_sizes ("linear", x, weight, sizes, 3, error))
+    return FALSE;
+
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  out_data = _hp_tensor_data (outputs[0]);
+
+  /* The bias rows go in first and gemm adds the product onto them */
+  if (bias != NULL)
+    for (gint64 r = 0; r < rows; r++)
+      memcpy (out_data + elem * r * n_out, _hp_tensor_data (bias), elem * n_out);
+
+  _hp_gemm (dtype, FALSE, TRUE, rows, n_out, n_in, 1.0, _hp_tensor_data (x),
+            _hp_tensor_data (weight), bias != NULL ? 1.0 : 0.0, out_data);
+
+  saved->tensors[saved->n_tensors++] = x;
+  saved->tensors[saved->n_tensors++] = weight;
+  return TRUE;
+}
+
+/* the bias is added to the result; the op is linear in the input alone */
+static const HpOp linear_op = {
+  .name = "linear", .n_outputs = 1,
+  .infer = linear_infer, .kernel = linear_kernel, .backward = linear_backward,
+  .sharding = HP_OP_SHARDING_LINEAR,
+  .additive_inputs = HP_OP_INPUT (2), .linear_inputs = HP_OP_INPUT (0),
+};
 
 /**
  * hp_tensor_linear:
@@ -563,49 +638,10 @@ hp_tensor_linear (HpTensor  *self,
                   HpTensor  *bias,
                   GError   **error)
 {
-  HpTensor *inputs[3] = { self, weight, bias };
-  gint64 shape[HP_TENSOR_MAX_NDIM];
-  guint ndim;
-  const gint64 *x_shape;
-  const gint64 *w_shape;
-  HpDType dtype;
-  gsize elem;
-  gint64 rows, n_out, n_in;
-  guint8 *out_data;
-  HpTensor *out;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (weight), NULL);
   g_return_val_if_fail (bias == NULL || HP_IS_TENSOR (bias), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_LINEAR, .name = "linear",
-                  .inputs = { self, weight, bias }, .n_inputs = 3);
-
-  if (!linear_check (self, weight, bias, error))
-    return NULL;
-
-  dtype = hp_tensor_get_dtype (self);
-  elem = hp_dtype_get_size (dtype);
-  x_shape = hp_tensor_get_shape (self, &ndim);
-  w_shape = hp_tensor_get_shape (weight, NULL);
-  n_out = w_shape[0];
-  n_in = w_shape[1];
-  rows = _hp_shape_numel (x_shape, ndim - 1);
-  memcpy (shape, x_shape, ndim * sizeof (gint64));
-  shape[ndim - 1] = n_out;
-
-  out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  out_data = _hp_tensor_data (out);
-
-  /* The bias rows go in first and gemm adds the product onto them */
-  if (bias != NULL)
-    for (gint64 r = 0; r < rows; r++)
-      memcpy (out_data + elem * r * n_out, _hp_tensor_data (bias), elem * n_out);
-
-  _hp_gemm (dtype, FALSE, TRUE, rows, n_out, n_in, 1.0, _hp_tensor_data (self),
-            _hp_tensor_data (weight), bias != NULL ? 1.0 : 0.0, out_data);
-
-  _hp_autograd_record ("linear", linear_backward, inputs, 3, out, inputs, 2, NULL, NULL);
-  return out;
+  return HP_OP_CALL (error, .op = &linear_op, .inputs = { self, weight, bias }, .n_inputs = 3);
 }

@@ -162,13 +162,13 @@ DEFINE_SOFTMAX_BACKWARD (gfloat, f32)
 DEFINE_SOFTMAX_BACKWARD (gdouble, f64)
 
 static gboolean
-softmax_backward_any (HpAutogradNode  *node,
-                      HpTensor       **grad_outputs,
-                      HpTensor       **grad_inputs,
-                      gboolean         log_space)
+softmax_backward (HpAutogradNode  *node,
+                  HpTensor       **grad_outputs,
+                  HpTensor       **grad_inputs,
+                  GError         **error)
 {
   HpTensor *y = _hp_autograd_node_get_saved (node, 0);
-  guint dim = GPOINTER_TO_UINT (_hp_autograd_node_get_data (node));
+  gboolean log_space = _hp_op_node_get_call (node)->op->variant;
   guint ndim;
   const gint64 *shape = hp_tensor_get_shape (y, &ndim);
   HpDType dtype = hp_tensor_get_dtype (y);
@@ -176,7 +176,7 @@ softmax_backward_any (HpAutogradNode  *node,
   g_autofree gdouble *acc = NULL;
   Split split;
 
-  split_at_dim (y, dim, &split);
+  split_at_dim (y, _hp_op_node_get_info (node)->dim, &split);
   acc = g_new (gdouble, MAX (split.inner, 1));
   DISPATCH_FLOATING (dtype, softmax_backward,
                      _hp_tensor_data (y), _hp_tensor_data (grad_outputs[0]),
@@ -187,58 +187,64 @@ softmax_backward_any (HpAutogradNode  *node,
 }
 
 static gboolean
-softmax_backward (HpAutogradNode  *node,
-                  HpTensor       **grad_outputs,
-                  HpTensor       **grad_inputs,
-                  GError         **error)
+softmax_infer (const HpOpCall    *call,
+               HpTensor * const  *inputs,
+               HpOpInfo          *info,
+               GError           **error)
 {
-  return softmax_backward_any (node, grad_outputs, grad_inputs, FALSE);
+  const gchar *name = call->op->name;
+  HpTensor *self = inputs[0];
+  guint ndim = hp_tensor_get_ndim (self);
+  gint dim = call->dims[0];
+
+  if (!_hp_check_floating (name, self, error))
+    return FALSE;
+  /* like PyTorch, a 0-d tensor takes dim 0 or -1 */
+  if (!(ndim == 0 && (dim == 0 || dim == -1)) &&
+      !_hp_normalize_dim (name, dim, ndim, &info->dim, error))
+    return FALSE;
+  _hp_op_shape_like (&info->out[0], self);
+  return TRUE;
 }
 
 static gboolean
-log_softmax_backward (HpAutogradNode  *node,
-                      HpTensor       **grad_outputs,
-                      HpTensor       **grad_inputs,
-                      GError         **error)
+softmax_kernel (const HpOpCall    *call,
+                const HpOpInfo    *info,
+                HpTensor * const  *inputs,
+                HpTensor         **outputs,
+                HpOpSaved         *saved,
+                GError           **error)
 {
-  return softmax_backward_any (node, grad_outputs, grad_inputs, TRUE);
-}
-
-static HpTensor *
-softmax_op (const gchar  *name,
-            HpTensor     *self,
-            gint          dim,
-            gboolean      log_space,
-            GError      **error)
-{
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
-  HpDType dtype = hp_tensor_get_dtype (self);
+  HpTensor *self = inputs[0];
+  HpDType dtype = info->out[0].dtype;
   g_autofree gdouble *max = NULL;
   g_autofree gdouble *sum = NULL;
   HpTensor *out;
-  guint d = 0;
   Split split;
 
-  if (!_hp_check_floating (name, self, error))
-    return NULL;
-  /* like PyTorch, a 0-d tensor takes dim 0 or -1 */
-  if (!(ndim == 0 && (dim == 0 || dim == -1)) &&
-      !_hp_normalize_dim (name, dim, ndim, &d, error))
-    return NULL;
-
-  split_at_dim (self, d, &split);
-  out = _hp_tensor_new_uninit (dtype, shape, ndim);
+  split_at_dim (self, info->dim, &split);
+  out = _hp_op_shape_new_uninit (&info->out[0]);
   max = g_new (gdouble, MAX (split.inner, 1));
   sum = g_new (gdouble, MAX (split.inner, 1));
   DISPATCH_FLOATING (dtype, softmax_forward,
                      _hp_tensor_data (self), _hp_tensor_data (out), &split,
-                     log_space, max, sum);
+                     call->op->variant, max, sum);
 
-  _hp_autograd_record (name, log_space ? log_softmax_backward : softmax_backward,
-                       &self, 1, out, &out, 1, GUINT_TO_POINTER (d), NULL);
-  return out;
+  outputs[0] = out;
+  saved->tensors[saved->n_tensors++] = out;
+  return TRUE;
 }
+
+/* the variant says whether the op is log_softmax */
+#define SOFTMAX_OP(NAME, LOG_SPACE) \
+  static const HpOp NAME##_op = { \
+    .name = #NAME, .variant = LOG_SPACE, .n_outputs = 1, \
+    .infer = softmax_infer, .kernel = softmax_kernel, .backward = softmax_backward, \
+    .sharding = HP_OP_SHARDING_ALONG_DIM, \
+  };
+
+SOFTMAX_OP (softmax, FALSE)
+SOFTMAX_OP (log_softmax, TRUE)
 
 /**
  * hp_tensor_softmax:
@@ -266,10 +272,8 @@ hp_tensor_softmax (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_SOFTMAX, .name = "softmax", .inputs = { self },
-                  .n_inputs = 1, .dims = { dim }, .n_dims = 1);
-
-  return softmax_op ("softmax", self, dim, FALSE, error);
+  return HP_OP_CALL (error, .op = &softmax_op, .inputs = { self }, .n_inputs = 1,
+                     .dims = { dim }, .n_dims = 1);
 }
 
 /**
@@ -297,21 +301,13 @@ hp_tensor_log_softmax (HpTensor  *self,
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_LOG_SOFTMAX, .name = "log_softmax", .inputs = { self },
-                  .n_inputs = 1, .dims = { dim }, .n_dims = 1);
-
-  return softmax_op ("log_softmax", self, dim, TRUE, error);
+  return HP_OP_CALL (error, .op = &log_softmax_op, .inputs = { self }, .n_inputs = 1,
+                     .dims = { dim }, .n_dims = 1);
 }
 
 /* ------------------------------------------------------------------ */
 /* rms_norm                                                            */
 /* ------------------------------------------------------------------ */
-
-typedef struct
-{
-  gdouble eps;
-  gboolean has_weight;
-} RmsNormData;
 
 /* 1 / sqrt (mean (x^2) + eps) of one row, in double */
 #define DEFINE_RMS_INV(T, SUFFIX) \
@@ -404,9 +400,8 @@ rms_norm_backward (HpAutogradNode  *node,
                    HpTensor       **grad_inputs,
                    GError         **error)
 {
-  const RmsNormData *data = _hp_autograd_node_get_data (node);
   HpTensor *x = _hp_autograd_node_get_saved (node, 0);
-  HpTensor *w = data->has_weight ? _hp_autograd_node_get_saved (node, 1) : NULL;
+  HpTensor *w = _hp_autograd_node_get_saved (node, 1);
   guint ndim;
   const gint64 *shape = hp_tensor_get_shape (x, &ndim);
   HpDType dtype = hp_tensor_get_dtype (x);
@@ -423,13 +418,92 @@ rms_norm_backward (HpAutogradNode  *node,
   DISPATCH_FLOATING (dtype, rms_norm_backward,
                      _hp_tensor_data (x), w != NULL ? _hp_tensor_data (w) : NULL,
                      _hp_tensor_data (grad_outputs[0]),
-                     gx != NULL ? _hp_tensor_data (gx) : NULL, gw_acc, rows, d, data->eps);
+                     gx != NULL ? _hp_tensor_data (gx) : NULL, gw_acc, rows, d,
+                     _hp_op_node_get_call (node)->scalar);
 
   grad_inputs[0] = gx;
   if (gw_acc != NULL)
     grad_inputs[1] = _hp_tensor_new_from_doubles (dtype, gw_acc, &d, 1);
   return TRUE;
 }
+
+static gboolean
+rms_norm_infer (const HpOpCall    *call,
+                HpTensor * const  *inputs,
+                HpOpInfo          *info,
+                GError           **error)
+{
+  HpTensor *self = inputs[0], *weight = inputs[1];
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
+  gdouble eps = call->scalar;
+  gint64 d;
+
+  if (!_hp_check_floating ("rms_norm", self, error))
+    return FALSE;
+  if (ndim == 0)
+    {
+      g_set_error_literal (error, HP_ERROR, HP_ERROR_SHAPE,
+                           "rms_norm: the input must have at least 1 dim, got shape []");
+      return FALSE;
+    }
+  d = shape[ndim - 1];
+  if (weight != NULL)
+    {
+      if (!_hp_check_same_dtype ("rms_norm", self, weight, error))
+        return FALSE;
+      if (!_hp_tensor_has_shape (weight, &d, 1))
+        {
+          g_autofree gchar *w_str = _hp_tensor_shape_to_string (weight);
+          g_autofree gchar *x_str = _hp_tensor_shape_to_string (self);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                       "rms_norm: weight shape %s does not fit input shape %s "
+                       "(needs [%" G_GINT64_FORMAT "])", w_str, x_str, d);
+          return FALSE;
+        }
+    }
+  if (!(eps >= 0.0))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "rms_norm: eps must be >= 0, got %g", eps);
+      return FALSE;
+    }
+
+  _hp_op_shape_like (&info->out[0], self);
+  info->dim = ndim - 1;
+  return TRUE;
+}
+
+static gboolean
+rms_norm_kernel (const HpOpCall    *call,
+                 const HpOpInfo    *info,
+                 HpTensor * const  *inputs,
+                 HpTensor         **outputs,
+                 HpOpSaved         *saved,
+                 GError           **error)
+{
+  HpTensor *self = inputs[0], *weight = inputs[1];
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
+
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  DISPATCH_FLOATING (info->out[0].dtype, rms_norm_forward,
+                     _hp_tensor_data (self), weight != NULL ? _hp_tensor_data (weight) : NULL,
+                     _hp_tensor_data (outputs[0]), _hp_shape_numel (shape, ndim - 1),
+                     shape[ndim - 1], call->scalar);
+
+  /* the weight, or NULL for none */
+  saved->tensors[saved->n_tensors++] = self;
+  saved->tensors[saved->n_tensors++] = weight;
+  return TRUE;
+}
+
+static const HpOp rms_norm_op = {
+  .name = "rms_norm", .n_outputs = 1,
+  .infer = rms_norm_infer, .kernel = rms_norm_kernel, .backward = rms_norm_backward,
+  .sharding = HP_OP_SHARDING_ALONG_DIM,
+};
 
 /**
  * hp_tensor_rms_norm:
@@ -456,67 +530,12 @@ hp_tensor_rms_norm (HpTensor  *self,
                     gdouble    eps,
                     GError   **error)
 {
-  HpTensor *inputs[2] = { self, weight };
-  HpTensor *saved[2] = { self, weight };
-  guint ndim;
-  const gint64 *shape;
-  HpDType dtype;
-  RmsNormData *data;
-  HpTensor *out;
-  gint64 d;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (weight == NULL || HP_IS_TENSOR (weight), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_RMS_NORM, .name = "rms_norm", .inputs = { self, weight },
-                  .n_inputs = 2, .scalar = eps);
-
-  shape = hp_tensor_get_shape (self, &ndim);
-  dtype = hp_tensor_get_dtype (self);
-
-  if (!_hp_check_floating ("rms_norm", self, error))
-    return NULL;
-  if (ndim == 0)
-    {
-      g_set_error_literal (error, HP_ERROR, HP_ERROR_SHAPE,
-                           "rms_norm: the input must have at least 1 dim, got shape []");
-      return NULL;
-    }
-  d = shape[ndim - 1];
-  if (weight != NULL)
-    {
-      if (!_hp_check_same_dtype ("rms_norm", self, weight, error))
-        return NULL;
-      if (!_hp_tensor_has_shape (weight, &d, 1))
-        {
-          g_autofree gchar *w_str = _hp_tensor_shape_to_string (weight);
-          g_autofree gchar *x_str = _hp_tensor_shape_to_string (self);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                       "rms_norm: weight shape %s does not fit input shape %s "
-                       "(needs [%" G_GINT64_FORMAT "])", w_str, x_str, d);
-          return NULL;
-        }
-    }
-  if (!(eps >= 0.0))
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "rms_norm: eps must be >= 0, got %g", eps);
-      return NULL;
-    }
-
-  out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  DISPATCH_FLOATING (dtype, rms_norm_forward,
-                     _hp_tensor_data (self), weight != NULL ? _hp_tensor_data (weight) : NULL,
-                     _hp_tensor_data (out), _hp_shape_numel (shape, ndim - 1), d, eps);
-
-  data = g_new (RmsNormData, 1);
-  data->eps = eps;
-  data->has_weight = weight != NULL;
-  _hp_autograd_record ("rms_norm", rms_norm_backward, inputs, 2, out,
-                       saved, weight != NULL ? 2 : 1, data, g_free);
-  return out;
+  return HP_OP_CALL (error, .op = &rms_norm_op, .inputs = { self, weight }, .n_inputs = 2,
+                     .scalar = eps);
 }
 
 /* ------------------------------------------------------------------ */
@@ -585,7 +604,7 @@ embedding_backward (HpAutogradNode  *node,
   guint g_ndim;
   const gint64 *g_shape = hp_tensor_get_shape (grad, &g_ndim);
   /* the weight's shape [V, D]: V kept with the node, D the last dim of grad */
-  gint64 vd[2] = { (gint64) GPOINTER_TO_SIZE (_hp_autograd_node_get_data (node)),
+  gint64 vd[2] = { (gint64) GPOINTER_TO_SIZE (_hp_op_node_get_data (node)),
                    g_shape[g_ndim - 1] };
   const gint64 *ids_data = _hp_tensor_data (ids);
   gint64 n = hp_tensor_get_numel (ids);
@@ -611,6 +630,87 @@ embedding_backward (HpAutogradNode  *node,
   return TRUE;
 }
 
+static gboolean
+embedding_infer (const HpOpCall    *call,
+                 HpTensor * const  *inputs,
+                 HpOpInfo          *info,
+                 GError           **error)
+{
+  HpTensor *weight = inputs[0], *ids = inputs[1];
+  guint w_ndim, ids_ndim;
+  const gint64 *w_shape = hp_tensor_get_shape (weight, &w_ndim);
+  const gint64 *ids_shape = hp_tensor_get_shape (ids, &ids_ndim);
+
+  if (!_hp_check_floating ("embedding", weight, error) ||
+      !_hp_check_dtype ("embedding", "ids", ids, HP_DTYPE_INT64, error))
+    return FALSE;
+  if (w_ndim != 2)
+    {
+      g_autofree gchar *w_str = _hp_tensor_shape_to_string (weight);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "embedding: weight must be 2-d [V, D], got shape %s", w_str);
+      return FALSE;
+    }
+  if (ids_ndim + 1 > HP_TENSOR_MAX_NDIM)
+    {
+      g_autofree gchar *ids_str = _hp_tensor_shape_to_string (ids);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "embedding: ids shape %s leaves no room for the embedding dim "
+                   "(at most %d dims)", ids_str, HP_TENSOR_MAX_NDIM);
+      return FALSE;
+    }
+
+  _hp_op_shape_set (&info->out[0], hp_tensor_get_dtype (weight), ids_shape, ids_ndim);
+  info->out[0].shape[info->out[0].ndim++] = w_shape[1];
+  return TRUE;
+}
+
+/* The ids are checked here: they are values, not shapes */
+static gboolean
+embedding_kernel (const HpOpCall    *call,
+                  const HpOpInfo    *info,
+                  HpTensor * const  *inputs,
+                  HpTensor         **outputs,
+                  HpOpSaved         *saved,
+                  GError           **error)
+{
+  HpTensor *weight = inputs[0], *ids = inputs[1];
+  const gint64 *w_shape = hp_tensor_get_shape (weight, NULL);
+  gint64 v = w_shape[0], d = w_shape[1];
+  gint64 n = hp_tensor_get_numel (ids);
+  const gint64 *ids_data = _hp_tensor_data (ids);
+  gsize row_bytes = (gsize) d * hp_dtype_get_size (info->out[0].dtype);
+  const guint8 *w_data = _hp_tensor_data (weight);
+  guint8 *out_data;
+
+  for (gint64 i = 0; i < n; i++)
+    if (ids_data[i] < 0 || ids_data[i] >= v)
+      {
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "embedding: id %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT
+                     ") for weight of shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                     ids_data[i], v, v, d);
+        return FALSE;
+      }
+
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  out_data = _hp_tensor_data (outputs[0]);
+  for (gint64 i = 0; i < n; i++)
+    memcpy (out_data + i * row_bytes, w_data + ids_data[i] * row_bytes, row_bytes);
+
+  saved->tensors[saved->n_tensors++] = ids;
+  saved->data = GSIZE_TO_POINTER ((gsize) v);
+  return TRUE;
+}
+
+static const HpOp embedding_op = {
+  .name = "embedding", .n_outputs = 1,
+  .infer = embedding_infer, .kernel = embedding_kernel, .backward = embedding_backward,
+  .sharding = HP_OP_SHARDING_EMBEDDING,
+};
+
 /**
  * hp_tensor_embedding:
  * @weight: a 2-d floating point [class@Hp.Tensor] of shape [V, D]
@@ -634,75 +734,11 @@ hp_tensor_embedding (HpTensor  *weight,
                      HpTensor  *ids,
                      GError   **error)
 {
-  guint w_ndim, ids_ndim;
-  const gint64 *w_shape;
-  const gint64 *ids_shape;
-  gint64 out_shape[HP_TENSOR_MAX_NDIM];
-  const gint64 *ids_data;
-  gsize row_bytes;
-  const guint8 *w_data;
-  guint8 *out_data;
-  HpTensor *out;
-  gint64 n, v, d;
-
   g_return_val_if_fail (HP_IS_TENSOR (weight), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (ids), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_EMBEDDING, .name = "embedding", .inputs = { weight, ids },
-                  .n_inputs = 2);
-
-  w_shape = hp_tensor_get_shape (weight, &w_ndim);
-  ids_shape = hp_tensor_get_shape (ids, &ids_ndim);
-
-  if (!_hp_check_floating ("embedding", weight, error) ||
-      !_hp_check_dtype ("embedding", "ids", ids, HP_DTYPE_INT64, error))
-    return NULL;
-  if (w_ndim != 2)
-    {
-      g_autofree gchar *w_str = _hp_tensor_shape_to_string (weight);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "embedding: weight must be 2-d [V, D], got shape %s", w_str);
-      return NULL;
-    }
-  if (ids_ndim + 1 > HP_TENSOR_MAX_NDIM)
-    {
-      g_autofree gchar *ids_str = _hp_tensor_shape_to_string (ids);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "embedding: ids shape %s leaves no room for the embedding dim "
-                   "(at most %d dims)", ids_str, HP_TENSOR_MAX_NDIM);
-      return NULL;
-    }
-
-  v = w_shape[0];
-  d = w_shape[1];
-  n = hp_tensor_get_numel (ids);
-  ids_data = _hp_tensor_data (ids);
-  for (gint64 i = 0; i < n; i++)
-    if (ids_data[i] < 0 || ids_data[i] >= v)
-      {
-        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "embedding: id %" G_GINT64_FORMAT " is outside [0, %" G_GINT64_FORMAT
-                     ") for weight of shape [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
-                     ids_data[i], v, v, d);
-        return NULL;
-      }
-
-  memcpy (out_shape, ids_shape, ids_ndim * sizeof (gint64));
-  out_shape[ids_ndim] = d;
-  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (weight), out_shape, ids_ndim + 1);
-
-  row_bytes = (gsize) d * hp_dtype_get_size (hp_tensor_get_dtype (weight));
-  w_data = _hp_tensor_data (weight);
-  out_data = _hp_tensor_data (out);
-  for (gint64 i = 0; i < n; i++)
-    memcpy (out_data + i * row_bytes, w_data + ids_data[i] * row_bytes, row_bytes);
-
-  _hp_autograd_record ("embedding", embedding_backward, &weight, 1, out,
-                       &ids, 1, GSIZE_TO_POINTER ((gsize) v), NULL);
-  return out;
+  return HP_OP_CALL (error, .op = &embedding_op, .inputs = { weight, ids }, .n_inputs = 2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -872,6 +908,66 @@ rotary_check_table (const gchar  *what,
   return TRUE;
 }
 
+static gboolean
+rotary_infer (const HpOpCall    *call,
+              HpTensor * const  *inputs,
+              HpOpInfo          *info,
+              GError           **error)
+{
+  HpTensor *self = inputs[0], *cos_table = inputs[1], *sin_table = inputs[2];
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (self, &ndim);
+  gint64 want[2];
+
+  if (!_hp_check_floating ("apply_rotary", self, error) ||
+      !_hp_check_same_dtype ("apply_rotary", self, cos_table, error) ||
+      !_hp_check_same_dtype ("apply_rotary", self, sin_table, error))
+    return FALSE;
+  if (ndim < 3 || shape[ndim - 1] % 2 != 0)
+    {
+      g_autofree gchar *x_str = _hp_tensor_shape_to_string (self);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "apply_rotary: input shape %s is not [..., S, H, D] with D even", x_str);
+      return FALSE;
+    }
+  want[0] = shape[ndim - 3];
+  want[1] = shape[ndim - 1] / 2;
+  if (!rotary_check_table ("cos", cos_table, self, want, error) ||
+      !rotary_check_table ("sin", sin_table, self, want, error))
+    return FALSE;
+
+  _hp_op_shape_like (&info->out[0], self);
+  return TRUE;
+}
+
+static gboolean
+rotary_kernel (const HpOpCall    *call,
+               const HpOpInfo    *info,
+               HpTensor * const  *inputs,
+               HpTensor         **outputs,
+               HpOpSaved         *saved,
+               GError           **error)
+{
+  RotaryDims dims;
+
+  rotary_dims (inputs[0], &dims);
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  DISPATCH_FLOATING (info->out[0].dtype, rotary_forward,
+                     _hp_tensor_data (inputs[0]), _hp_tensor_data (inputs[1]),
+                     _hp_tensor_data (inputs[2]), _hp_tensor_data (outputs[0]), &dims);
+
+  for (guint i = 0; i < 3; i++)
+    saved->tensors[saved->n_tensors++] = inputs[i];
+  return TRUE;
+}
+
+static const HpOp apply_rotary_op = {
+  .name = "apply_rotary", .n_outputs = 1,
+  .infer = rotary_infer, .kernel = rotary_kernel, .backward = rotary_backward,
+  .sharding = HP_OP_SHARDING_ROTARY,
+};
+
 /**
  * hp_tensor_apply_rotary:
  * @self: a floating point [class@Hp.Tensor] of shape [..., S, H, D] (at least
@@ -900,61 +996,18 @@ hp_tensor_apply_rotary (HpTensor  *self,
                         HpTensor  *sin_table,
                         GError   **error)
 {
-  HpTensor *inputs[3] = { self, cos_table, sin_table };
-  guint ndim;
-  const gint64 *shape;
-  gint64 want[2];
-  HpTensor *out;
-  RotaryDims dims;
-
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (cos_table), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (sin_table), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_APPLY_ROTARY, .name = "apply_rotary",
-                  .inputs = { self, cos_table, sin_table }, .n_inputs = 3);
-
-  shape = hp_tensor_get_shape (self, &ndim);
-
-  if (!_hp_check_floating ("apply_rotary", self, error) ||
-      !_hp_check_same_dtype ("apply_rotary", self, cos_table, error) ||
-      !_hp_check_same_dtype ("apply_rotary", self, sin_table, error))
-    return NULL;
-  if (ndim < 3 || shape[ndim - 1] % 2 != 0)
-    {
-      g_autofree gchar *x_str = _hp_tensor_shape_to_string (self);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "apply_rotary: input shape %s is not [..., S, H, D] with D even", x_str);
-      return NULL;
-    }
-  want[0] = shape[ndim - 3];
-  want[1] = shape[ndim - 1] / 2;
-  if (!rotary_check_table ("cos", cos_table, self, want, error) ||
-      !rotary_check_table ("sin", sin_table, self, want, error))
-    return NULL;
-
-  rotary_dims (self, &dims);
-  out = _hp_tensor_new_uninit (hp_tensor_get_dtype (self), shape, ndim);
-  DISPATCH_FLOATING (hp_tensor_get_dtype (self), rotary_forward,
-                     _hp_tensor_data (self), _hp_tensor_data (cos_table), _hp_tensor_data (sin_table),
-                     _hp_tensor_data (out), &dims);
-
-  _hp_autograd_record ("apply_rotary", rotary_backward, inputs, 3, out,
-                       inputs, 3, NULL, NULL);
-  return out;
+  return HP_OP_CALL (error, .op = &apply_rotary_op,
+                     .inputs = { self, cos_table, sin_table }, .n_inputs = 3);
 }
 
 /* ------------------------------------------------------------------ */
 /* cross_entropy                                                       */
 /* ------------------------------------------------------------------ */
-
-typedef struct
-{
-  gint64 ignore_index;
-  gint64 count;
-} CrossEntropyData;
 
 /* Sum over kept rows of logsumexp (x) - x[target], shifted by the max */
 #define DEFINE_CROSS_ENTROPY_FORWARD(T, SUFFIX) \
@@ -1032,7 +1085,8 @@ cross_entropy_backward (HpAutogradNode  *node,
                         HpTensor       **grad_inputs,
                         GError         **error)
 {
-  const CrossEntropyData *data = _hp_autograd_node_get_data (node);
+  /* the count of kept rows is kept with the node */
+  gint64 count = (gint64) GPOINTER_TO_SIZE (_hp_op_node_get_data (node));
   HpTensor *logits = _hp_autograd_node_get_saved (node, 0);
   HpTensor *targets = _hp_autograd_node_get_saved (node, 1);
   guint ndim;
@@ -1040,16 +1094,108 @@ cross_entropy_backward (HpAutogradNode  *node,
   HpDType dtype = hp_tensor_get_dtype (logits);
   HpTensor *gx = _hp_tensor_new_uninit (dtype, shape, ndim);
   gdouble g = _hp_load_f64 (_hp_tensor_data (grad_outputs[0]), dtype, 0);
-  gdouble scale = data->count > 0 ? g / (gdouble) data->count : 0.0;
+  gdouble scale = count > 0 ? g / (gdouble) count : 0.0;
 
   DISPATCH_FLOATING (dtype, cross_entropy_backward,
                      _hp_tensor_data (logits), _hp_tensor_data (targets),
                      _hp_tensor_data (gx), _hp_shape_numel (shape, ndim - 1),
-                     shape[ndim - 1], data->ignore_index, scale);
+                     shape[ndim - 1], _hp_op_node_get_call (node)->sizes[0], scale);
 
   grad_inputs[0] = gx;
   return TRUE;
 }
+
+static gboolean
+cross_entropy_infer (const HpOpCall    *call,
+                     HpTensor * const  *inputs,
+                     HpOpInfo          *info,
+                     GError           **error)
+{
+  HpTensor *logits = inputs[0], *targets = inputs[1];
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (logits, &ndim);
+
+  if (!_hp_check_floating ("cross_entropy", logits, error) ||
+      !_hp_check_dtype ("cross_entropy", "targets", targets, HP_DTYPE_INT64, error))
+    return FALSE;
+  if (ndim == 0 || !_hp_tensor_has_shape (targets, shape, ndim - 1))
+    {
+      g_autofree gchar *l_str = _hp_tensor_shape_to_string (logits);
+      g_autofree gchar *t_str = _hp_tensor_shape_to_string (targets);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "cross_entropy: logits shape %s and targets shape %s do not fit "
+                   "(needs logits [..., C] and targets [...])", l_str, t_str);
+      return FALSE;
+    }
+
+  _hp_op_shape_set (&info->out[0], hp_tensor_get_dtype (logits), NULL, 0);
+  return TRUE;
+}
+
+/* The targets are checked here: they are values, not shapes */
+static gboolean
+cross_entropy_kernel (const HpOpCall    *call,
+                      const HpOpInfo    *info,
+                      HpTensor * const  *inputs,
+                      HpTensor         **outputs,
+                      HpOpSaved         *saved,
+                      GError           **error)
+{
+  HpTensor *logits = inputs[0], *targets = inputs[1];
+  gint64 ignore_index = call->sizes[0];
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (logits, &ndim);
+  HpDType dtype = info->out[0].dtype;
+  gint64 rows = _hp_shape_numel (shape, ndim - 1);
+  gint64 c = shape[ndim - 1];
+  const gint64 *t_data = _hp_tensor_data (targets);
+  gint64 count = 0;
+  gdouble total = 0.0;
+
+  for (gint64 r = 0; r < rows; r++)
+    {
+      if (t_data[r] == ignore_index)
+        continue;
+      if (t_data[r] < 0 || t_data[r] >= c)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "cross_entropy: target %" G_GINT64_FORMAT " is outside [0, %"
+                       G_GINT64_FORMAT ") and is not ignore_index %" G_GINT64_FORMAT,
+                       t_data[r], c, ignore_index);
+          return FALSE;
+        }
+      count++;
+    }
+
+  switch (dtype)
+    {
+    case HP_DTYPE_FLOAT32:
+      total = cross_entropy_forward_f32 (_hp_tensor_data (logits), t_data, rows, c, ignore_index);
+      break;
+    case HP_DTYPE_FLOAT64:
+      total = cross_entropy_forward_f64 (_hp_tensor_data (logits), t_data, rows, c, ignore_index);
+      break;
+    case HP_DTYPE_INT64:
+    default:
+      g_assert_not_reached ();
+    }
+
+  outputs[0] = _hp_op_shape_new_uninit (&info->out[0]);
+  _hp_store_f64 (_hp_tensor_data (outputs[0]), dtype, 0, count > 0 ? total / (gdouble) count : NAN);
+
+  saved->tensors[saved->n_tensors++] = logits;
+  saved->tensors[saved->n_tensors++] = targets;
+  /* a count of rows fits a gsize */
+  saved->data = GSIZE_TO_POINTER ((gsize) count);
+  return TRUE;
+}
+
+static const HpOp cross_entropy_op = {
+  .name = "cross_entropy", .n_outputs = 1,
+  .infer = cross_entropy_infer, .kernel = cross_entropy_kernel,
+  .backward = cross_entropy_backward, .sharding = HP_OP_SHARDING_CROSS_ENTROPY,
+};
 
 /**
  * hp_tensor_cross_entropy:
@@ -1080,79 +1226,10 @@ hp_tensor_cross_entropy (HpTensor  *logits,
                          gint64     ignore_index,
                          GError   **error)
 {
-  HpTensor *saved[2] = { logits, targets };
-  guint ndim;
-  const gint64 *shape;
-  HpDType dtype;
-  const gint64 *t_data;
-  CrossEntropyData *data;
-  HpTensor *out;
-  gint64 rows, c, count = 0;
-  gdouble total = 0.0;
-
   g_return_val_if_fail (HP_IS_TENSOR (logits), NULL);
   g_return_val_if_fail (HP_IS_TENSOR (targets), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  HP_OP_DISPATCH (error, .kind = HP_OP_CROSS_ENTROPY, .name = "cross_entropy",
-                  .inputs = { logits, targets }, .n_inputs = 2, .sizes = { ignore_index },
-                  .n_sizes = 1);
-
-  shape = hp_tensor_get_shape (logits, &ndim);
-  dtype = hp_tensor_get_dtype (logits);
-
-  if (!_hp_check_floating ("cross_entropy", logits, error) ||
-      !_hp_check_dtype ("cross_entropy", "targets", targets, HP_DTYPE_INT64, error))
-    return NULL;
-  if (ndim == 0 || !_hp_tensor_has_shape (targets, shape, ndim - 1))
-    {
-      g_autofree gchar *l_str = _hp_tensor_shape_to_string (logits);
-      g_autofree gchar *t_str = _hp_tensor_shape_to_string (targets);
-
-      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "cross_entropy: logits shape %s and targets shape %s do not fit "
-                   "(needs logits [..., C] and targets [...])", l_str, t_str);
-      return NULL;
-    }
-
-  rows = _hp_shape_numel (shape, ndim - 1);
-  c = shape[ndim - 1];
-  t_data = _hp_tensor_data (targets);
-  for (gint64 r = 0; r < rows; r++)
-    {
-      if (t_data[r] == ignore_index)
-        continue;
-      if (t_data[r] < 0 || t_data[r] >= c)
-        {
-          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                       "cross_entropy: target %" G_GINT64_FORMAT " is outside [0, %"
-                       G_GINT64_FORMAT ") and is not ignore_index %" G_GINT64_FORMAT,
-                       t_data[r], c, ignore_index);
-          return NULL;
-        }
-      count++;
-    }
-
-  switch (dtype)
-    {
-    case HP_DTYPE_FLOAT32:
-      total = cross_entropy_forward_f32 (_hp_tensor_data (logits), t_data, rows, c, ignore_index);
-      break;
-    case HP_DTYPE_FLOAT64:
-      total = cross_entropy_forward_f64 (_hp_tensor_data (logits), t_data, rows, c, ignore_index);
-      break;
-    case HP_DTYPE_INT64:
-    default:
-      g_assert_not_reached ();
-    }
-
-  out = _hp_tensor_new_uninit (dtype, NULL, 0);
-  _hp_store_f64 (_hp_tensor_data (out), dtype, 0, count > 0 ? total / (gdouble) count : NAN);
-
-  data = g_new (CrossEntropyData, 1);
-  data->ignore_index = ignore_index;
-  data->count = count;
-  _hp_autograd_record ("cross_entropy", cross_entropy_backward, &logits, 1, out,
-                       saved, 2, data, g_free);
-  return out;
+  return HP_OP_CALL (error, .op = &cross_entropy_op, .inputs = { logits, targets },
+                     .n_inputs = 2, .sizes = { ignore_index }, .n_sizes = 1);
 }
