@@ -775,241 +775,6 @@ plan_clear (Plan *plan)
   g_clear_pointer (&plan->out, g_ptr_array_unref);
 }
 
-/* The checks the local op would make on local shapes, made on the global
- * shapes, so that every rank fails alike before anybody communicates */
-static gboolean
-check_global_shapes (Plan          *plan,
-                     gint64        *out_shape,
-                     guint         *out_ndim,
-                     GError       **error)
-{
-  const HpOpCall *call = plan->call;
-
-  switch (call->kind)
-    {
-    case HP_OP_MATMUL:
-      {
-        guint an = input_ndim (plan, 0), bn = input_ndim (plan, 1);
-        const gint64 *a = input_shape (plan, 0), *b = input_shape (plan, 1);
-
-        if (an < 2 || bn < 2)
-          return TRUE;
-        if (a[an - 1] != b[bn - 2])
-          {
-            g_autofree gchar *as = _hp_shape_to_string (a, an);
-            g_autofree gchar *bs = _hp_shape_to_string (b, bn);
-
-            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                         "matmul: shapes %s and %s do not fit (%" G_GINT64_FORMAT " != %"
-                         G_GINT64_FORMAT ")", as, bs, a[an - 1], b[bn - 2]);
-            return FALSE;
-          }
-        if (!_hp_broadcast_shapes (_hp_op_call_get_name (call), a, an - 2, b, bn - 2, out_shape, out_ndim, error))
-          return FALSE;
-        out_shape[(*out_ndim)++] = a[an - 2];
-        out_shape[(*out_ndim)++] = b[bn - 1];
-        return TRUE;
-      }
-
-    case HP_OP_LINEAR:
-      {
-        guint xn = input_ndim (plan, 0), wn = input_ndim (plan, 1);
-        const gint64 *x = input_shape (plan, 0), *w = input_shape (plan, 1);
-
-        if (xn >= 1 && wn == 2 && x[xn - 1] != w[1])
-          {
-            g_autofree gchar *xs = _hp_shape_to_string (x, xn);
-            g_autofree gchar *ws = _hp_shape_to_string (w, wn);
-
-            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                         "linear: input %s and weight %s do not fit (%" G_GINT64_FORMAT " != %"
-                         G_GINT64_FORMAT ")", xs, ws, x[xn - 1], w[1]);
-            return FALSE;
-          }
-        /* a bias is sharded with the weight's rows */
-        if (xn >= 1 && wn == 2 && g_ptr_array_index (plan->inputs, 2) != NULL &&
-            (input_ndim (plan, 2) != 1 || input_shape (plan, 2)[0] != w[0]))
-          {
-            g_autofree gchar *bs = _hp_shape_to_string (input_shape (plan, 2), input_ndim (plan, 2));
-            g_autofree gchar *ws = _hp_shape_to_string (w, wn);
-
-            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                         "linear: bias %s does not fit weight %s (needs [%" G_GINT64_FORMAT "])",
-                         bs, ws, w[0]);
-            return FALSE;
-          }
-        return TRUE;
-      }
-
-    case HP_OP_APPLY_ROTARY:
-      {
-        /* the tables are sharded with the positions */
-        guint ndim = input_ndim (plan, 0);
-        const gint64 *x = input_shape (plan, 0);
-
-        if (ndim < 3 || x[ndim - 1] % 2 != 0)
-          return TRUE;
-        for (guint i = 1; i < 3; i++)
-          if (input_ndim (plan, i) != 2 || input_shape (plan, i)[0] != x[ndim - 3] ||
-              input_shape (plan, i)[1] != x[ndim - 1] / 2)
-            {
-              g_autofree gchar *ts = _hp_shape_to_string (input_shape (plan, i), input_ndim (plan, i));
-              g_autofree gchar *xs = _hp_shape_to_string (x, ndim);
-
-              g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                           "apply_rotary: %s shape %s does not fit input shape %s (needs [S, D/2] = "
-                           "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "])", i == 1 ? "cos" : "sin",
-                           ts, xs, x[ndim - 3], x[ndim - 1] / 2);
-              return FALSE;
-            }
-        return TRUE;
-      }
-
-    case HP_OP_EMBEDDING:
-      /* the vocabulary-parallel lookup reads the ids and the rows itself */
-      if (!_hp_check_floating (_hp_op_call_get_name (call), g_ptr_array_index (plan->inputs, 0), error) ||
-          !_hp_check_dtype (_hp_op_call_get_name (call), "ids", g_ptr_array_index (plan->inputs, 1), HP_DTYPE_INT64,
-                            error))
-        return FALSE;
-      if (input_ndim (plan, 0) != 2)
-        {
-          g_autofree gchar *ws = _hp_shape_to_string (input_shape (plan, 0), input_ndim (plan, 0));
-
-          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                       "embedding: weight must be 2-d [V, D], got shape %s", ws);
-          return FALSE;
-        }
-      return TRUE;
-
-    case HP_OP_SDPA:
-      {
-        /* query, key, value (and a mask) are sharded alike on batch or
-         * heads */
-        const gint64 *q = input_shape (plan, 0), *k = input_shape (plan, 1), *v = input_shape (plan, 2);
-        const gchar *problem = NULL;
-
-        if (input_ndim (plan, 0) != 4 || input_ndim (plan, 1) != 4 || input_ndim (plan, 2) != 4)
-          return TRUE;
-        if (q[0] != k[0] || q[0] != v[0])
-          problem = "batch sizes differ";
-        else if (k[1] != v[1])
-          problem = "key and value heads differ";
-        else if (k[2] != v[2])
-          problem = "key and value lengths differ";
-        else if (q[3] != k[3])
-          problem = "query and key head dims differ";
-        else if (k[1] == 0 ? q[1] != 0 : q[1] % k[1] != 0)
-          problem = "query heads are not a multiple of key/value heads";
-        if (problem != NULL)
-          {
-            g_autofree gchar *qs = _hp_shape_to_string (q, 4);
-            g_autofree gchar *ks = _hp_shape_to_string (k, 4);
-            g_autofree gchar *vs = _hp_shape_to_string (v, 4);
-
-            g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                         "%s: query %s, key %s and value %s do not fit (%s)",
-                         _hp_op_call_get_name (call), qs, ks, vs, problem);
-            return FALSE;
-          }
-        if (g_ptr_array_index (plan->inputs, 3) != NULL)
-          {
-            guint mn = input_ndim (plan, 3);
-            const gint64 *m = input_shape (plan, 3);
-            gint64 scores[4] = { q[0], q[1], q[2], k[2] };
-            gboolean fits = mn <= 4;
-
-            for (guint i = 0; fits && i < mn; i++)
-              fits = m[i] == scores[4 - mn + i] || m[i] == 1;
-            if (!fits)
-              {
-                g_autofree gchar *ms = _hp_shape_to_string (m, mn);
-                g_autofree gchar *ss = _hp_shape_to_string (scores, 4);
-
-                g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                             "%s: mask %s does not broadcast to the scores %s", _hp_op_call_get_name (call), ms, ss);
-                return FALSE;
-              }
-          }
-        return TRUE;
-      }
-
-    default:
-      return TRUE;
-    }
-}
-
-/* Fills in the plan, mesh dim by mesh dim */
-static gboolean
-plan_rules (Plan    *plan,
-            GError **error)
-{
-  const HpOpCall *call = plan->call;
-  gint64 out_shape[HP_TENSOR_MAX_NDIM];
-  guint out_ndim = 0;
-  guint ndim = input_ndim (plan, 0);
-  guint dim = 0;
-
-  if (!check_global_shapes (plan, out_shape, &out_ndim, error))
-    return FALSE;
-
-  /* the op's own dim arguments, normalised; a bad one is left to the local
-   * op, which fails the same way on every rank */
-  switch (call->kind)
-    {
-    case HP_OP_SOFTMAX:
-    case HP_OP_LOG_SOFTMAX:
-      if (!_hp_normalize_dim (_hp_op_call_get_name (call), call->dims[0], ndim, &dim, NULL))
-        return TRUE;
-      break;
-    case HP_OP_CROSS_ENTROPY:
-      plan_cross_entropy (plan);
-      break;
-    default:
-      break;
-    }
-
-  for (guint d = 0; d < plan->mesh_ndim; d++)
-    {
-      gboolean ruled = FALSE;
-
-      switch (call->kind)
-        {
-        case HP_OP_LEGACY:
-          break;
-        case HP_OP_LINEAR:
-          ruled = rule_linear (plan, d);
-          break;
-        case HP_OP_MATMUL:
-          ruled = rule_matmul (plan, d, out_ndim, out_shape);
-          break;
-        case HP_OP_SOFTMAX:
-        case HP_OP_LOG_SOFTMAX:
-          ruled = rule_normalize (plan, d, dim);
-          break;
-        case HP_OP_RMS_NORM:
-          ruled = ndim > 0 && rule_normalize (plan, d, ndim - 1);
-          break;
-        case HP_OP_SDPA:
-          ruled = rule_attention (plan, d);
-          break;
-        case HP_OP_EMBEDDING:
-          ruled = rule_embedding (plan, d);
-          break;
-        case HP_OP_APPLY_ROTARY:
-          ruled = rule_rotary (plan, d);
-          break;
-        case HP_OP_CROSS_ENTROPY:
-          ruled = (gint) d == plan->class_parallel_dim;
-          break;
-        }
-
-      if (!ruled)
-        plan_reset_dim (plan, d);
-    }
-
-  return TRUE;
-}
-
 /* The Partial inputs that @op keeps Partial on mesh dim @d (see
  * HpOp): one reduce op throughout, every other input Replicate */
 static gboolean
@@ -1185,16 +950,13 @@ static gboolean
 is_additive_input (const HpOpCall *call,
                    guint           i)
 {
-  if (call->op != NULL)
-    return (call->op->additive_inputs & HP_OP_INPUT (i)) != 0;
-  return call->kind == HP_OP_LINEAR && i == 2;
+  return (call->op->additive_inputs & HP_OP_INPUT (i)) != 0;
 }
 
 static gboolean
 is_embedding (const HpOpCall *call)
 {
-  return call->op != NULL ? call->op->sharding == HP_OP_SHARDING_EMBEDDING
-                          : call->kind == HP_OP_EMBEDDING;
+  return call->op->sharding == HP_OP_SHARDING_EMBEDDING;
 }
 
 /* Sharded ids are checked by every rank for its own part; the ranks then
@@ -1243,8 +1005,7 @@ check_sharded_ids (Plan    *plan,
 }
 
 /* Redistributes the inputs as planned, runs the op on the local tensors
- * and wraps the results; @info is that of an op of the table, NULL for a
- * legacy op */
+ * and wraps the results */
 static gboolean
 plan_run (Plan           *plan,
           const HpOpInfo *info,
@@ -1255,7 +1016,7 @@ plan_run (Plan           *plan,
   guint n = plan->inputs->len;
   const gint *coordinate = hp_device_mesh_get_coordinate (plan->mesh, NULL);
   g_autoptr(GPtrArray) locals = g_ptr_array_new_full (n, _hp_object_unref_nullable);
-  guint n_outputs = call->op != NULL ? call->op->n_outputs : 1;
+  guint n_outputs = call->op->n_outputs;
   HpTensor *local_out[HP_OP_MAX_OUTPUTS] = { NULL };
   g_autoptr(HpTensor) out = NULL;
 
@@ -1361,7 +1122,7 @@ plan_run (Plan           *plan,
               ? local_in[plan->out_from_dim[o]] * plan->reshape_num[o] / plan->reshape_den[o]
               : plan->reshape_shape[o];
         }
-      if (plan->exact_mean && info != NULL)
+      if (plan->exact_mean)
         local_call.scalar = info->dim == G_MAXUINT
           ? (gdouble) hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0))
           : (gdouble) input_shape (plan, 0)[info->dim];
@@ -1377,24 +1138,10 @@ plan_run (Plan           *plan,
     {
       g_autoptr(HpTensor) local = local_out[o];
       gint64 global[HP_TENSOR_MAX_NDIM];
-      const gint64 *shape;
       guint ndim;
 
-      if (info != NULL)
-        {
-          ndim = info->out[o].ndim;
-          memcpy (global, info->out[o].shape, ndim * sizeof (gint64));
-        }
-      else
-        {
-          shape = hp_tensor_get_shape (local, &ndim);
-          memcpy (global, shape, ndim * sizeof (gint64));
-          for (guint k = 0; k < ndim; k++)
-            if (plan->reshape && plan->out_from_input[k] >= 0)
-              global[k] = plan->reshape_shape[k];
-            else if (plan->out_from_input[k] >= 0)
-              global[k] = input_shape (plan, plan->out_from_input[k])[plan->out_from_dim[k]];
-        }
+      ndim = info->out[o].ndim;
+      memcpy (global, info->out[o].shape, ndim * sizeof (gint64));
       outputs[o] = HP_TENSOR (hp_dtensor_new_from_local (local, plan->mesh, plan->out, global,
                                                          ndim, FALSE, error));
       if (outputs[o] == NULL)
@@ -1426,7 +1173,7 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
 
   /* the checks of the local op, on the global shapes, so that every rank
    * fails alike before anybody communicates */
-  if (call->op != NULL && !_hp_op_call_infer (call, (HpTensor * const *) inputs->pdata, &info, error))
+  if (!_hp_op_call_infer (call, (HpTensor * const *) inputs->pdata, &info, error))
     return FALSE;
 
   plan.mesh = mesh;
@@ -1440,13 +1187,8 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
     plan.out_from_input[k] = -1;
   plan.class_parallel_dim = -1;
 
-  if (call->op != NULL)
-    {
-      plan_table_rules (&plan, &info);
-      ok = plan_run (&plan, &info, outputs, error);
-    }
-  else if (plan_rules (&plan, error))
-    ok = plan_run (&plan, NULL, outputs, error);
+  plan_table_rules (&plan, &info);
+  ok = plan_run (&plan, &info, outputs, error);
 
   plan_clear (&plan);
   return ok;

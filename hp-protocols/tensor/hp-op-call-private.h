@@ -31,26 +31,9 @@ G_BEGIN_DECLS
 
 typedef struct _HpOp HpOp;
 
-/* The ops not yet in the table */
-typedef enum
-{
-  HP_OP_LEGACY,
-  HP_OP_MATMUL,
-  HP_OP_LINEAR,
-  HP_OP_SOFTMAX,
-  HP_OP_LOG_SOFTMAX,
-  HP_OP_RMS_NORM,
-  HP_OP_EMBEDDING,
-  HP_OP_APPLY_ROTARY,
-  HP_OP_CROSS_ENTROPY,
-  HP_OP_SDPA,
-} HpOpKind;
-
 struct _HpOpCall
 {
   const HpOp *op;
-  HpOpKind kind;
-  const gchar *name;
   /* the tensor arguments in signature order; optional ones may be NULL */
   HpTensor *inputs[HP_OP_MAX_INPUTS];
   guint n_inputs;
@@ -194,14 +177,6 @@ void            _hp_op_shape_set           (HpOpShape         *shape,
 void            _hp_op_shape_like          (HpOpShape         *shape,
                                             HpTensor          *like);
 HpTensor       *_hp_op_shape_new_uninit    (const HpOpShape   *shape);
-
-/* Hands a legacy op to a tensor subclass when an input asks for it */
-#define HP_OP_DISPATCH(error, ...) \
-  G_STMT_START { \
-    const HpOpCall _hp_op_legacy = { __VA_ARGS__ }; \
-    if (_hp_op_call_needs_dispatch (&_hp_op_legacy)) \
-      return _hp_op_call (&_hp_op_legacy, (error)); \
-  } G_STMT_END
 
 /* A single-output call of @op: returns what _hp_op_call() returns */
 #define HP_OP_CALL(error, ...) \

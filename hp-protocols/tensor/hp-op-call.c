@@ -24,7 +24,7 @@ typedef struct
 const gchar *
 _hp_op_call_get_name (const HpOpCall *call)
 {
-  return call->op != NULL ? call->op->name : call->name;
+  return call->op->name;
 }
 
 guint
@@ -80,12 +80,6 @@ _hp_op_call_infer (const HpOpCall    *call,
   return call->op->infer (call, inputs, info, error);
 }
 
-static guint
-op_n_outputs (const HpOpCall *call)
-{
-  return call->op != NULL ? call->op->n_outputs : 1;
-}
-
 /* Runs @call and stores its results (transfer full) in @outputs */
 gboolean
 _hp_op_call_outputs (const HpOpCall  *call,
@@ -105,7 +99,7 @@ _hp_op_call (const HpOpCall  *call,
 {
   HpTensor *outputs[HP_OP_MAX_OUTPUTS] = { NULL };
 
-  g_return_val_if_fail (op_n_outputs (call) == 1, NULL);
+  g_return_val_if_fail (call->op->n_outputs == 1, NULL);
 
   if (!_hp_op_call_outputs (call, outputs, error))
     return NULL;
@@ -160,11 +154,6 @@ record_node (const HpOpCall   *call,
       _hp_autograd_node_set_output (node, outputs[o], o);
 }
 
-static gboolean run_legacy (const HpOpCall    *call,
-                            HpTensor * const  *inputs,
-                            HpTensor         **outputs,
-                            GError           **error);
-
 /* Runs @call with @inputs (one per input of @call, in order) in place of
  * its own, on plain tensors */
 gboolean
@@ -176,9 +165,6 @@ _hp_op_call_run (const HpOpCall    *call,
   const HpOp *op = call->op;
   HpOpInfo info;
   HpOpSaved saved = { .n_tensors = 0 };
-
-  if (op == NULL)
-    return run_legacy (call, inputs, outputs, error);
 
   if (!_hp_op_call_infer (call, inputs, &info, error))
     return FALSE;
@@ -238,38 +224,4 @@ HpTensor *
 _hp_op_shape_new_uninit (const HpOpShape *shape)
 {
   return _hp_tensor_new_uninit (shape->dtype, shape->shape, shape->ndim);
-}
-
-static HpTensor *
-run_legacy_one (const HpOpCall    *call,
-                HpTensor * const  *in,
-                GError           **error)
-{
-  switch (call->kind)
-    {
-    case HP_OP_LEGACY:        break;
-    case HP_OP_MATMUL:        return hp_tensor_matmul (in[0], in[1], error);
-    case HP_OP_LINEAR:        return hp_tensor_linear (in[0], in[1], in[2], error);
-    case HP_OP_SOFTMAX:       return hp_tensor_softmax (in[0], call->dims[0], error);
-    case HP_OP_LOG_SOFTMAX:   return hp_tensor_log_softmax (in[0], call->dims[0], error);
-    case HP_OP_RMS_NORM:      return hp_tensor_rms_norm (in[0], in[1], call->scalar, error);
-    case HP_OP_EMBEDDING:     return hp_tensor_embedding (in[0], in[1], error);
-    case HP_OP_APPLY_ROTARY:  return hp_tensor_apply_rotary (in[0], in[1], in[2], error);
-    case HP_OP_CROSS_ENTROPY: return hp_tensor_cross_entropy (in[0], in[1], call->sizes[0], error);
-    case HP_OP_SDPA:
-      return hp_tensor_scaled_dot_product_attention (in[0], in[1], in[2], in[3], call->flag,
-                                                     call->scalar, error);
-    }
-
-  g_return_val_if_reached (NULL);
-}
-
-static gboolean
-run_legacy (const HpOpCall    *call,
-            HpTensor * const  *inputs,
-            HpTensor         **outputs,
-            GError           **error)
-{
-  outputs[0] = run_legacy_one (call, inputs, error);
-  return outputs[0] != NULL;
 }
