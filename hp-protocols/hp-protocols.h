@@ -92,4 +92,7 @@
 #include "hp-base-state-dict-adapter.h"
 #include "hp-decoder-state-dict-adapter.h"
 
+/* io: tokens for training */
+#include "hp-byte-tokenizer.h"
+
 #undef HP_PROTOCOLS_INSIDE
