@@ -94,5 +94,7 @@
 
 /* io: tokens for training */
 #include "hp-byte-tokenizer.h"
+#include "hp-token-dataset.h"
+#include "hp-token-loader.h"
 
 #undef HP_PROTOCOLS_INSIDE
