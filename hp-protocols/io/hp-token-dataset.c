@@ -455,7 +455,7 @@ hp_token_dataset_expand_path (const gchar  *path,
  * the tokens of all the files, one after the other, are split: the last
  * @val_fraction of them (rounded down) validate, the others train.
  *
- * Returns: whether the files read, or %FALSE with the error of
+ * Returns: (skip): whether the files read, or %FALSE with the error of
  *   [ctor@Hp.TokenDataset.new_from_files] or
  *   [func@Hp.TokenDataset.expand_path], or
  *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for a fraction outside

@@ -258,7 +258,7 @@ copy_ring (HpTokenDataset *dataset,
  * Reads rows [@first_row, @first_row + @n_rows) of the batch at the
  * position, and moves the position to the next batch.
  *
- * Returns: whether the rows are read, or %FALSE with
+ * Returns: (skip): whether the rows are read, or %FALSE with
  *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for rows outside the
  *   batch (the position unchanged)
  *
