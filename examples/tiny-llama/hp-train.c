@@ -465,6 +465,7 @@ typedef struct
   gint64 *tokens;
   HpTokenLoader *train_loader;  /* NULL for the bigram task */
   HpTokenLoader *val_loader;    /* NULL without --eval-every */
+  gint64 data_usec;             /* in the training batches of train_loader */
 } Trainer;
 
 /* This replica's rows of the next batch of @loader, or of the bigram
@@ -546,9 +547,11 @@ train_step (Trainer  *trainer,
   g_autoptr(HpTensor) ids = NULL;
   g_autoptr(HpTensor) targets = NULL;
   g_autoptr(HpTensor) loss = NULL;
+  gint64 data_start = g_get_monotonic_time ();
 
   if (!next_rows (trainer, trainer->train_loader, step, &ids, &targets, error))
     return FALSE;
+  trainer->data_usec += g_get_monotonic_time () - data_start;
   loss = replica_loss (trainer, ids, targets, error);
   if (loss == NULL || !hp_tensor_backward (loss, NULL, error))
     return FALSE;
@@ -1189,6 +1192,11 @@ run (Options  *options,
                ran * (gdouble) options->batch * options->seq_len / MAX (elapsed, 1e-9),
                first_loss, loss, entropy, log (hp_decoder_config_get_vocab_size (config)));
       g_print ("peak memory per rank: %.1f MiB\n", peak);
+      /* the cost of the data on rank 0, which reads as many rows as any */
+      if (train_loader != NULL)
+        g_print ("data loading: %.1f us per step, %.2f %% of the training time\n",
+                 trainer.data_usec / (gdouble) ran,
+                 100.0 * trainer.data_usec / MAX (elapsed * 1e6, 1));
     }
   g_free (trainer.task.successors);
   return TRUE;
