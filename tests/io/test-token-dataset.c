@@ -76,16 +76,7 @@ typedef gchar TmpDir;
 static void
 remove_dir (TmpDir *dir)
 {
-  g_autoptr(GDir) listing = g_dir_open (dir, 0, NULL);
-  const gchar *name;
-
-  while (listing != NULL && (name = g_dir_read_name (listing)) != NULL)
-    {
-      g_autofree gchar *path = g_build_filename (dir, name, NULL);
-
-      g_unlink (path);
-    }
-  g_rmdir (dir);
+  hp_test_remove_tree (dir);
   g_free (dir);
 }
 
