@@ -11,6 +11,7 @@
 # Usage: test-hp-train-data.py HP_TRAIN PLOT_SCRIPT PYTHON (TAP on stdout), PYTHON
 # one with matplotlib to run PLOT_SCRIPT
 
+import functools
 import json
 import math
 import os
@@ -66,13 +67,7 @@ def close(a, b):
     return len(a) == len(b) and len(a) > 0 and all(abs(x - y) <= 1e-4 * abs(y) for x, y in zip(a, b))
 
 
-def expect_error(name, np, args, message):
-    """One line on rank 0 with the message, no GLib warning, a non-zero exit"""
-    run = mpirun(np, *args)
-    lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
-    ok = run.returncode != 0 and len(lines) == 1 and message in lines[0] and \
-        "WARNING" not in run.stderr and "CRITICAL" not in run.stderr and not losses(run)
-    check(name, ok, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}")
+expect_error = functools.partial(hptrain.expect_error, HP_TRAIN)
 
 
 # Text with some structure to learn: sentences of a small vocabulary,
