@@ -92,4 +92,9 @@
 #include "hp-base-state-dict-adapter.h"
 #include "hp-decoder-state-dict-adapter.h"
 
+/* io: tokens for training */
+#include "hp-byte-tokenizer.h"
+#include "hp-token-dataset.h"
+#include "hp-token-loader.h"
+
 #undef HP_PROTOCOLS_INSIDE

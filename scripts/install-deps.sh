@@ -22,6 +22,8 @@ PACKAGES="
   python3-gi
   python3-numpy
   python3-mpi4py
+  python3-matplotlib
+  python3-sentencepiece
   gi-docgen
   valgrind
   strace

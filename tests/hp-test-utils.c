@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "hp-test-utils.h"
 
 void
@@ -30,6 +32,24 @@ hp_test_init_world (int    *argc,
   hp_test_init (argc, argv);
   hp_init (&error);
   g_assert_no_error (error);
+}
+
+void
+hp_test_remove_tree (const gchar *path)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+      const gchar *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree gchar *child = g_build_filename (path, name, NULL);
+
+          hp_test_remove_tree (child);
+        }
+    }
+  g_remove (path);
 }
 
 HpTensor *

@@ -25,6 +25,9 @@ void      hp_test_init         (int            *argc,
 void      hp_test_init_world   (int            *argc,
                                 char         ***argv);
 
+/* Removes @path: a file, or a directory with everything in it */
+void      hp_test_remove_tree  (const gchar    *path);
+
 /* Makes a tensor from doubles; aborts the test on error. */
 HpTensor *hp_test_tensor       (HpDType         dtype,
                                 const gdouble  *data,

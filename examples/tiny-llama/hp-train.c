@@ -3,18 +3,21 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The task is learnable and fully determined by the seed: token
- * sequences follow a fixed random bigram table in which every token has
- * a few likely successors, so the loss falls from log(vocab) toward the
- * entropy of the table, which the summary prints. The same seed gives
- * the same loss curve on any number of ranks: the global batch is made
- * the same on every rank and each data-parallel replica takes its
- * share of the rows.
+ * Without --data the task is learnable and fully determined by the
+ * seed: token sequences follow a fixed random bigram table in which
+ * every token has a few likely successors, so the loss falls from
+ * log(vocab) toward the entropy of the table, which the summary prints.
+ * With --data it trains on text (byte tokens) or llm.c token shards,
+ * with a validation split. The same seed and data give the same loss
+ * curve on any number of ranks: the global batch is the same on every
+ * rank and each data-parallel replica takes its share of the rows.
  *
  *   mpirun -np 2 hp-train --tp 2 --steps 200
  *   mpirun -np 4 hp-train --dp 2 --tp 2 --set layers.0.attention.n-heads=4
+ *   mpirun -np 2 hp-train --tp 2 --data story.txt --eval-every 50 --metrics m.jsonl
  */
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 
 #include <hp-protocols/hp-protocols.h>
 #include <hp-protocols/hp-mpi.h>
+#include <json-glib/json-glib.h>
 
 /* The model when --config is not given: about 100k parameters */
 static const gchar default_config[] =
@@ -40,6 +44,14 @@ static const gchar default_config[] =
 
 /* hp's own configuration in a checkpoint; config.json is Hugging Face's */
 #define HP_CONFIG_FILE "hp-config.json"
+
+/* The checkpoint manifest's keys of the data: where the next batch
+ * starts, and the tokens of the training part it is a position in */
+#define DATA_POSITION_KEY "data-position"
+#define DATA_TOKENS_KEY "data-tokens"
+
+/* The validation fraction when --val-fraction is not given */
+#define DEFAULT_VAL_FRACTION 0.1
 
 /* Successors per token in the bigram table and their probabilities */
 #define N_SUCCESSORS 4
@@ -64,6 +76,11 @@ typedef struct
   gchar *save_dtype_name;
   HpSafetensorsDType save_dtype;
   gchar *load;
+  gchar *data;
+  gdouble val_fraction;
+  gint eval_every;
+  gint eval_batches;
+  gchar *metrics;
 } Options;
 
 typedef struct
@@ -80,6 +97,8 @@ options_clear (Options *options)
   g_free (options->save);
   g_free (options->save_dtype_name);
   g_free (options->load);
+  g_free (options->data);
+  g_free (options->metrics);
 }
 
 static gboolean
@@ -124,6 +143,21 @@ parse_options (Options   *options,
       "its configuration, weights and optimizer state; training continues up to --steps. "
       "A Hugging Face Llama directory (config.json and safetensors) gives the model and "
       "its weights", "DIR" },
+    { "data", 0, 0, G_OPTION_ARG_FILENAME, &options->data,
+      "Train on a UTF-8 text file (byte tokens, vocab-size 257), an llm.c token shard "
+      "(NAME.bin), a directory of shards or a quoted pattern of files such as 'shards/*.bin'; "
+      "vocab-size is the largest token + 1 unless --config or --set gives it "
+      "(default: a random bigram task)", "PATH" },
+    { "val-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &options->val_fraction,
+      "Validate on the last F of the --data tokens, unless shards are named *val* "
+      "(default 0.1)", "F" },
+    { "eval-every", 0, 0, G_OPTION_ARG_INT, &options->eval_every,
+      "Print the validation loss every N steps and at the end (default 0: never)", "N" },
+    { "eval-batches", 0, 0, G_OPTION_ARG_INT, &options->eval_batches,
+      "Batches of the validation part that a validation loss averages (default 10)", "M" },
+    { "metrics", 0, 0, G_OPTION_ARG_FILENAME, &options->metrics,
+      "Append one JSON line per logged or validated step to FILE: step, train_loss, "
+      "val_loss, lr, tokens_per_second, grad_norm, peak_memory_mib", "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- train a tiny Llama under MPI");
@@ -135,21 +169,32 @@ parse_options (Options   *options,
   options->log_every = 10;
   options->batch = 16;
   options->seq_len = 32;
+  options->val_fraction = -1;
+  options->eval_batches = 10;
 
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_summary (context,
-    "Trains a Llama-style decoder on sequences drawn from a random bigram table\n"
-    "given by --seed. Run it under mpirun: ranks = tp * dp.");
+    "Trains a Llama-style decoder on text or token shards (--data), or on sequences\n"
+    "drawn from a random bigram table given by --seed. Run it under mpirun:\n"
+    "ranks = tp * dp.");
   if (!g_option_context_parse (context, argc, argv, error))
     return FALSE;
 
   /* --lr is checked by the optimizer configuration's field */
   if (options->tp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
-      options->batch < 1 || options->seq_len < 1 || options->save_every < 0 || options->keep < 0)
+      options->batch < 1 || options->seq_len < 1 || options->save_every < 0 || options->keep < 0 ||
+      options->eval_every < 0 || options->eval_batches < 1)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--tp, --batch, --seq-len and --log-every must be at least 1, "
-                   "--dp, --steps, --save-every and --keep not negative");
+                   "--tp, --batch, --seq-len, --log-every and --eval-batches must be at least 1, "
+                   "--dp, --steps, --save-every, --keep and --eval-every not negative");
+      return FALSE;
+    }
+  if (options->data == NULL && (options->eval_every > 0 || options->val_fraction >= 0))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--%s: validation needs --data",
+                   options->eval_every > 0 ? "eval-every" : "val-fraction");
       return FALSE;
     }
   if (options->save == NULL && (options->save_every > 0 || options->keep > 0))
@@ -244,10 +289,12 @@ open_load_source (const gchar       *path,
 
 /* The configuration: of --config or the default one, with --set; or
  * that of the --load step, or of the Hugging Face directory when @step
- * is NULL */
+ * is NULL. The default one takes @data_vocab (when above 0) as its
+ * vocab-size, which --set may change. */
 static HpDecoderConfig *
 load_config (Options           *options,
              HpCheckpointStep  *step,
+             gint64             data_vocab,
              GError           **error)
 {
   g_autofree gchar *text = NULL;
@@ -284,6 +331,13 @@ load_config (Options           *options,
     {
       g_prefix_error (error, "%s: ", file != NULL ? file : "default configuration");
       return NULL;
+    }
+  if (file == NULL && data_vocab > 0)
+    {
+      g_autofree gchar *vocab = g_strdup_printf ("%" G_GINT64_FORMAT, data_vocab);
+
+      if (!hp_config_set_path_from_string (config, "vocab-size", vocab, error))
+        return NULL;
     }
   /* top-level fields (dim, n-layers, ...) first, so that the nested
    * configurations are made from them; then the nested paths such as
@@ -409,27 +463,33 @@ typedef struct
   Task task;
   gint local_batch;
   gint64 *tokens;
+  HpTokenLoader *train_loader;  /* NULL for the bigram task */
+  HpTokenLoader *val_loader;    /* NULL without --eval-every */
+  gint64 data_usec;             /* in the training batches of train_loader */
 } Trainer;
 
-/* One optimizer step on this replica's rows; returns the loss averaged
- * over the replicas */
+/* This replica's rows of the next batch of @loader, or of the bigram
+ * task's batch of @step when @loader is NULL */
 static gboolean
-train_step (Trainer  *trainer,
-            gint      step,
-            gdouble  *loss_value,
-            GError  **error)
+next_rows (Trainer        *trainer,
+           HpTokenLoader  *loader,
+           gint            step,
+           HpTensor      **ids,
+           HpTensor      **targets,
+           GError        **error)
 {
   Options *options = trainer->options;
   gint len = options->seq_len;
   gint first = hp_device_mesh_get_local_rank (trainer->dp_mesh, 0) * trainer->local_batch;
-  g_autofree gint64 *ids_data = g_new (gint64, (gsize) trainer->local_batch * len);
-  g_autofree gint64 *target_data = g_new (gint64, (gsize) trainer->local_batch * len);
-  g_autoptr(HpTensor) ids = NULL;
-  g_autoptr(HpTensor) targets = NULL;
-  g_autoptr(HpTensor) logits = NULL;
-  g_autoptr(HpTensor) loss = NULL;
+  g_autofree gint64 *ids_data = NULL;
+  g_autofree gint64 *target_data = NULL;
   gint64 shape[] = { trainer->local_batch, len };
 
+  if (loader != NULL)
+    return hp_token_loader_next (loader, (guint) first, (guint) trainer->local_batch, ids, targets,
+                                 error);
+  ids_data = g_new (gint64, (gsize) trainer->local_batch * len);
+  target_data = g_new (gint64, (gsize) trainer->local_batch * len);
   task_batch (&trainer->task, options->seed, step, options->batch, len, trainer->tokens);
   for (gint b = 0; b < trainer->local_batch; b++)
     for (gint s = 0; s < len; s++)
@@ -439,39 +499,102 @@ train_step (Trainer  *trainer,
         ids_data[b * len + s] = row[s];
         target_data[b * len + s] = row[s + 1];
       }
-  ids = hp_tensor_new_from_int64_data (ids_data, (gsize) trainer->local_batch * len, shape, 2, error);
-  targets = hp_tensor_new_from_int64_data (target_data, (gsize) trainer->local_batch * len,
-                                           shape, 2, error);
-  if (ids == NULL || targets == NULL)
-    return FALSE;
+  *ids = hp_tensor_new_from_int64_data (ids_data, (gsize) trainer->local_batch * len, shape, 2, error);
+  *targets = *ids != NULL
+    ? hp_tensor_new_from_int64_data (target_data, (gsize) trainer->local_batch * len, shape, 2, error)
+    : NULL;
+  if (*targets == NULL)
+    g_clear_object (ids);
+  return *targets != NULL;
+}
+
+/* The mean loss of this replica's rows */
+static HpTensor *
+replica_loss (Trainer   *trainer,
+              HpTensor  *ids,
+              HpTensor  *targets,
+              GError   **error)
+{
+  g_autoptr(HpTensor) laid_out = g_object_ref (targets);
+  g_autoptr(HpTensor) logits = NULL;
 
   if (trainer->tp_mesh != NULL)
     {
       g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", error);
-      HpDTensor *laid_out;
 
       if (replicate == NULL)
-        return FALSE;
-      laid_out = hp_dtensor_new_from_local (targets, trainer->tp_mesh, replicate, NULL, 0, FALSE, error);
+        return NULL;
+      g_clear_object (&laid_out);
+      laid_out = HP_TENSOR (hp_dtensor_new_from_local (targets, trainer->tp_mesh, replicate, NULL,
+                                                       0, FALSE, error));
       if (laid_out == NULL)
-        return FALSE;
-      g_set_object (&targets, HP_TENSOR (laid_out));
-      g_object_unref (laid_out);
+        return NULL;
     }
-
   logits = hp_module_call1 (HP_MODULE (trainer->model), ids, error);
-  if (logits == NULL)
+  return logits != NULL ? hp_tensor_cross_entropy (logits, laid_out, -100, error) : NULL;
+}
+
+/* One optimizer step on this replica's rows; returns the loss averaged
+ * over the replicas and, when @grad_norm is not NULL, the norm of the
+ * averaged gradients */
+static gboolean
+train_step (Trainer  *trainer,
+            gint      step,
+            gdouble  *loss_value,
+            gdouble  *grad_norm,
+            GError  **error)
+{
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  gint64 data_start = g_get_monotonic_time ();
+
+  if (!next_rows (trainer, trainer->train_loader, step, &ids, &targets, error))
     return FALSE;
-  loss = hp_tensor_cross_entropy (logits, targets, -100, error);
+  trainer->data_usec += g_get_monotonic_time () - data_start;
+  loss = replica_loss (trainer, ids, targets, error);
   if (loss == NULL || !hp_tensor_backward (loss, NULL, error))
     return FALSE;
-  if (!hp_data_parallel_average_gradients (trainer->params, trainer->dp_mesh, error) ||
-      !hp_optimizer_step (trainer->optimizer, error))
+  if (!hp_data_parallel_average_gradients (trainer->params, trainer->dp_mesh, error))
+    return FALSE;
+  /* an infinite maximum clips nothing: the norm is all it gives */
+  if (grad_norm != NULL && (*grad_norm = hp_clip_grad_norm (trainer->params, INFINITY, 2, error)) < 0)
+    return FALSE;
+  if (!hp_optimizer_step (trainer->optimizer, error))
     return FALSE;
   hp_optimizer_zero_grad (trainer->optimizer);
 
   *loss_value = scalar_value (loss, error);
   return !isnan (*loss_value) && hp_data_parallel_average_scalar (trainer->dp_mesh, loss_value, error);
+}
+
+/* The mean loss of the first --eval-batches batches of the validation
+ * part, without gradients; the same batches every time */
+static gboolean
+evaluate (Trainer  *trainer,
+          gdouble  *val_loss,
+          GError  **error)
+{
+  gboolean grad_mode = hp_grad_mode_is_enabled ();
+  gboolean ok = hp_token_loader_set_position (trainer->val_loader, 0, error);
+  gdouble sum = 0;
+
+  hp_grad_mode_set_enabled (FALSE);
+  for (gint m = 0; ok && m < trainer->options->eval_batches; m++)
+    {
+      g_autoptr(HpTensor) ids = NULL;
+      g_autoptr(HpTensor) targets = NULL;
+      g_autoptr(HpTensor) loss = NULL;
+      gdouble value = NAN;
+
+      ok = next_rows (trainer, trainer->val_loader, 0, &ids, &targets, error) &&
+           (loss = replica_loss (trainer, ids, targets, error)) != NULL &&
+           !isnan (value = scalar_value (loss, error));
+      sum += value;
+    }
+  hp_grad_mode_set_enabled (grad_mode);
+  *val_loss = sum / trainer->options->eval_batches;
+  return ok && hp_data_parallel_average_scalar (trainer->dp_mesh, val_loss, error);
 }
 
 /* @states with every DTensor gathered whole; collective, in the same
@@ -496,16 +619,18 @@ gather (HpStateDict  *states,
   return g_steal_pointer (&out);
 }
 
-/* Whether rank 0 succeeded, on every rank; the others get an error */
+/* Whether rank 0 succeeded, on every rank; the others get an error
+ * that rank 0 could not write @what */
 static gboolean
-rank0_agrees (gboolean   ok,
-              GError   **error)
+rank0_agrees (gboolean      ok,
+              const gchar  *what,
+              GError      **error)
 {
   gint flag = ok;
 
   MPI_Bcast (&flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!flag && hp_get_world_rank () != 0)
-    g_set_error (error, HP_ERROR, HP_ERROR_IO, "rank 0 could not write the checkpoint");
+    g_set_error (error, HP_ERROR, HP_ERROR_IO, "rank 0 could not write %s", what);
   return flag;
 }
 
@@ -562,6 +687,17 @@ save_checkpoint (Trainer              *trainer,
     {
       g_autoptr(HpCheckpointStep) staged = hp_checkpoint_manager_stage (manager, step, error);
 
+      if (staged != NULL && trainer->train_loader != NULL)
+        {
+          HpTokenDataset *data = hp_token_loader_get_dataset (trainer->train_loader);
+          g_autofree gchar *position =
+            g_strdup_printf ("%" G_GINT64_FORMAT, hp_token_loader_get_position (trainer->train_loader));
+          g_autofree gchar *tokens =
+            g_strdup_printf ("%" G_GINT64_FORMAT, hp_token_dataset_get_n_tokens (data));
+
+          hp_checkpoint_step_set_metadata (staged, DATA_POSITION_KEY, position);
+          hp_checkpoint_step_set_metadata (staged, DATA_TOKENS_KEY, tokens);
+        }
       ok = staged != NULL &&
            write_step_files (config, config_json, model_whole, optimizer_whole,
                              trainer->options->save_dtype, hp_checkpoint_step_get_path (staged),
@@ -570,7 +706,7 @@ save_checkpoint (Trainer              *trainer,
       if (staged != NULL && !hp_checkpoint_step_get_complete (staged))
         hp_checkpoint_manager_discard (manager, staged);
     }
-  return rank0_agrees (ok, error) && ok;
+  return rank0_agrees (ok, "the checkpoint", error) && ok;
 }
 
 /* The weights of the --load step and its optimizer state; a Hugging
@@ -610,6 +746,122 @@ load_checkpoint (Trainer           *trainer,
          (optimizer_states = hp_safetensors_load (optimizer_file, error)) != NULL &&
          hp_optimizer_load_state (trainer->optimizer, optimizer_states,
                                   (gint) hp_checkpoint_step_get_step (step), error);
+}
+
+/* Where the --data of the --load step goes on: the position that its
+ * manifest keeps, or the start for a step saved without --data */
+static gboolean
+resume_data (Trainer           *trainer,
+             HpCheckpointStep  *step,
+             GError           **error)
+{
+  GHashTable *metadata = hp_checkpoint_step_get_metadata (step);
+  const gchar *position_text = g_hash_table_lookup (metadata, DATA_POSITION_KEY);
+  const gchar *tokens_text = g_hash_table_lookup (metadata, DATA_TOKENS_KEY);
+  HpTokenDataset *data = hp_token_loader_get_dataset (trainer->train_loader);
+  g_autofree gchar *tokens = g_strdup_printf ("%" G_GINT64_FORMAT, hp_token_dataset_get_n_tokens (data));
+  gint64 position;
+
+  if (position_text == NULL)
+    return TRUE;
+  if (g_strcmp0 (tokens_text, tokens) != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--load %s trained on %s tokens, and --data %s has %s: the run resumes on "
+                   "the data it stopped in", hp_checkpoint_step_get_path (step),
+                   tokens_text != NULL ? tokens_text : "an unknown number of",
+                   trainer->options->data, tokens);
+      return FALSE;
+    }
+  if (!g_ascii_string_to_signed (position_text, 10, 0, G_MAXINT64, &position, error) ||
+      !hp_token_loader_set_position (trainer->train_loader, position, error))
+    {
+      g_prefix_error (error, "%s: %s: ", hp_checkpoint_step_get_path (step), DATA_POSITION_KEY);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Opens the --data files, checks that the model's vocabulary holds
+ * their ids, and makes the loaders of the training part and (for
+ * --eval-every) of the validation part */
+static gboolean
+open_data (Options         *options,
+           HpTokenDataset **train,
+           HpTokenDataset **val,
+           GError         **error)
+{
+  gdouble fraction = options->val_fraction < 0 ? DEFAULT_VAL_FRACTION : options->val_fraction;
+
+  if (!hp_token_dataset_open_splits (options->data, fraction, train, val, error))
+    {
+      g_prefix_error (error, "--data: ");
+      return FALSE;
+    }
+  if (options->eval_every > 0 && *val == NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--eval-every: --data %s has no validation part: give --val-fraction above 0 "
+                   "or shards named *val*", options->data);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static HpTokenLoader *
+new_loader (Options         *options,
+            HpTokenDataset  *data,
+            const gchar     *part,
+            GError         **error)
+{
+  HpTokenLoader *loader = hp_token_loader_new (data, (guint) options->batch,
+                                               (guint) options->seq_len, error);
+
+  if (loader == NULL)
+    g_prefix_error (error, "--data %s: the %s part: ", options->data, part);
+  return loader;
+}
+
+/* Appends the JSON line of one step to the --metrics file */
+static void
+write_metrics (FILE    *file,
+               gint     step,
+               gdouble  loss,
+               gdouble  val_loss,
+               gdouble  lr,
+               gdouble  tokens_per_second,
+               gdouble  grad_norm,
+               gdouble  peak_mib)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree gchar *line = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "step");
+  json_builder_add_int_value (builder, step);
+  json_builder_set_member_name (builder, "train_loss");
+  json_builder_add_double_value (builder, loss);
+  if (!isnan (val_loss))
+    {
+      json_builder_set_member_name (builder, "val_loss");
+      json_builder_add_double_value (builder, val_loss);
+    }
+  json_builder_set_member_name (builder, "lr");
+  json_builder_add_double_value (builder, lr);
+  json_builder_set_member_name (builder, "tokens_per_second");
+  json_builder_add_double_value (builder, tokens_per_second);
+  json_builder_set_member_name (builder, "grad_norm");
+  json_builder_add_double_value (builder, grad_norm);
+  json_builder_set_member_name (builder, "peak_memory_mib");
+  json_builder_add_double_value (builder, peak_mib);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  line = json_generator_to_data (generator, NULL);
+  fprintf (file, "%s\n", line);
+  fflush (file);
 }
 
 /* The newest complete step of the --save folder, -1 if none */
@@ -668,6 +920,13 @@ run (Options  *options,
   g_auto(GValue) lr = G_VALUE_INIT;
   g_autoptr(HpCheckpointStep) loaded = NULL;
   g_autoptr(HpCheckpointManager) manager = NULL;
+  g_autoptr(HpTokenDataset) train_data = NULL;
+  g_autoptr(HpTokenDataset) val_data = NULL;
+  g_autoptr(HpTokenLoader) train_loader = NULL;
+  g_autoptr(HpTokenLoader) val_loader = NULL;
+  gint64 data_vocab = 0;
+  FILE *metrics = NULL;
+  gboolean ok = TRUE;
 
   /* the optimizer's fields check --lr (NaN, infinity, negative) before
    * anything is loaded or built */
@@ -687,11 +946,37 @@ run (Options  *options,
       return FALSE;
     }
 
+  /* every rank reads the data alike, so that bad data stops them all
+   * before any collective */
+  if (options->data != NULL)
+    {
+      if (!open_data (options, &train_data, &val_data, error))
+        return FALSE;
+      data_vocab = MAX (hp_token_dataset_get_max_token (train_data),
+                        val_data != NULL ? hp_token_dataset_get_max_token (val_data) : -1) + 1;
+      train_loader = new_loader (options, train_data, "training", error);
+      if (train_loader == NULL ||
+          (options->eval_every > 0 &&
+           !(val_loader = new_loader (options, val_data, "validation", error))))
+        return FALSE;
+    }
+
   if (options->load != NULL && !open_load_source (options->load, &loaded, error))
     return FALSE;
-  config = load_config (options, loaded, error);
+  config = load_config (options, loaded, data_vocab, error);
   if (config == NULL)
     return FALSE;
+  if (data_vocab > hp_decoder_config_get_vocab_size (config))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--data %s holds token %" G_GINT64_FORMAT ", beyond the model's vocab-size %d%s%"
+                   G_GINT64_FORMAT " or more",
+                   options->data, data_vocab - 1, hp_decoder_config_get_vocab_size (config),
+                   options->load != NULL ? ", which a --load model keeps; its data needs "
+                                         : ": give --set vocab-size=",
+                   data_vocab);
+      return FALSE;
+    }
   /* a checkpoint opens in Hugging Face: find out now, not after training,
    * whether its config.json can describe the model */
   if (options->save != NULL)
@@ -768,6 +1053,8 @@ run (Options  *options,
   trainer.dp_mesh = dp_mesh;
   trainer.local_batch = options->batch / dp;
   trainer.tokens = tokens;
+  trainer.train_loader = train_loader;
+  trainer.val_loader = val_loader;
 
   hp_base_model_config_get_nparams_and_flops (HP_BASE_MODEL_CONFIG (config), HP_BASE_MODEL (model),
                                               options->seq_len, &nparams, &flops);
@@ -781,7 +1068,8 @@ run (Options  *options,
       const gchar *source = loaded != NULL ? hp_checkpoint_step_get_path (loaded) : options->load;
       gint saved_step = loaded != NULL ? (gint) hp_checkpoint_step_get_step (loaded) : 0;
 
-      if (!load_checkpoint (&trainer, config, loaded, error))
+      if (!load_checkpoint (&trainer, config, loaded, error) ||
+          (loaded != NULL && train_loader != NULL && !resume_data (&trainer, loaded, error)))
         {
           g_free (trainer.task.successors);
           return FALSE;
@@ -811,41 +1099,80 @@ run (Options  *options,
         }
     }
 
-  start = g_get_monotonic_time ();
-  for (gint step = first_step; step <= options->steps; step++)
+  if (options->metrics != NULL)
     {
-      gint64 step_start = g_get_monotonic_time ();
-
-      if (!train_step (&trainer, step, &loss, error))
+      if (chatty && (metrics = fopen (options->metrics, "a")) == NULL)
         {
-          g_free (trainer.task.successors);
-          return FALSE;
-        }
-      if (step == first_step)
-        first_loss = loss;
-      if (chatty && (step % options->log_every == 0 || step == options->steps))
-        {
-          gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
-          gdouble step_time = (g_get_monotonic_time () - step_start) / 1e6;
-          g_autofree gchar *elapsed_text = format_seconds (elapsed);
-          g_autofree gchar *eta_text = format_seconds (elapsed / (step - first_step + 1) * (options->steps - step));
+          int saved_errno = errno;
 
-          g_print ("step %5d/%d  loss %.6f  tokens/s %8.0f  elapsed %s  eta %s\n",
-                   step, options->steps, loss,
-                   options->batch * options->seq_len / MAX (step_time, 1e-9),
-                   elapsed_text, eta_text);
+          g_set_error (error, HP_ERROR, HP_ERROR_IO, "--metrics %s: %s", options->metrics,
+                       g_strerror (saved_errno));
         }
-      if (manager != NULL && options->save_every > 0 && step % options->save_every == 0 &&
-          !save_and_report (&trainer, manager, config, config_json, step, error))
+      if (!rank0_agrees (!chatty || metrics != NULL, "the --metrics file", error))
         {
           g_free (trainer.task.successors);
           return FALSE;
         }
     }
 
-  if (manager != NULL && newest_saved_step (manager) != MAX (options->steps, first_step - 1) &&
-      !save_and_report (&trainer, manager, config, config_json, MAX (options->steps, first_step - 1),
-                        error))
+  start = g_get_monotonic_time ();
+  for (gint step = first_step; ok && step <= options->steps; step++)
+    {
+      gint64 step_start = g_get_monotonic_time ();
+      gboolean logged = step % options->log_every == 0 || step == options->steps;
+      gboolean validated = val_loader != NULL &&
+                           (step % options->eval_every == 0 || step == options->steps);
+      gboolean measured = options->metrics != NULL && (logged || validated);
+      gdouble grad_norm = NAN;
+      gdouble val_loss = NAN;
+      gdouble tokens_per_second;
+
+      if (!train_step (&trainer, step, &loss, measured ? &grad_norm : NULL, error))
+        {
+          ok = FALSE;
+          break;
+        }
+      tokens_per_second = options->batch * options->seq_len /
+                          MAX ((g_get_monotonic_time () - step_start) / 1e6, 1e-9);
+      if (step == first_step)
+        first_loss = loss;
+      if (chatty && logged)
+        {
+          gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
+          g_autofree gchar *elapsed_text = format_seconds (elapsed);
+          g_autofree gchar *eta_text = format_seconds (elapsed / (step - first_step + 1) * (options->steps - step));
+
+          g_print ("step %5d/%d  loss %.6f  tokens/s %8.0f  elapsed %s  eta %s\n",
+                   step, options->steps, loss, tokens_per_second, elapsed_text, eta_text);
+        }
+      if (validated)
+        {
+          if (!evaluate (&trainer, &val_loss, error))
+            {
+              ok = FALSE;
+              break;
+            }
+          if (chatty)
+            g_print ("step %5d/%d  val loss %.4f  ppl %.2f\n", step, options->steps, val_loss,
+                     exp (val_loss));
+        }
+      if (measured)
+        {
+          gdouble peak_mib = peak_memory_mib (mesh);
+
+          if (chatty)
+            write_metrics (metrics, step, loss, val_loss, options->lr, tokens_per_second,
+                           grad_norm, peak_mib);
+        }
+      ok = manager == NULL || options->save_every == 0 || step % options->save_every != 0 ||
+           save_and_report (&trainer, manager, config, config_json, step, error);
+    }
+  g_clear_pointer (&metrics, fclose);
+
+  if (ok && manager != NULL && newest_saved_step (manager) != MAX (options->steps, first_step - 1))
+    ok = save_and_report (&trainer, manager, config, config_json,
+                          MAX (options->steps, first_step - 1), error);
+  if (!ok)
     {
       g_free (trainer.task.successors);
       return FALSE;
@@ -856,15 +1183,20 @@ run (Options  *options,
     {
       gdouble elapsed = (g_get_monotonic_time () - start) / 1e6;
       g_autofree gchar *elapsed_text = format_seconds (elapsed);
-
+      g_autofree gchar *entropy = train_loader != NULL
+        ? g_strdup ("") : g_strdup_printf ("the task's entropy is %.4f, ", task_entropy ());
       gint ran = options->steps - first_step + 1;
 
-      g_print ("done: %d steps in %s, %.0f tokens/s; loss %.4f -> %.4f "
-               "(the task's entropy is %.4f, log(vocab) %.4f)\n",
+      g_print ("done: %d steps in %s, %.0f tokens/s; loss %.4f -> %.4f (%slog(vocab) %.4f)\n",
                ran, elapsed_text,
                ran * (gdouble) options->batch * options->seq_len / MAX (elapsed, 1e-9),
-               first_loss, loss, task_entropy (), log (hp_decoder_config_get_vocab_size (config)));
+               first_loss, loss, entropy, log (hp_decoder_config_get_vocab_size (config)));
       g_print ("peak memory per rank: %.1f MiB\n", peak);
+      /* the cost of the data on rank 0, which reads as many rows as any */
+      if (train_loader != NULL)
+        g_print ("data loading: %.1f us per step, %.2f %% of the training time\n",
+                 trainer.data_usec / (gdouble) ran,
+                 100.0 * trainer.data_usec / MAX (elapsed * 1e6, 1));
     }
   g_free (trainer.task.successors);
   return TRUE;

@@ -28,31 +28,13 @@ fixture_set_up (Fixture       *fixture,
 }
 
 static void
-remove_tree (const gchar *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const gchar *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree gchar *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 fixture_tear_down (Fixture       *fixture,
                    gconstpointer  data)
 {
   g_autofree gchar *tmp = g_path_get_dirname (fixture->folder);
 
   g_object_unref (fixture->manager);
-  remove_tree (tmp);
+  hp_test_remove_tree (tmp);
   g_free (fixture->folder);
 }
 

@@ -30,24 +30,6 @@ make_tmp_dir (void)
   return dir;
 }
 
-static void
-remove_tree (const gchar *path)
-{
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-      const gchar *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree gchar *child = g_build_filename (path, name, NULL);
-
-          remove_tree (child);
-        }
-    }
-  g_remove (path);
-}
-
 static gint
 compare_strv_entries (gconstpointer a,
                       gconstpointer b)
@@ -351,7 +333,7 @@ test_round_trip (void)
   /* while the first mapping is still intact */
   g_assert_cmpuint (hp_safetensors_file_get_n_tensors (file), ==, 8);
 
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 static void
@@ -373,7 +355,7 @@ test_empty_state_dict (void)
   loaded = hp_safetensors_load (path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (hp_state_dict_get_size (loaded), ==, 0);
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* The exact bytes the reference writer produces for a small dict */
@@ -423,7 +405,7 @@ test_layout (void)
   bytes = read_bytes (path);
   g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
                    expected->data, expected->len);
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Every tensor of a written file starts aligned to its element size and
@@ -481,7 +463,7 @@ test_alignment (void)
       if (hp_tensor_get_numel (t) > 0)
         g_assert_true (shares_bytes (t, bytes));
     }
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* A tensor whose data is not aligned for its dtype still loads, copied */
@@ -543,7 +525,7 @@ test_metadata (void)
   read = hp_safetensors_checkpoint_get_metadata (checkpoint);
   g_assert_cmpuint (g_hash_table_size (read), ==, 3);
   g_assert_cmpstr (g_hash_table_lookup (read, "format"), ==, "pt");
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Half precision */
@@ -1019,7 +1001,7 @@ test_save_dtype (void)
                          json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)),
                                                         "metadata"), "total_size"), ==, total);
     }
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* A float64 is rounded to float32 first, as torch does: just above a
@@ -1064,7 +1046,7 @@ test_save_dtype_from_float64 (void)
       for (guint i = 0; i < 3; i++)
         g_assert_cmphex (data[2 * i] | (data[2 * i + 1] << 8), ==, cases[c].bits[i]);
     }
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 static void
@@ -1204,7 +1186,7 @@ test_slices (void)
                         &error, HP_ERROR_SHAPE, "in dim 0 is outside the shape [4, 5, 6]");
   hp_test_assert_error (hp_safetensors_file_get_tensor_slice (file, "g", NULL, 0, NULL, 0, &error),
                         &error, HP_ERROR_INVALID_ARGUMENT, "<bytes>: no tensor 'g'");
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Sharded checkpoints */
@@ -1333,7 +1315,7 @@ test_sharded (void)
                           HP_ERROR_INVALID_ARGUMENT, expected);
   }
 
-  remove_tree (root);
+  hp_test_remove_tree (root);
 }
 
 static void
@@ -1380,7 +1362,7 @@ test_sharded_sizes (void)
   g_assert_no_error (error);
   g_assert_cmpuint (hp_state_dict_get_size (loaded), ==, 0);
 
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 static void
@@ -1434,7 +1416,7 @@ test_checkpoint_paths (void)
   hp_test_assert_error (hp_safetensors_load (message, &error), &error, HP_ERROR_IO,
                         "No such file or directory");
 
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Index errors */
@@ -1513,7 +1495,7 @@ test_index_errors (void)
   assert_index_error (dir, "{\"weight_map\": {\"a\": \"model-00001-of-00003.safetensors\"}}",
                       HP_ERROR_FORMAT, message);
 
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Write errors */
@@ -1626,7 +1608,7 @@ test_save_errors (void)
 
     g_assert_cmpstrv (files, ((const gchar *[]) { "file", NAME, NULL }));
   }
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* A sharded save that fails on its last shard leaves the checkpoint
@@ -1695,7 +1677,7 @@ test_save_sharded_keeps_old (void)
     g_assert_no_error (error);
     assert_state_dicts_equal (loaded, doubled);
   }
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Header validation, one field broken at a time */
@@ -2035,7 +2017,7 @@ test_unsupported (void)
     g_assert_no_error (error);
     hp_test_assert_shape (a, HP_TEST_SHAPE (1));
     g_clear_object (&checkpoint);
-    remove_tree (dir);
+    hp_test_remove_tree (dir);
   }
 }
 
@@ -2072,7 +2054,7 @@ test_truncated_file (void)
         g_assert_nonnull (strstr (error->message, "data buffer"));
       g_clear_error (&error);
     }
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 /* Random damage to a valid file never crashes and gives a file or a
@@ -2134,7 +2116,7 @@ test_damaged_files (void)
     }
   /* some damage leaves a valid file (a changed value, a renamed tensor) */
   g_assert_cmpuint (opened, >, 0);
-  remove_tree (dir);
+  hp_test_remove_tree (dir);
 }
 
 int

@@ -22,6 +22,17 @@ def loss_lines(text):
     return [m.group(1) for m in re.finditer(r"^step +\d+/\d+ +loss ([0-9.]+)", text, re.M)]
 
 
+def expect_error(hp_train, name, np, args, message):
+    """Checks that hp-train with ARGS on NP ranks stops before training
+    with one line on rank 0 holding MESSAGE, no GLib warning or critical
+    before it, and a non-zero exit"""
+    run = mpirun(hp_train, np, args)
+    lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
+    ok = run.returncode != 0 and len(lines) == 1 and message in lines[0] and \
+        "WARNING" not in run.stderr and "CRITICAL" not in run.stderr and not loss_lines(run.stdout)
+    check(name, ok, f"exit {run.returncode}\n{run.stdout}\n{run.stderr}")
+
+
 def check(name, ok, detail=""):
     _results.append((name, ok, detail))
 

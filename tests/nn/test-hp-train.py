@@ -7,6 +7,7 @@
 #
 # Usage: test-hp-train.py HP_TRAIN (TAP on stdout)
 
+import functools
 import hashlib
 import json
 import os
@@ -61,14 +62,7 @@ check("HP_DEBUG=collectives finds no mismatch in dp 2 x tp 2",
       debug.stderr + "\n" + str(losses(debug)) + "\n" + str(losses(debug_reference)))
 
 
-def expect_error(name, np, args, message):
-    """One line on rank 0 with the message, no GLib warning or critical
-    before it, and a non-zero exit"""
-    run = mpirun(np, *args)
-    lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
-    ok = run.returncode != 0 and len(lines) == 1 and message in lines[0] and \
-        "WARNING" not in run.stderr and "CRITICAL" not in run.stderr
-    check(name, ok, f"exit {run.returncode}\n{run.stderr}")
+expect_error = functools.partial(hptrain.expect_error, HP_TRAIN)
 
 
 expect_error("heads not divisible by tp", 2,
