@@ -235,7 +235,7 @@ with tempfile.TemporaryDirectory() as tmp:
                  f"--save {folder} holds step 10, and this run starts after step 8")
     expect_error("--keep without --save", 1, ["--keep", "2"], "--keep tells how to save")
     expect_error("--save-every below 0", 1, ["--save-every", "-1", "--save", folder],
-                 "--save-every and --keep not negative")
+                 "--save-every, --keep and --eval-every not negative")
     # a hand-mixed step: the optimizer of step 8 in step 10
     shutil.copy(os.path.join(folder, "step-8", "optimizer.safetensors"), step10)
     expect_error("a hand-mixed step is refused, naming the file", 2,
