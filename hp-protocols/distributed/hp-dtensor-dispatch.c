@@ -55,18 +55,15 @@ typedef struct
   GPtrArray **want;
   /* the result's placements */
   GPtrArray *out;
-  /* for each result dim that is sharded: the input and input dim whose
-   * global size it has (-1: as the local result) */
-  gint out_from_input[HP_TENSOR_MAX_NDIM];
-  gint out_from_dim[HP_TENSOR_MAX_NDIM];
-  /* mean over a sharded dim: the local op becomes a sum over the global
-   * count */
+  /* a mean over a sharded dim: the local op divides by the global count */
   gboolean exact_mean;
   /* reshape: the global target shape, and for each sharded target dim
-   * the local size as local_in[from_dim] * num / den */
+   * the local size as local_in[from_dim] * num / den (from_dim -1: the
+   * target dim is whole) */
   gboolean reshape;
   guint reshape_ndim;
   gint64 reshape_shape[HP_TENSOR_MAX_NDIM];
+  gint reshape_from_dim[HP_TENSOR_MAX_NDIM];
   gint64 reshape_num[HP_TENSOR_MAX_NDIM];
   gint64 reshape_den[HP_TENSOR_MAX_NDIM];
   /* cross entropy with the classes sharded on this mesh dim, or -1 */
@@ -177,18 +174,13 @@ keep (Plan *plan,
     want (plan, i, d, g_object_ref (p));
 }
 
-/* The result is sharded on @out_dim, with the global size of dim
- * @in_dim of input @i */
+/* The result is sharded on @out_dim */
 static void
 out_shard (Plan *plan,
            guint d,
-           guint out_dim,
-           guint i,
-           guint in_dim)
+           guint out_dim)
 {
   set_placement (plan->out, d, _hp_placement_shared_shard (out_dim));
-  plan->out_from_input[out_dim] = i;
-  plan->out_from_dim[out_dim] = in_dim;
 }
 
 static void
@@ -253,7 +245,7 @@ rule_elementwise (Plan *plan,
           if (k >= 0 && input_shape (plan, i)[k] == out_shape[out_dim])
             want_shard (plan, i, d, k);
         }
-      out_shard (plan, d, out_dim, best, out_dim - (out_ndim - input_ndim (plan, best)));
+      out_shard (plan, d, out_dim);
       return TRUE;
     }
 
@@ -275,7 +267,7 @@ rule_linear (Plan *plan,
       /* colwise: each rank makes its slice of the output features */
       want_shard (plan, 1, d, 0);
       want_shard (plan, 2, d, 0);
-      out_shard (plan, d, x_ndim - 1, 1, 0);
+      out_shard (plan, d, x_ndim - 1);
       return TRUE;
     }
   if (wk == 1 || xk == (gint) x_ndim - 1)
@@ -290,7 +282,7 @@ rule_linear (Plan *plan,
     {
       /* batch or sequence sharded input, whole weight */
       want_shard (plan, 0, d, xk);
-      out_shard (plan, d, xk, 0, xk);
+      out_shard (plan, d, xk);
       return TRUE;
     }
   if (is_linear_partial (x) && wk < 0 && !hp_placement_is_partial (current (plan, 1, d)))
@@ -327,13 +319,13 @@ rule_matmul (Plan         *plan,
   if (ak == (gint) an - 2)
     {
       want_shard (plan, 0, d, an - 2);
-      out_shard (plan, d, out_ndim - 2, 0, an - 2);
+      out_shard (plan, d, out_ndim - 2);
       return TRUE;
     }
   if (bk == (gint) bn - 1)
     {
       want_shard (plan, 1, d, bn - 1);
-      out_shard (plan, d, out_ndim - 1, 1, bn - 1);
+      out_shard (plan, d, out_ndim - 1);
       return TRUE;
     }
   /* a batch dim: both operands sharded there unless broadcast */
@@ -350,7 +342,7 @@ rule_matmul (Plan         *plan,
           if (kj >= 0 && input_shape (plan, j)[kj] == out_shape[o])
             want_shard (plan, j, d, kj);
         }
-      out_shard (plan, d, o, i, k);
+      out_shard (plan, d, o);
       return TRUE;
     }
   return FALSE;
@@ -368,7 +360,7 @@ rule_normalize (Plan *plan,
   if (k < 0 || (guint) k == dim)
     return FALSE;
   want_shard (plan, 0, d, k);
-  out_shard (plan, d, k, 0, k);
+  out_shard (plan, d, k);
   return TRUE;
 }
 
@@ -392,13 +384,7 @@ rule_reduce (Plan    *plan,
   if (k >= 0)
     {
       want_shard (plan, 0, d, k);
-      out_shard (plan, d, keepdim || (guint) k < dim ? (guint) k : (guint) k - 1, 0, k);
-      return TRUE;
-    }
-  if (is_linear_partial (p))
-    {
-      keep (plan, 0, d);
-      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (p)));
+      out_shard (plan, d, keepdim || (guint) k < dim ? (guint) k : (guint) k - 1);
       return TRUE;
     }
   return FALSE;
@@ -420,15 +406,9 @@ rule_permute (Plan        *plan,
         if (perm[o] == (guint) k)
           {
             want_shard (plan, 0, d, k);
-            out_shard (plan, d, o, 0, k);
+            out_shard (plan, d, o);
             return TRUE;
           }
-    }
-  if (p != NULL && hp_placement_is_partial (p))
-    {
-      keep (plan, 0, d);
-      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (p)));
-      return TRUE;
     }
   return FALSE;
 }
@@ -480,7 +460,7 @@ rule_attention (Plan *plan,
       if (k >= 0 && input_shape (plan, 3)[k] > 1)
         want_shard (plan, 3, d, k);
     }
-  out_shard (plan, d, dim, 0, dim);
+  out_shard (plan, d, dim);
   return TRUE;
 }
 
@@ -498,7 +478,7 @@ rule_embedding (Plan *plan,
   if (wk == 1)
     {
       want_shard (plan, 0, d, 1);
-      out_shard (plan, d, out_ndim - 1, 0, 1);
+      out_shard (plan, d, out_ndim - 1);
       return TRUE;
     }
   if (wk == 0)
@@ -510,7 +490,7 @@ rule_embedding (Plan *plan,
   if (ik >= 0)
     {
       want_shard (plan, 1, d, ik);
-      out_shard (plan, d, ik, 1, ik);
+      out_shard (plan, d, ik);
       return TRUE;
     }
   return FALSE;
@@ -533,7 +513,7 @@ rule_rotary (Plan *plan,
       want_shard (plan, 1, d, 0);
       want_shard (plan, 2, d, 0);
     }
-  out_shard (plan, d, k, 0, k);
+  out_shard (plan, d, k);
   return TRUE;
 }
 
@@ -577,12 +557,6 @@ rule_reshape (Plan *plan,
   gint64 before = 1, out_before = 1;
   guint o;
 
-  if (p != NULL && hp_placement_is_partial (p))
-    {
-      keep (plan, 0, d);
-      out_partial (plan, d, hp_partial_get_reduce_op (HP_PARTIAL (p)));
-      return TRUE;
-    }
   if (k < 0)
     return FALSE;
 
@@ -636,8 +610,7 @@ rule_reshape (Plan *plan,
 
   want_shard (plan, 0, d, k);
   set_placement (plan->out, d, hp_shard_new (o));
-  plan->out_from_input[o] = 0;
-  plan->out_from_dim[o] = k;
+  plan->reshape_from_dim[o] = k;
   return TRUE;
 }
 
@@ -685,7 +658,7 @@ rule_along_dim (Plan *plan,
     return FALSE;
   for (guint i = 0; i < plan->inputs->len; i++)
     want_shard (plan, i, d, k);
-  out_shard (plan, d, k, 0, k);
+  out_shard (plan, d, k);
   return TRUE;
 }
 
@@ -1118,8 +1091,8 @@ plan_run (Plan           *plan,
           const gint64 *local_in = hp_tensor_get_shape (g_ptr_array_index (locals, 0), NULL);
 
           for (guint o = 0; o < plan->reshape_ndim; o++)
-            local_call.sizes[o] = plan->out_from_input[o] >= 0
-              ? local_in[plan->out_from_dim[o]] * plan->reshape_num[o] / plan->reshape_den[o]
+            local_call.sizes[o] = plan->reshape_from_dim[o] >= 0
+              ? local_in[plan->reshape_from_dim[o]] * plan->reshape_num[o] / plan->reshape_den[o]
               : plan->reshape_shape[o];
         }
       if (plan->exact_mean)
@@ -1184,7 +1157,7 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
     plan.want[i] = _hp_placements_replicated (plan.mesh_ndim);
   plan.out = _hp_placements_replicated (plan.mesh_ndim);
   for (guint k = 0; k < HP_TENSOR_MAX_NDIM; k++)
-    plan.out_from_input[k] = -1;
+    plan.reshape_from_dim[k] = -1;
   plan.class_parallel_dim = -1;
 
   plan_table_rules (&plan, &info);

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "hp-op-call-private.h"
-#include "hp-tensor-ops.h"
 
 /* A node's data: the call without its tensors, what inference found and
  * the kernel's own data */
