@@ -45,8 +45,11 @@ struct _HpOpCall
   /* integer arguments: a shape, narrow's start and length, ignore_index */
   gint64 sizes[HP_TENSOR_MAX_NDIM];
   guint n_sizes;
-  /* a number: scale's factor, rms_norm's eps, attention's scale */
+  /* a number: scale's factor, rms_norm's eps, attention's scale,
+   * pow_scalar's exponent, masked_fill's value, clamp's min */
   gdouble scalar;
+  /* a second number: clamp's max */
+  gdouble scalar2;
   /* keepdim, is_causal */
   gboolean flag;
 };

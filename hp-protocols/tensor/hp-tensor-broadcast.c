@@ -121,3 +121,26 @@ _hp_tensor_expand (HpTensor      *self,
 
   return out;
 }
+
+void
+_hp_broadcast_iter_init (HpBroadcastIter  *iter,
+                         const gint64     *shape,
+                         guint             ndim,
+                         HpTensor * const *operands,
+                         guint             n)
+{
+  g_return_if_fail (n <= HP_BROADCAST_MAX_OPERANDS);
+
+  memset (iter, 0, sizeof *iter);
+  iter->n = n;
+  iter->ndim = ndim;
+  if (ndim > 0)
+    memcpy (iter->shape, shape, ndim * sizeof (gint64));
+  for (guint k = 0; k < n; k++)
+    {
+      guint op_ndim;
+      const gint64 *op_shape = hp_tensor_get_shape (operands[k], &op_ndim);
+
+      _hp_broadcast_strides (op_shape, op_ndim, shape, ndim, iter->strides[k]);
+    }
+}

@@ -27,6 +27,10 @@ HpTensor *hp_tensor_mul        (HpTensor *self, HpTensor *other, GError **error)
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_div        (HpTensor *self, HpTensor *other, GError **error);
 HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_pow        (HpTensor *self, HpTensor *exponent, GError **error);
+
+/* Unary (hp-tensor-unary.c) */
+HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_scale      (HpTensor *self, gdouble factor, GError **error);
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_neg        (HpTensor *self, GError **error);
@@ -38,6 +42,40 @@ HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_gelu       (HpTensor *self, GError **error);
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_relu       (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_log        (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sqrt       (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_rsqrt      (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_tanh       (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sigmoid    (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_abs        (HpTensor *self, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_clamp      (HpTensor *self, gdouble min, gdouble max, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_pow_scalar (HpTensor *self, gdouble exponent, GError **error);
+
+/* Masks (hp-tensor-mask.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_eq         (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_ne         (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_lt         (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_le         (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_gt         (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_ge         (HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_where      (HpTensor *condition, HpTensor *self, HpTensor *other, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_masked_fill (HpTensor *self, HpTensor *mask, gdouble value, GError **error);
 
 /* Linear algebra (hp-tensor-linalg.c) */
 HP_AVAILABLE_IN_ALL

@@ -1,4 +1,5 @@
-/* hp-tensor-pointwise.c: element-wise ops with numpy broadcasting
+/* hp-tensor-pointwise.c: element-wise arithmetic of two tensors with numpy
+ * broadcasting (the ops of one tensor are in hp-tensor-unary.c)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -425,301 +426,128 @@ hp_tensor_div (HpTensor  *self,
   return HP_OP_CALL (error, .op = &div_op, .inputs = { self, other }, .n_inputs = 2);
 }
 
-/* Unary ops: forward f(x) and the local derivative f'(x) as used by
- * backward (grad * f'(x)); both computed in double precision. */
-
-typedef enum
-{
-  UNARY_SCALE,
-  UNARY_NEG,
-  UNARY_EXP,
-  UNARY_SILU,
-  UNARY_GELU,
-  UNARY_RELU,
-} UnaryOp;
-
-
-static inline gdouble
-sigmoid (gdouble x)
-{
-  return 1.0 / (1.0 + exp (-x));
-}
-
-static inline gdouble
-unary_value (UnaryOp op,
-             gdouble factor,
-             gdouble x)
-{
-  switch (op)
-    {
-    case UNARY_SCALE: return factor * x;
-    case UNARY_NEG:   return -x;
-    case UNARY_EXP:   return exp (x);
-    case UNARY_SILU:  return x * sigmoid (x);
-    case UNARY_GELU:  return 0.5 * x * (1.0 + erf (x * G_SQRT2 / 2.0));
-    case UNARY_RELU:  return x > 0.0 ? x : 0.0;
-    default:          g_assert_not_reached ();
-    }
-}
-
-static inline gdouble
-unary_derivative (UnaryOp op,
-                  gdouble factor,
-                  gdouble x)
-{
-  switch (op)
-    {
-    case UNARY_SCALE: return factor;
-    case UNARY_NEG:   return -1.0;
-    case UNARY_EXP:   return exp (x);
-    case UNARY_SILU:
-      {
-        gdouble s = sigmoid (x);
-        return s * (1.0 + x * (1.0 - s));
-      }
-    case UNARY_GELU:
-      return 0.5 * (1.0 + erf (x * G_SQRT2 / 2.0)) +
-             x * exp (-0.5 * x * x) / sqrt (2.0 * G_PI);
-    case UNARY_RELU:  return x > 0.0 ? 1.0 : 0.0;
-    default:          g_assert_not_reached ();
-    }
-}
-
-#define UNARY_LOOP(T, EXPR) \
-  G_STMT_START { \
-    const T *restrict _x = in; \
-    T *restrict _o = out_data; \
-    for (gint64 _i = 0; _i < n; _i++) \
-      { \
-        gdouble x = _x[_i]; \
-        _o[_i] = (T) (EXPR); \
-      } \
-  } G_STMT_END
+/* pow with a tensor exponent shares the binary ops' inference and
+ * gradient reduction; its kernels walk the broadcast operands
+ * element by element (libm's pow does not vectorise anyway) */
 
 static gboolean
-unary_infer (const HpOpCall    *call,
-             HpTensor * const  *inputs,
-             HpOpInfo          *info,
-             GError           **error)
+pow_infer (const HpOpCall    *call,
+           HpTensor * const  *inputs,
+           HpOpInfo          *info,
+           GError           **error)
 {
-  if (!(call->op->variant == UNARY_NEG || _hp_check_floating (call->op->name, inputs[0], error)))
-    return FALSE;
-  _hp_op_shape_like (&info->out[0], inputs[0]);
-  return TRUE;
+  /* after binary_infer, both operands have the same dtype */
+  return binary_infer (call, inputs, info, error) &&
+         _hp_check_floating (call->op->name, inputs[0], error);
 }
 
 static gboolean
-unary_kernel (const HpOpCall    *call,
-              const HpOpInfo    *info,
-              HpTensor * const  *inputs,
-              HpTensor         **outputs,
-              HpOpSaved         *saved,
-              GError           **error)
+pow_kernel (const HpOpCall    *call,
+            const HpOpInfo    *info,
+            HpTensor * const  *inputs,
+            HpTensor         **outputs,
+            HpOpSaved         *saved,
+            GError           **error)
 {
-  UnaryOp op = call->op->variant;
-  gdouble factor = call->scalar;
   HpTensor *out = _hp_op_shape_new_uninit (&info->out[0]);
-  gconstpointer in = _hp_tensor_data (inputs[0]);
+  HpDType dtype = info->out[0].dtype;
+  gconstpointer a = _hp_tensor_data (inputs[0]);
+  gconstpointer b = _hp_tensor_data (inputs[1]);
   gpointer out_data = _hp_tensor_data (out);
   gint64 n = hp_tensor_get_numel (out);
+  HpBroadcastIter iter;
 
-  switch (info->out[0].dtype)
-    {
-    case HP_DTYPE_FLOAT32:
-      UNARY_LOOP (gfloat, unary_value (op, factor, x));
-      break;
-    case HP_DTYPE_FLOAT64:
-      UNARY_LOOP (gdouble, unary_value (op, factor, x));
-      break;
-    case HP_DTYPE_INT64:
-      {
-        const gint64 *x = in;
-        gint64 *o = out_data;
-
-        /* only neg reaches here for integers */
-        for (gint64 i = 0; i < n; i++)
-          o[i] = -x[i];
-      }
-      break;
-    }
+  _hp_broadcast_iter_init (&iter, info->out[0].shape, info->out[0].ndim, inputs, 2);
+  for (gint64 i = 0; i < n; i++, _hp_broadcast_iter_next (&iter))
+    _hp_store_f64 (out_data, dtype, i,
+                   pow (_hp_load_f64 (a, dtype, iter.offsets[0]),
+                        _hp_load_f64 (b, dtype, iter.offsets[1])));
 
   outputs[0] = out;
   saved->tensors[saved->n_tensors++] = inputs[0];
+  saved->tensors[saved->n_tensors++] = inputs[1];
   return TRUE;
 }
 
+/* d/da a^b = b a^(b-1) (0 where b = 0, as PyTorch, so that 0^0 has no
+ * NaN gradient); d/db a^b = a^b log a (0 where a = 0 and b >= 0, as
+ * PyTorch, where the limit is 0 rather than the NaN of 0 * -inf) */
 static gboolean
-unary_backward (HpAutogradNode  *node,
-                HpTensor       **grad_outputs,
-                HpTensor       **grad_inputs,
-                GError         **error)
+pow_backward (HpAutogradNode  *node,
+              HpTensor       **grad_outputs,
+              HpTensor       **grad_inputs,
+              GError         **error)
 {
-  const HpOpCall *call = _hp_op_node_get_call (node);
-  HpTensor *x = _hp_autograd_node_get_saved (node, 0);
-  HpTensor *grad = grad_outputs[0];
-  guint ndim;
-  const gint64 *shape = hp_tensor_get_shape (x, &ndim);
-  HpDType dtype = hp_tensor_get_dtype (x);
-  HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  gconstpointer x_data = _hp_tensor_data (x);
-  gconstpointer g_data = _hp_tensor_data (grad);
-  gpointer out_data = _hp_tensor_data (out);
-  gint64 n = hp_tensor_get_numel (x);
+  const HpOpShape *shape = &_hp_op_node_get_info (node)->out[0];
+  HpTensor *saved[] = {
+    _hp_autograd_node_get_saved (node, 0),
+    _hp_autograd_node_get_saved (node, 1),
+  };
+  HpDType dtype = shape->dtype;
+  gconstpointer a = _hp_tensor_data (saved[0]);
+  gconstpointer b = _hp_tensor_data (saved[1]);
+  gconstpointer g = _hp_tensor_data (grad_outputs[0]);
+  gint64 n = hp_tensor_get_numel (grad_outputs[0]);
+  g_autoptr(HpTensor) ga = _hp_op_shape_new_uninit (shape);
+  g_autoptr(HpTensor) gb = _hp_op_shape_new_uninit (shape);
+  gpointer ga_data = _hp_tensor_data (ga);
+  gpointer gb_data = _hp_tensor_data (gb);
+  HpBroadcastIter iter;
 
-  for (gint64 i = 0; i < n; i++)
-    _hp_store_f64 (out_data, dtype, i,
-                   _hp_load_f64 (g_data, dtype, i) *
-                   unary_derivative (call->op->variant, call->scalar,
-                                     _hp_load_f64 (x_data, dtype, i)));
+  _hp_broadcast_iter_init (&iter, shape->shape, shape->ndim, saved, 2);
+  for (gint64 i = 0; i < n; i++, _hp_broadcast_iter_next (&iter))
+    {
+      gdouble x = _hp_load_f64 (a, dtype, iter.offsets[0]);
+      gdouble p = _hp_load_f64 (b, dtype, iter.offsets[1]);
+      gdouble dy = _hp_load_f64 (g, dtype, i);
 
-  grad_inputs[0] = out;
+      _hp_store_f64 (ga_data, dtype, i, p == 0.0 ? 0.0 : dy * p * pow (x, p - 1.0));
+      _hp_store_f64 (gb_data, dtype, i, x == 0.0 && p >= 0.0 ? 0.0 : dy * pow (x, p) * log (x));
+    }
+
+  if (_hp_autograd_node_needs_input_grad (node, 0) &&
+      !reduce_grad_to (ga, saved[0], &grad_inputs[0], error))
+    return FALSE;
+  if (_hp_autograd_node_needs_input_grad (node, 1) &&
+      !reduce_grad_to (gb, saved[1], &grad_inputs[1], error))
+    return FALSE;
   return TRUE;
 }
 
-#define UNARY_OP(NAME, VARIANT, LINEAR) \
-  static const HpOp NAME##_op = { \
-    .name = #NAME, .variant = VARIANT, .n_outputs = 1, \
-    .infer = unary_infer, .kernel = unary_kernel, .backward = unary_backward, \
-    .sharding = HP_OP_SHARDING_POINTWISE, .linear_inputs = LINEAR, \
-  };
-
-UNARY_OP (scale, UNARY_SCALE, HP_OP_INPUT (0))
-UNARY_OP (neg, UNARY_NEG, HP_OP_INPUT (0))
-UNARY_OP (exp, UNARY_EXP, 0)
-UNARY_OP (silu, UNARY_SILU, 0)
-UNARY_OP (gelu, UNARY_GELU, 0)
-UNARY_OP (relu, UNARY_RELU, 0)
+static const HpOp pow_op = {
+  .name = "pow", .n_outputs = 1,
+  .infer = pow_infer, .kernel = pow_kernel, .backward = pow_backward,
+  .sharding = HP_OP_SHARDING_POINTWISE,
+};
 
 /**
- * hp_tensor_scale:
- * @self: a floating point [class@Hp.Tensor]
- * @factor: the factor
+ * hp_tensor_pow:
+ * @self: a floating point [class@Hp.Tensor], the base
+ * @exponent: a [class@Hp.Tensor] of the same dtype, broadcastable with @self
  * @error: return location for a [struct@GLib.Error]
  *
- * Multiplies every element by a number.
+ * Raises @self to the power @exponent element by element, with
+ * broadcasting, as C's pow() does (a negative base with a non-integer
+ * exponent gives NaN). Both operands get gradients: `b a^(b-1)` for the
+ * base (0 where the exponent is 0) and `a^b log a` for the exponent (0
+ * where the base is 0 and the exponent not negative), as in PyTorch. For
+ * a number as exponent see [method@Hp.Tensor.pow_scalar].
  *
- * Returns: (transfer full): @factor * @self, or %NULL with
- *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
+ * Returns: (transfer full): @self ^ @exponent, or %NULL with
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if the shapes do not broadcast or
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if the dtypes differ or
+ *   are integer
  *
  * Since: 1.0
  */
 HpTensor *
-hp_tensor_scale (HpTensor  *self,
-                 gdouble    factor,
-                 GError   **error)
-{
-  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  return HP_OP_CALL (error, .op = &scale_op, .inputs = { self }, .n_inputs = 1, .scalar = factor);
-}
-
-/**
- * hp_tensor_neg:
- * @self: a [class@Hp.Tensor]
- * @error: return location for a [struct@GLib.Error]
- *
- * Negates every element.
- *
- * Returns: (transfer full): -@self
- *
- * Since: 1.0
- */
-HpTensor *
-hp_tensor_neg (HpTensor  *self,
+hp_tensor_pow (HpTensor  *self,
+               HpTensor  *exponent,
                GError   **error)
 {
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (exponent), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return HP_OP_CALL (error, .op = &neg_op, .inputs = { self }, .n_inputs = 1);
-}
-
-/**
- * hp_tensor_exp:
- * @self: a floating point [class@Hp.Tensor]
- * @error: return location for a [struct@GLib.Error]
- *
- * Computes e to the power of every element.
- *
- * Returns: (transfer full): exp(@self), or %NULL with
- *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
- *
- * Since: 1.0
- */
-HpTensor *
-hp_tensor_exp (HpTensor  *self,
-               GError   **error)
-{
-  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  return HP_OP_CALL (error, .op = &exp_op, .inputs = { self }, .n_inputs = 1);
-}
-
-/**
- * hp_tensor_silu:
- * @self: a floating point [class@Hp.Tensor]
- * @error: return location for a [struct@GLib.Error]
- *
- * Applies the SiLU (swish) activation `x * sigmoid(x)` to every element.
- *
- * Returns: (transfer full): silu(@self), or %NULL with
- *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
- *
- * Since: 1.0
- */
-HpTensor *
-hp_tensor_silu (HpTensor  *self,
-                GError   **error)
-{
-  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  return HP_OP_CALL (error, .op = &silu_op, .inputs = { self }, .n_inputs = 1);
-}
-
-/**
- * hp_tensor_gelu:
- * @self: a floating point [class@Hp.Tensor]
- * @error: return location for a [struct@GLib.Error]
- *
- * Applies the exact GELU activation `x * Phi(x)` (with the error
- * function, as PyTorch's default) to every element.
- *
- * Returns: (transfer full): gelu(@self), or %NULL with
- *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
- *
- * Since: 1.0
- */
-HpTensor *
-hp_tensor_gelu (HpTensor  *self,
-                GError   **error)
-{
-  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  return HP_OP_CALL (error, .op = &gelu_op, .inputs = { self }, .n_inputs = 1);
-}
-
-/**
- * hp_tensor_relu:
- * @self: a floating point [class@Hp.Tensor]
- * @error: return location for a [struct@GLib.Error]
- *
- * Replaces negative elements by zero. The gradient at 0 is 0.
- *
- * Returns: (transfer full): max(@self, 0), or %NULL with
- *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer tensor
- *
- * Since: 1.0
- */
-HpTensor *
-hp_tensor_relu (HpTensor  *self,
-                GError   **error)
-{
-  g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  return HP_OP_CALL (error, .op = &relu_op, .inputs = { self }, .n_inputs = 1);
+  return HP_OP_CALL (error, .op = &pow_op, .inputs = { self, exponent }, .n_inputs = 2);
 }

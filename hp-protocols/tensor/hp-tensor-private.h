@@ -100,6 +100,44 @@ void          _hp_broadcast_strides       (const gint64     *shape,
                                            const gint64     *out_shape,
                                            guint             out_ndim,
                                            gint64           *strides);
+
+/* Walks the elements of a broadcast result of @shape in row-major order
+ * (init, then next after each element), keeping the offset of the
+ * element of each operand in @offsets */
+#define HP_BROADCAST_MAX_OPERANDS 3
+
+typedef struct
+{
+  guint n;
+  guint ndim;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  gint64 index[HP_TENSOR_MAX_NDIM];
+  gint64 strides[HP_BROADCAST_MAX_OPERANDS][HP_TENSOR_MAX_NDIM];
+  gint64 offsets[HP_BROADCAST_MAX_OPERANDS];
+} HpBroadcastIter;
+
+void          _hp_broadcast_iter_init     (HpBroadcastIter  *iter,
+                                           const gint64     *shape,
+                                           guint             ndim,
+                                           HpTensor * const *operands,
+                                           guint             n);
+
+static inline void
+_hp_broadcast_iter_next (HpBroadcastIter *iter)
+{
+  for (guint d = iter->ndim; d-- > 0;)
+    {
+      iter->index[d]++;
+      for (guint k = 0; k < iter->n; k++)
+        iter->offsets[k] += iter->strides[k][d];
+      if (iter->index[d] < iter->shape[d])
+        return;
+      for (guint k = 0; k < iter->n; k++)
+        iter->offsets[k] -= iter->strides[k][d] * iter->shape[d];
+      iter->index[d] = 0;
+    }
+}
+
 HpTensor     *_hp_tensor_sum_to_shape     (HpTensor         *self,
                                            const gint64     *shape,
                                            guint             ndim,
