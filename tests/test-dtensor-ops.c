@@ -8,7 +8,9 @@
  * on plain tensors and on DTensors laid out that way, contracts both
  * outputs with the same fixed random weights, runs backward, and compares
  * the output, the loss and every input's gradient (float64: 1e-12
- * relative and absolute; float32: 1e-5). It also checks the layout of the
+ * relative and absolute; float32: 1e-5); an int64 output (a comparison)
+ * has no gradient, so there only the output counts, to the bit. It also
+ * checks the layout of the
  * output, so that a silent fallback to Replicate shows, and that each
  * gradient is laid out like its input (Partial as Replicate).
  *
@@ -294,80 +296,22 @@ assert_placements (const gchar *where,
 
 /* The harness */
 
-/* Runs @op on plain @globals and on DTensors laid out by @layout (one
- * placement text per input separated by spaces, mesh dims separated by
- * commas, "-" for an absent input) and compares outputs and gradients;
- * @want_out (NULL: not checked) is the layout the output must have. */
+/* check()'s backward through the full output @full and the comparison
+ * of every input's gradient with the single-rank one */
 static void
-check (const Mesh   *m,
-       const gchar  *label,
-       OpFunc        op,
-       const Params *p,
-       HpTensor    **globals,
-       guint         n,
-       const gchar  *layout,
-       const gchar  *want_out)
+check_gradients (const gchar    *where,
+                 HpTensor      **leaves,
+                 HpTensor      **dts,
+                 guint           n,
+                 gchar * const  *texts,
+                 HpTensor       *full,
+                 HpTensor       *weights,
+                 HpTensor       *loss,
+                 gdouble         tol)
 {
-  static const Params none = { { 0 }, 0, { 0 }, 0, FALSE, 0.0 };
-  g_auto(GStrv) texts = g_strsplit (layout, " ", -1);
-  g_autofree gchar *where = g_strdup_printf ("%s on %s with (%s)", label, m->name, layout);
-  HpTensor *leaves[MAX_INPUTS] = { NULL };
-  HpTensor *dts[MAX_INPUTS] = { NULL };
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpTensor) out = NULL;
-  g_autoptr(HpTensor) weights = NULL;
-  g_autoptr(HpTensor) weighted = NULL;
-  g_autoptr(HpTensor) loss = NULL;
-  g_autoptr(HpTensor) dout = NULL;
-  g_autoptr(HpTensor) full = NULL;
   g_autoptr(HpTensor) dweighted = NULL;
   g_autoptr(HpTensor) dloss = NULL;
-  gdouble tol = 1e-12;
-  guint ndim;
-  const gint64 *shape;
-
-  g_assert_cmpuint (n, <=, MAX_INPUTS);
-  g_assert_cmpuint (g_strv_length (texts), ==, n);
-  if (p == NULL)
-    p = &none;
-
-  /* the single-rank run */
-  for (guint i = 0; i < n; i++)
-    {
-      if (globals[i] == NULL)
-        {
-          g_assert_cmpstr (texts[i], ==, "-");
-          continue;
-        }
-      leaves[i] = hp_tensor_detach (globals[i]);
-      if (hp_tensor_get_dtype (globals[i]) == HP_DTYPE_FLOAT32)
-        tol = 1e-5;
-      if (hp_tensor_get_dtype (globals[i]) != HP_DTYPE_INT64)
-        hp_tensor_set_requires_grad (leaves[i], TRUE);
-    }
-  out = op (leaves, n, p, &error);
-  assert_ok (where, "single-rank op", out, error);
-  shape = hp_tensor_get_shape (out, &ndim);
-  weights = randn (hp_tensor_get_dtype (out), shape, ndim, 4242);
-  weighted = hp_tensor_mul (out, weights, &error);
-  loss = hp_tensor_sum_all (weighted, &error);
-  assert_ok (where, "single-rank loss", loss, error);
-  if (!hp_tensor_backward (loss, NULL, &error))
-    fail (where, "single-rank backward", error->message);
-
-  /* the distributed run */
-  for (guint i = 0; i < n; i++)
-    if (globals[i] != NULL)
-      dts[i] = lay_out (m, globals[i], texts[i]);
-  dout = op (dts, n, p, &error);
-  assert_ok (where, "op on DTensors", dout, error);
-  if (!HP_IS_DTENSOR (dout))
-    fail (where, "output", "not an HpDTensor");
-  if (want_out != NULL)
-    assert_placements (where, "output", dout, want_out, FALSE);
-  full = hp_dtensor_full_tensor (HP_DTENSOR (dout), &error);
-  assert_ok (where, "full_tensor of the output", full, error);
-  assert_close (where, "output", full, out, tol);
 
   dweighted = hp_tensor_mul (full, weights, &error);
   dloss = hp_tensor_sum_all (dweighted, &error);
@@ -405,6 +349,92 @@ check (const Mesh   *m,
       assert_ok (where, what, grad_full, error);
       assert_close (where, what, grad_full, want, tol);
     }
+}
+
+/* Runs @op on plain @globals and on DTensors laid out by @layout (one
+ * placement text per input separated by spaces, mesh dims separated by
+ * commas, "-" for an absent input) and compares outputs and gradients;
+ * @want_out (NULL: not checked) is the layout the output must have. */
+static void
+check (const Mesh   *m,
+       const gchar  *label,
+       OpFunc        op,
+       const Params *p,
+       HpTensor    **globals,
+       guint         n,
+       const gchar  *layout,
+       const gchar  *want_out)
+{
+  static const Params none = { { 0 }, 0, { 0 }, 0, FALSE, 0.0 };
+  g_auto(GStrv) texts = g_strsplit (layout, " ", -1);
+  g_autofree gchar *where = g_strdup_printf ("%s on %s with (%s)", label, m->name, layout);
+  HpTensor *leaves[MAX_INPUTS] = { NULL };
+  HpTensor *dts[MAX_INPUTS] = { NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) out = NULL;
+  g_autoptr(HpTensor) weights = NULL;
+  g_autoptr(HpTensor) weighted = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) dout = NULL;
+  g_autoptr(HpTensor) full = NULL;
+  gdouble tol = 1e-12;
+  gboolean integer;
+  guint ndim;
+  const gint64 *shape;
+
+  g_assert_cmpuint (n, <=, MAX_INPUTS);
+  g_assert_cmpuint (g_strv_length (texts), ==, n);
+  if (p == NULL)
+    p = &none;
+
+  /* the single-rank run */
+  for (guint i = 0; i < n; i++)
+    {
+      if (globals[i] == NULL)
+        {
+          g_assert_cmpstr (texts[i], ==, "-");
+          continue;
+        }
+      leaves[i] = hp_tensor_detach (globals[i]);
+      if (hp_tensor_get_dtype (globals[i]) == HP_DTYPE_FLOAT32)
+        tol = 1e-5;
+      if (hp_tensor_get_dtype (globals[i]) != HP_DTYPE_INT64)
+        hp_tensor_set_requires_grad (leaves[i], TRUE);
+    }
+  out = op (leaves, n, p, &error);
+  assert_ok (where, "single-rank op", out, error);
+  integer = hp_tensor_get_dtype (out) == HP_DTYPE_INT64;
+  if (integer)
+    tol = 0.0;
+  else
+    {
+      shape = hp_tensor_get_shape (out, &ndim);
+      weights = randn (hp_tensor_get_dtype (out), shape, ndim, 4242);
+      weighted = hp_tensor_mul (out, weights, &error);
+      loss = hp_tensor_sum_all (weighted, &error);
+      assert_ok (where, "single-rank loss", loss, error);
+      if (!hp_tensor_backward (loss, NULL, &error))
+        fail (where, "single-rank backward", error->message);
+    }
+
+  /* the distributed run */
+  for (guint i = 0; i < n; i++)
+    if (globals[i] != NULL)
+      dts[i] = lay_out (m, globals[i], texts[i]);
+  dout = op (dts, n, p, &error);
+  assert_ok (where, "op on DTensors", dout, error);
+  if (!HP_IS_DTENSOR (dout))
+    fail (where, "output", "not an HpDTensor");
+  if (want_out != NULL)
+    assert_placements (where, "output", dout, want_out, FALSE);
+  full = hp_dtensor_full_tensor (HP_DTENSOR (dout), &error);
+  assert_ok (where, "full_tensor of the output", full, error);
+  assert_close (where, "output", full, out, tol);
+  if (integer && hp_tensor_get_requires_grad (dout))
+    fail (where, "output", "an int64 output requires grad");
+
+  if (!integer)
+    check_gradients (where, leaves, dts, n, texts, full, weights, loss, tol);
 
   for (guint i = 0; i < n; i++)
     {
@@ -485,6 +515,23 @@ OP_WRAPPER (op_exp, hp_tensor_exp (in[0], error))
 OP_WRAPPER (op_silu, hp_tensor_silu (in[0], error))
 OP_WRAPPER (op_gelu, hp_tensor_gelu (in[0], error))
 OP_WRAPPER (op_relu, hp_tensor_relu (in[0], error))
+OP_WRAPPER (op_log, hp_tensor_log (in[0], error))
+OP_WRAPPER (op_sqrt, hp_tensor_sqrt (in[0], error))
+OP_WRAPPER (op_rsqrt, hp_tensor_rsqrt (in[0], error))
+OP_WRAPPER (op_tanh, hp_tensor_tanh (in[0], error))
+OP_WRAPPER (op_sigmoid, hp_tensor_sigmoid (in[0], error))
+OP_WRAPPER (op_abs, hp_tensor_abs (in[0], error))
+OP_WRAPPER (op_clamp, hp_tensor_clamp (in[0], -p->scalar, p->scalar, error))
+OP_WRAPPER (op_pow_scalar, hp_tensor_pow_scalar (in[0], p->scalar, error))
+OP_WRAPPER (op_pow, hp_tensor_pow (in[0], in[1], error))
+OP_WRAPPER (op_eq, hp_tensor_eq (in[0], in[1], error))
+OP_WRAPPER (op_ne, hp_tensor_ne (in[0], in[1], error))
+OP_WRAPPER (op_lt, hp_tensor_lt (in[0], in[1], error))
+OP_WRAPPER (op_le, hp_tensor_le (in[0], in[1], error))
+OP_WRAPPER (op_gt, hp_tensor_gt (in[0], in[1], error))
+OP_WRAPPER (op_ge, hp_tensor_ge (in[0], in[1], error))
+OP_WRAPPER (op_where, hp_tensor_where (in[0], in[1], in[2], error))
+OP_WRAPPER (op_masked_fill, hp_tensor_masked_fill (in[0], in[1], p->scalar, error))
 OP_WRAPPER (op_linear, hp_tensor_linear (in[0], in[1], in[2], error))
 OP_WRAPPER (op_matmul, hp_tensor_matmul (in[0], in[1], error))
 OP_WRAPPER (op_softmax, hp_tensor_softmax (in[0], p->dims[0], error))
@@ -629,6 +676,113 @@ test_pointwise_unary (void)
   check_layout ("neg", op_neg, NULL, IN (x), "P(sum)", "P(sum)");
   check_layout ("exp", op_exp, NULL, IN (x), "P(sum)", "R");
   check_layout ("relu", op_relu, NULL, IN (x), "P(sum)", "R");
+}
+
+/* The math ops of one tensor: no Partial passes (none is linear) */
+static void
+test_pointwise_math (void)
+{
+  static const struct { const gchar *name; OpFunc op; gboolean positive; gdouble scalar; } ops[] = {
+    { "log", op_log, TRUE, 0 }, { "sqrt", op_sqrt, TRUE, 0 }, { "rsqrt", op_rsqrt, TRUE, 0 },
+    { "pow_scalar", op_pow_scalar, TRUE, 2.5 }, { "tanh", op_tanh, FALSE, 0 },
+    { "sigmoid", op_sigmoid, FALSE, 0 }, { "abs", op_abs, FALSE, 0 },
+    { "clamp", op_clamp, FALSE, 0.7 }, { "pow_scalar", op_pow_scalar, FALSE, 3.0 },
+  };
+  g_autoptr(HpTensor) x = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (5, 6), 61);
+  g_autoptr(HpTensor) x3 = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 7, 3), 62);
+  g_autoptr(HpTensor) pos = uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (5, 6), 0.5, 2.0, 63);
+  g_autoptr(HpTensor) pos3 = uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 7, 3), 0.5, 2.0, 64);
+
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+    {
+      const Params p = { .scalar = ops[o].scalar };
+      HpTensor *x2 = ops[o].positive ? pos : x, *xx3 = ops[o].positive ? pos3 : x3;
+
+      check_layout (ops[o].name, ops[o].op, &p, IN (x2), "S(0)", "S(0)");
+      check_layout (ops[o].name, ops[o].op, &p, IN (x2), "S(1)", "S(1)");
+      check_layout (ops[o].name, ops[o].op, &p, IN (xx3), "S(1)", "S(1)");
+      check_layout (ops[o].name, ops[o].op, &p, IN (x2), "R", "R");
+      check_layout (ops[o].name, ops[o].op, &p, IN (x2), "P(sum)", "R");
+    }
+}
+
+/* An int64 mask of @shape, nonzero (1, or -2) about every third element */
+static HpTensor *
+mask_of (const gint64 *shape,
+         guint         ndim,
+         guint64       salt)
+{
+  gint64 n = 1;
+  g_autofree gint64 *data = NULL;
+
+  for (guint k = 0; k < ndim; k++)
+    n *= shape[k];
+  data = g_new (gint64, MAX (n, 1));
+  for (gint64 i = 0; i < n; i++)
+    data[i] = (i * 5 + (gint64) salt) % 3 == 0 ? ((i % 2) ? -2 : 1) : 0;
+  return hp_test_tensor_ids (data, n, shape, ndim);
+}
+
+/* pow with a tensor exponent, the comparisons, where and masked_fill:
+ * broadcasting like the binary ops, and no Partial passes */
+static void
+test_pointwise_broadcast (void)
+{
+  static const struct { const gchar *name; OpFunc op; } compare[] = {
+    { "eq", op_eq }, { "ne", op_ne }, { "lt", op_lt }, { "le", op_le }, { "gt", op_gt }, { "ge", op_ge },
+  };
+  static const gint64 ids_a[] = { 3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8 };
+  static const gint64 ids_b[] = { 3, 2, 4, 7 };
+  const Params value = { .scalar = -2.5 };
+  g_autoptr(HpTensor) base = uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 4), 0.5, 2.0, 71);
+  g_autoptr(HpTensor) exponent = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 4), 72);
+  g_autoptr(HpTensor) row = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (4), 73);
+  g_autoptr(HpTensor) col = uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 1), 0.5, 2.0, 74);
+  g_autoptr(HpTensor) a = ints (HP_TEST_SHAPE (6, 4), 75);
+  g_autoptr(HpTensor) b = ints (HP_TEST_SHAPE (6, 4), 76);
+  g_autoptr(HpTensor) b_row = ints (HP_TEST_SHAPE (4), 77);
+  g_autoptr(HpTensor) ia = hp_test_tensor_ids (ids_a, 12, HP_TEST_SHAPE (3, 4));
+  g_autoptr(HpTensor) ib = hp_test_tensor_ids (ids_b, 4, HP_TEST_SHAPE (4));
+  g_autoptr(HpTensor) x = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 4), 78);
+  g_autoptr(HpTensor) y = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 4), 79);
+  g_autoptr(HpTensor) cond = mask_of (HP_TEST_SHAPE (6, 4), 1);
+  g_autoptr(HpTensor) cond_col = mask_of (HP_TEST_SHAPE (6, 1), 2);
+  g_autoptr(HpTensor) mask_row = mask_of (HP_TEST_SHAPE (1, 4), 3);
+
+  check_layout ("pow", op_pow, NULL, IN (base, exponent), "S(0) S(0)", "S(0)");
+  check_layout ("pow", op_pow, NULL, IN (base, exponent), "S(1) R", "S(1)");
+  check_layout ("pow", op_pow, NULL, IN (base, row), "S(0) R", "S(0)");
+  check_layout ("pow", op_pow, NULL, IN (col, exponent), "R S(1)", "S(1)");
+  check_layout ("pow", op_pow, NULL, IN (base, exponent), "R R", "R");
+  check_layout ("pow", op_pow, NULL, IN (base, exponent), "P(sum) R", "R");
+  check_layout ("pow", op_pow, NULL, IN (base, exponent), "R P(sum)", "R");
+
+  for (guint o = 0; o < G_N_ELEMENTS (compare); o++)
+    {
+      check_layout (compare[o].name, compare[o].op, NULL, IN (a, b), "S(0) S(0)", "S(0)");
+      check_layout (compare[o].name, compare[o].op, NULL, IN (a, b), "S(1) R", "S(1)");
+      check_layout (compare[o].name, compare[o].op, NULL, IN (a, b_row), "S(0) R", "S(0)");
+      check_layout (compare[o].name, compare[o].op, NULL, IN (a, b_row), "R S(0)", "S(1)");
+      check_layout (compare[o].name, compare[o].op, NULL, IN (a, b), "P(sum) R", "R");
+      check_layout (compare[o].name, compare[o].op, NULL, IN (ia, ib), "S(0) R", "S(0)");
+      check_layout (compare[o].name, compare[o].op, NULL, IN (ia, ib), "R R", "R");
+    }
+
+  check_layout ("where", op_where, NULL, IN (cond, x, y), "S(0) S(0) S(0)", "S(0)");
+  check_layout ("where", op_where, NULL, IN (cond, x, row), "S(0) R R", "S(0)");
+  check_layout ("where", op_where, NULL, IN (cond, x, y), "R S(1) R", "S(1)");
+  check_layout ("where", op_where, NULL, IN (cond_col, x, row), "S(0) R R", "S(0)");
+  check_layout ("where", op_where, NULL, IN (cond_col, row, x), "R R S(1)", "S(1)");
+  check_layout ("where", op_where, NULL, IN (cond, x, y), "R R R", "R");
+  check_layout ("where", op_where, NULL, IN (cond, x, y), "R P(sum) P(sum)", "R");
+
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, cond), "S(0) S(0)", "S(0)");
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, cond), "S(1) R", "S(1)");
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, mask_row), "S(0) R", "S(0)");
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, mask_row), "R S(1)", "S(1)");
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, cond_col), "S(1) R", "S(1)");
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, cond), "R R", "R");
+  check_layout ("masked_fill", op_masked_fill, &value, IN (x, cond), "P(sum) R", "R");
 }
 
 static void
@@ -1211,6 +1365,8 @@ main (int   argc,
 
   g_test_add_func ("/dtensor-ops/pointwise/binary", test_pointwise_binary);
   g_test_add_func ("/dtensor-ops/pointwise/unary", test_pointwise_unary);
+  g_test_add_func ("/dtensor-ops/pointwise/math", test_pointwise_math);
+  g_test_add_func ("/dtensor-ops/pointwise/broadcast", test_pointwise_broadcast);
   g_test_add_func ("/dtensor-ops/gradient-rule", test_gradient_rule);
   g_test_add_func ("/dtensor-ops/linear", test_linear);
   g_test_add_func ("/dtensor-ops/matmul", test_matmul);
