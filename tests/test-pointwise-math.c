@@ -183,6 +183,33 @@ test_unary_special (void)
   g_assert_cmpint (abs_values[3], ==, G_MAXINT64);
 }
 
+/* hp_tensor_abs() has no input it refuses (every dtype has absolute
+ * values): the inputs that the other ops refuse, and the edge shapes,
+ * give a result and leave the input as it was */
+static void
+test_abs_any_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { -7, 0, 9 }, 3, HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) empty = hp_tensor_new_zeros (HP_DTYPE_INT64, HP_TEST_SHAPE (2, 0));
+  g_autoptr(HpTensor) odd = hp_test_tensor (HP_DTYPE_FLOAT32, HP_TEST_DATA (NAN, -INFINITY, -0.0),
+                                            HP_TEST_SHAPE (3));
+  g_autoptr(HpTensor) abs_ids = hp_tensor_abs (ids, &error);
+  g_autoptr(HpTensor) abs_empty = hp_tensor_abs (empty, &error);
+  g_autoptr(HpTensor) abs_odd = hp_tensor_abs (odd, &error);
+
+  g_assert_no_error (error);
+  hp_test_assert_values (abs_ids, HP_TEST_DATA (7, 0, 9), HP_TEST_SHAPE (3), 0, 0);
+  hp_test_assert_shape (abs_empty, HP_TEST_SHAPE (2, 0));
+  g_assert_cmpint (hp_tensor_get_dtype (abs_empty), ==, HP_DTYPE_INT64);
+  g_assert_true (isnan (element (abs_odd, 0)));
+  g_assert_cmpfloat (element (abs_odd, 1), ==, INFINITY);
+  g_assert_false (signbit (element (abs_odd, 2)));
+  hp_test_assert_values (ids, HP_TEST_DATA (-7, 0, 9), HP_TEST_SHAPE (3), 0, 0);
+  g_assert_cmpfloat (element (odd, 1), ==, -INFINITY);
+  g_assert_true (signbit (element (odd, 2)));
+}
+
 static void
 test_unary_gradients (void)
 {
@@ -580,6 +607,7 @@ main (int   argc,
 
   g_test_add_func ("/pointwise-math/unary/values", test_unary_values);
   g_test_add_func ("/pointwise-math/unary/special", test_unary_special);
+  g_test_add_func ("/pointwise-math/abs/any-input", test_abs_any_input);
   g_test_add_func ("/pointwise-math/unary/gradients", test_unary_gradients);
   g_test_add_func ("/pointwise-math/unary/kinks", test_unary_kinks);
   g_test_add_func ("/pointwise-math/pow/values", test_pow);
