@@ -828,6 +828,8 @@ rule_of_kind (Plan           *plan,
       return rule_attention (plan, d);
     case HP_OP_SHARDING_CROSS_ENTROPY:
       return (gint) d == plan->class_parallel_dim;
+    case HP_OP_SHARDING_SELECT:
+      return FALSE;
     }
   g_return_val_if_reached (FALSE);
 }

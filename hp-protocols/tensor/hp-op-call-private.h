@@ -109,6 +109,11 @@ typedef enum
   HP_OP_SHARDING_ROTARY,
   HP_OP_SHARDING_ATTENTION,
   HP_OP_SHARDING_CROSS_ENTROPY,
+  /* topk, max, min, argmax, argmin over info->dim: shards of the other
+   * dims pass through; a shard of info->dim (on one mesh dim) gives a
+   * Replicate result there, from the candidates of every shard
+   * (hp-select-private.h) */
+  HP_OP_SHARDING_SELECT,
 } HpOpSharding;
 
 typedef gboolean (*HpOpInferFunc)  (const HpOpCall    *call,

@@ -68,6 +68,16 @@ to_unit (guint32 hi,
   return (gdouble) bits * (1.0 / 9007199254740992.0);
 }
 
+gdouble
+_hp_random_uniform (guint64 counter,
+                    guint64 seed)
+{
+  guint32 words[4];
+
+  philox4x32_10 (counter, seed, words);
+  return to_unit (words[0], words[1]);
+}
+
 typedef enum { RANDOM_UNIFORM, RANDOM_NORMAL } RandomKind;
 
 static gdouble

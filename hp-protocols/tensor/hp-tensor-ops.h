@@ -105,6 +105,29 @@ HpTensor *hp_tensor_mean       (HpTensor *self, gint dim, gboolean keepdim, GErr
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_mean_all   (HpTensor *self, GError **error);
 
+/* Selection, running sums and sampling (hp-tensor-select.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_topk       (HpTensor *self, guint k, gint dim, gboolean largest,
+                                HpTensor **indices, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_max        (HpTensor *self, gint dim, gboolean keepdim, HpTensor **indices,
+                                GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_min        (HpTensor *self, gint dim, gboolean keepdim, HpTensor **indices,
+                                GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_argmax     (HpTensor *self, gint dim, gboolean keepdim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_argmin     (HpTensor *self, gint dim, gboolean keepdim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_cumsum     (HpTensor *self, gint dim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sample_from_probabilities (HpTensor *probabilities, guint64 seed,
+                                               guint64 offset, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_sample_from_logits (HpTensor *logits, guint64 seed, guint64 offset,
+                                        GError **error);
+
 /* Neural network functions (hp-tensor-nn.c) */
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_softmax    (HpTensor *self, gint dim, GError **error);

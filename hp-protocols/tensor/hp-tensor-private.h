@@ -160,6 +160,12 @@ void          _hp_gemm                    (HpDType           dtype,
                                            gdouble           beta,
                                            gpointer          c);
 
+/* The uniform number in [0, 1) of the Philox counter @counter under
+ * @seed: element @counter of hp_tensor_new_uniform (.., 0, 1, @seed)
+ * (hp-random.c) */
+gdouble       _hp_random_uniform          (guint64           counter,
+                                           guint64           seed);
+
 /* Argument checks that set HP_ERROR_INVALID_ARGUMENT naming @op */
 gboolean      _hp_check_same_dtype        (const gchar      *op,
                                            HpTensor         *a,
