@@ -40,6 +40,7 @@
 #include "hp-error.h"
 #include "hp-mpi-private.h"
 #include "hp-op-call-private.h"
+#include "hp-select-private.h"
 #include "hp-tensor-ops.h"
 
 /* The decision for one call */
@@ -68,6 +69,8 @@ typedef struct
   gint64 reshape_den[HP_TENSOR_MAX_NDIM];
   /* cross entropy with the classes sharded on this mesh dim, or -1 */
   gint class_parallel_dim;
+  /* a selection over a dim sharded on this mesh dim, or -1 */
+  gint select_mesh_dim;
 } Plan;
 
 static HpPlacement *
@@ -662,6 +665,35 @@ rule_along_dim (Plan *plan,
   return TRUE;
 }
 
+/* topk, max, min, argmax and argmin over @info->dim: a shard of another
+ * dim passes through (one dim lower past a dim the results drop); a
+ * shard of the selected dim on the first mesh dim that has one gives a
+ * Replicate result, selected from the candidates of every shard
+ * (select_over_shards); further shards of that dim are gathered */
+static gboolean
+rule_select (Plan           *plan,
+             guint           d,
+             const HpOpInfo *info)
+{
+  guint dim = info->dim;
+  gboolean keepdim = info->out[0].ndim == input_ndim (plan, 0);
+  gint k = shard_dim (current (plan, 0, d));
+
+  if (k < 0)
+    return FALSE;
+  if ((guint) k != dim)
+    {
+      want_shard (plan, 0, d, k);
+      out_shard (plan, d, keepdim || (guint) k < dim ? (guint) k : (guint) k - 1);
+      return TRUE;
+    }
+  if (plan->select_mesh_dim >= 0)
+    return FALSE;
+  plan->select_mesh_dim = d;
+  want_shard (plan, 0, d, dim);
+  return TRUE;
+}
+
 /* Gathers the inputs as DTensors on one mesh; plain one-element tensors
  * become Replicate DTensors. */
 static GPtrArray *
@@ -791,7 +823,10 @@ rule_partial (Plan *plan,
   return TRUE;
 }
 
-/* The rule of the op's sharding kind for mesh dim @d */
+/* The rule of the op's sharding kind for mesh dim @d (the kinds are
+ * described at HpOpSharding); HP_OP_SHARDING_SELECT over a sharded dim
+ * and HP_OP_SHARDING_CROSS_ENTROPY over sharded classes only note the
+ * mesh dim here, and plan_run runs their own computation */
 static gboolean
 rule_of_kind (Plan           *plan,
               const HpOpInfo *info,
@@ -829,7 +864,7 @@ rule_of_kind (Plan           *plan,
     case HP_OP_SHARDING_CROSS_ENTROPY:
       return (gint) d == plan->class_parallel_dim;
     case HP_OP_SHARDING_SELECT:
-      return FALSE;
+      return rule_select (plan, d, info);
     }
   g_return_val_if_reached (FALSE);
 }
@@ -919,6 +954,60 @@ embedding_rows (HpTensor      *weight,
   if (looked_up == NULL)
     return NULL;
   return hp_tensor_mul (looked_up, mask, error);
+}
+
+/* A selection over the dim sharded on mesh dim plan->select_mesh_dim:
+ * each rank takes the k candidates of its shard with their global
+ * indices, one all-gather on that mesh dim brings every rank's
+ * candidates together and the selection over them, ties going to the
+ * lower global index, gives what one rank would. Gathering k per rank
+ * (padded where a shard is shorter) keeps the gather even. */
+static gboolean
+select_over_shards (Plan            *plan,
+                    const HpOpInfo  *info,
+                    HpTensor        *local,
+                    HpTensor       **outputs,
+                    GError         **error)
+{
+  guint d = plan->select_mesh_dim, dim = info->dim, ndim = input_ndim (plan, 0);
+  gint64 offsets[HP_TENSOR_MAX_NDIM], lengths[HP_TENSOR_MAX_NDIM], global[HP_TENSOR_MAX_NDIM];
+  g_autoptr(HpTensor) values = NULL;
+  g_autoptr(HpTensor) keys = NULL;
+  g_autoptr(GPtrArray) gathered = NULL;
+  g_autoptr(HpDTensor) values_dt = NULL;
+  g_autoptr(HpDTensor) keys_dt = NULL;
+  g_autoptr(HpDTensor) all_values = NULL;
+  g_autoptr(HpDTensor) all_keys = NULL;
+  g_autoptr(HpTensor) local_values = NULL;
+  g_autoptr(HpTensor) local_keys = NULL;
+
+  _hp_layout_local_region (input_shape (plan, 0), ndim, plan->want[0], plan->mesh,
+                           hp_device_mesh_get_coordinate (plan->mesh, NULL), offsets, lengths);
+  if (!_hp_select_candidates (plan->call, local, dim, offsets[dim], &values, &keys, error))
+    return FALSE;
+
+  memcpy (global, input_shape (plan, 0), ndim * sizeof (gint64));
+  global[dim] = _hp_select_get_k (plan->call) * plan->mesh_shape[d];
+  gathered = _hp_placements_copy (plan->want[0]);
+  set_placement (gathered, d, _hp_placement_shared_replicate ());
+  values_dt = hp_dtensor_new_from_local (values, plan->mesh, plan->want[0], global, ndim,
+                                         FALSE, error);
+  if (values_dt == NULL)
+    return FALSE;
+  keys_dt = hp_dtensor_new_from_local (keys, plan->mesh, plan->want[0], global, ndim,
+                                       FALSE, error);
+  if (keys_dt == NULL)
+    return FALSE;
+  all_values = hp_dtensor_redistribute (values_dt, gathered, error);
+  if (all_values == NULL)
+    return FALSE;
+  all_keys = hp_dtensor_redistribute (keys_dt, gathered, error);
+  if (all_keys == NULL)
+    return FALSE;
+
+  local_values = _hp_dtensor_get_local_summing_grad (all_values, 0);
+  local_keys = _hp_dtensor_get_local_summing_grad (all_keys, 0);
+  return _hp_select_merge (plan->call, local_values, local_keys, dim, outputs, error);
 }
 
 static gboolean
@@ -1082,6 +1171,11 @@ plan_run (Plan           *plan,
                                                                            plan->class_parallel_dim),
                                               error);
     }
+  else if (out == NULL && plan->select_mesh_dim >= 0)
+    {
+      if (!select_over_shards (plan, info, g_ptr_array_index (locals, 0), local_out, error))
+        return FALSE;
+    }
   else if (out == NULL)
     {
       HpOpCall local_call = *call;
@@ -1161,6 +1255,7 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
   for (guint k = 0; k < HP_TENSOR_MAX_NDIM; k++)
     plan.reshape_from_dim[k] = -1;
   plan.class_parallel_dim = -1;
+  plan.select_mesh_dim = -1;
 
   plan_table_rules (&plan, &info);
   ok = plan_run (&plan, &info, outputs, error);
