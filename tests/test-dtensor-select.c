@@ -341,6 +341,40 @@ test_samplers (void)
     }
 }
 
+/* cumsum is linear: a Partial(sum) input stays Partial; a selection
+ * reduces it first */
+static void
+test_partial (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) x = tied (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 7), FALSE);
+  g_autoptr(HpTensor) zeros = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 7));
+  g_autoptr(GPtrArray) placements = hp_placements_new_from_string ("P(sum)", &error);
+  /* rank 0 holds x, the others zeros: the sum is x exactly */
+  g_autoptr(HpDTensor) dx = hp_dtensor_new_from_local (hp_get_world_rank () == 0 ? x : zeros,
+                                                       meshes[0].mesh, placements,
+                                                       HP_TEST_SHAPE (3, 7), FALSE, &error);
+  g_autoptr(HpTensor) sums = hp_tensor_cumsum (x, 1, &error);
+  g_autoptr(HpTensor) dsums = hp_tensor_cumsum (HP_TENSOR (dx), 1, &error);
+  g_autoptr(HpTensor) top_idx = NULL;
+  g_autoptr(HpTensor) dtop_idx = NULL;
+  g_autoptr(HpTensor) top = hp_tensor_topk (x, 3, 1, TRUE, &top_idx, &error);
+  g_autoptr(HpTensor) dtop = hp_tensor_topk (HP_TENSOR (dx), 3, 1, TRUE, &dtop_idx, &error);
+  g_autoptr(HpTensor) whole_sums = NULL;
+  g_autoptr(HpTensor) whole_top = NULL;
+  g_autoptr(HpTensor) whole_idx = NULL;
+
+  g_assert_no_error (error);
+  hp_test_assert_placements (dsums, "(P(sum))");
+  whole_sums = full (dsums);
+  hp_test_assert_identical (whole_sums, sums);
+  hp_test_assert_placements (dtop, "(R)");
+  whole_top = full (dtop);
+  whole_idx = full (dtop_idx);
+  hp_test_assert_identical (whole_top, top);
+  hp_test_assert_identical (whole_idx, top_idx);
+}
+
 /* Bad input fails on every rank alike, before any communication */
 static void
 test_bad_input (void)
@@ -386,6 +420,7 @@ main (int   argc,
   g_test_add_func ("/dtensor-select/nan", test_nan);
   g_test_add_func ("/dtensor-select/other-dtypes", test_other_dtypes);
   g_test_add_func ("/dtensor-select/samplers", test_samplers);
+  g_test_add_func ("/dtensor-select/partial", test_partial);
   g_test_add_func ("/dtensor-select/bad-input", test_bad_input);
 
   status = g_test_run ();

@@ -603,6 +603,32 @@ test_sample_frequencies (void)
     g_assert_cmpfloat (fabs ((gdouble) count[j] / ROWS - weights[j]), <, 0.01);
 }
 
+/* One row drawn again and again with the offsets of a decoding loop
+ * follows the distribution too (at most 0.0035 standard deviation over
+ * 20000 offsets, the bound 0.015) */
+static void
+test_sample_offsets (void)
+{
+  enum { DRAWS = 20000, N = 4 };
+  static const gdouble weights[N] = { 0.25, 0.5, 0.0, 0.25 };
+  g_autoptr(HpTensor) p = hp_test_tensor (HP_DTYPE_FLOAT64, weights, N, HP_TEST_SHAPE (1, N));
+  gsize count[N] = { 0 };
+
+  for (guint64 offset = 0; offset < DRAWS; offset++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(HpTensor) id = hp_tensor_sample_from_probabilities (p, 4321, offset, &error);
+      g_autoptr(GBytes) bytes = NULL;
+
+      g_assert_no_error (error);
+      bytes = hp_tensor_get_bytes (id);
+      count[((const gint64 *) g_bytes_get_data (bytes, NULL))[0]]++;
+    }
+  g_assert_cmpuint (count[2], ==, 0);
+  for (gsize j = 0; j < N; j++)
+    g_assert_cmpfloat (fabs ((gdouble) count[j] / DRAWS - weights[j]), <, 0.015);
+}
+
 static void
 test_sample_one_hot (void)
 {
@@ -657,8 +683,11 @@ test_sample_errors (void)
   g_autoptr(HpTensor) inf = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (INFINITY, 1), HP_TEST_SHAPE (2));
   g_autoptr(HpTensor) all_neg_inf = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (0, 1, -INFINITY, -INFINITY),
                                                     HP_TEST_SHAPE (2, 2));
+  g_autoptr(HpTensor) huge = hp_test_tensor (HP_DTYPE_FLOAT64, HP_TEST_DATA (1e308, 1e308), HP_TEST_SHAPE (2));
   g_autoptr(HpTensor) scalar = hp_tensor_new_full (HP_DTYPE_FLOAT64, NULL, 0, 1.0);
 
+  hp_test_assert_error (hp_tensor_sample_from_probabilities (huge, 1, 0, &error), &error,
+                        HP_ERROR_INVALID_ARGUMENT, "sample_from_probabilities: row 0 sums to inf");
   hp_test_assert_error (hp_tensor_sample_from_probabilities (ids, 1, 0, &error), &error,
                         HP_ERROR_INVALID_ARGUMENT,
                         "sample_from_probabilities: needs a floating point tensor, got int64 [2]");
@@ -708,6 +737,7 @@ main (int   argc,
   g_test_add_func ("/select/gradient-scatter", test_gradient_scatter);
   g_test_add_func ("/select/sample/deterministic", test_sample_deterministic);
   g_test_add_func ("/select/sample/frequencies", test_sample_frequencies);
+  g_test_add_func ("/select/sample/offsets", test_sample_offsets);
   g_test_add_func ("/select/sample/one-hot", test_sample_one_hot);
   g_test_add_func ("/select/sample/logits", test_sample_logits);
   g_test_add_func ("/select/sample/errors", test_sample_errors);

@@ -161,6 +161,8 @@ select_slice_##SUFFIX (const Order_##SUFFIX *o, \
                        gint64                k, \
                        gint64               *idx) \
 { \
+  if (k == 0) \
+    return; \
   if (k == 1) \
     { \
       idx[0] = 0; \
@@ -786,7 +788,8 @@ static const HpOp cumsum_op = {
  *
  * Running sums along @dim, as torch.cumsum: element k of a slice is the
  * sum of its elements 0 to k. Float32 sums are kept in double precision
- * and rounded once per element; int64 sums stay int64. A 0-d tensor
+ * and rounded once per element; int64 sums stay int64 (an overflow is
+ * not detected). A 0-d tensor
  * accepts @dim 0 or -1 and gives itself. Differentiable: the gradient is
  * the running sum of the output gradient from the end of @dim.
  *
@@ -916,10 +919,10 @@ draw_categories (const gchar  *name,
           if (p > 0.0)
             last = j;
         }
-      if (last < 0)
+      if (last < 0 || total == INFINITY)
         {
           g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                       "%s: row %" G_GINT64_FORMAT " sums to 0", name, r);
+                       "%s: row %" G_GINT64_FORMAT " sums to %g", name, r, total);
           return FALSE;
         }
 
@@ -1003,7 +1006,7 @@ SAMPLE_OP (sample_from_logits, SAMPLE_LOGITS)
  *   @probabilities without its last dim, or %NULL with
  *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] for an integer or 0-d
  *   tensor, a negative, infinite or NaN probability or a row that sums
- *   to 0
+ *   to 0 (or to more than the largest double)
  *
  * Since: 1.0
  */
