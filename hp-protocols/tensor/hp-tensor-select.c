@@ -117,7 +117,8 @@ select_data_free (gpointer data)
 
 /* For one dtype: order (a negative result puts position a first) and the
  * selection of the @k first positions of a slice of @n into @idx (room
- * for @n). One best element is a scan; more sort the slice. */
+ * for @n). One best element is a scan; up to half of the slice goes
+ * through a heap; more sort the slice. */
 #define DEFINE_SELECT(T, SUFFIX, IS_NAN) \
 typedef struct \
 { \
@@ -155,6 +156,33 @@ compare_##SUFFIX (gconstpointer a, \
   return order_##SUFFIX (*(const gint64 *) a, *(const gint64 *) b, order); \
 } \
  \
+/* Restores the heap below @at: every parent comes after its children in \
+ * the order, so the root is the last of the positions held */ \
+static void \
+sift_down_##SUFFIX (gint64               *heap, \
+                    gint64                size, \
+                    gint64                at, \
+                    const Order_##SUFFIX *o) \
+{ \
+  for (;;) \
+    { \
+      gint64 last = at, left = 2 * at + 1, right = left + 1, held; \
+ \
+      if (left < size && order_##SUFFIX (heap[left], heap[last], o) > 0) \
+        last = left; \
+      if (right < size && order_##SUFFIX (heap[right], heap[last], o) > 0) \
+        last = right; \
+      if (last == at) \
+        return; \
+      held = heap[at]; \
+      heap[at] = heap[last]; \
+      heap[last] = held; \
+      at = last; \
+    } \
+} \
+ \
+/* A few of many (top-k sampling over a vocabulary) keep the k first in \
+ * a heap, which makes n log k steps instead of the n log n of a sort */ \
 static void \
 select_slice_##SUFFIX (const Order_##SUFFIX *o, \
                        gint64                n, \
@@ -169,6 +197,21 @@ select_slice_##SUFFIX (const Order_##SUFFIX *o, \
       for (gint64 i = 1; i < n; i++) \
         if (order_##SUFFIX (i, idx[0], o) < 0) \
           idx[0] = i; \
+      return; \
+    } \
+  if (k <= n / 2) \
+    { \
+      for (gint64 i = 0; i < k; i++) \
+        idx[i] = i; \
+      for (gint64 i = k / 2; i-- > 0;) \
+        sift_down_##SUFFIX (idx, k, i, o); \
+      for (gint64 i = k; i < n; i++) \
+        if (order_##SUFFIX (i, idx[0], o) < 0) \
+          { \
+            idx[0] = i; \
+            sift_down_##SUFFIX (idx, k, 0, o); \
+          } \
+      g_qsort_with_data (idx, (gint) k, sizeof (gint64), compare_##SUFFIX, (gpointer) o); \
       return; \
     } \
   for (gint64 i = 0; i < n; i++) \
