@@ -153,13 +153,14 @@ to_dtype_kernel (const HpOpCall    *call,
 static const HpOp to_dtype_op = {
   .name = "to_dtype", .n_outputs = 1,
   .infer = to_dtype_infer, .kernel = to_dtype_kernel, .backward = to_dtype_backward,
-  .sharding = HP_OP_SHARDING_POINTWISE,
+  .sharding = HP_OP_SHARDING_POINTWISE, .checks_values = TRUE,
 };
 
 static const HpOp to_dtype_float_op = {
   .name = "to_dtype", .n_outputs = 1,
   .infer = to_dtype_infer, .kernel = to_dtype_kernel, .backward = to_dtype_backward,
   .sharding = HP_OP_SHARDING_POINTWISE, .linear_inputs = HP_OP_INPUT (0),
+  .checks_values = TRUE,
 };
 
 /**
