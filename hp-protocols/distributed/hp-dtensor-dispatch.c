@@ -1012,6 +1012,15 @@ agree_on_outcome (Plan      *plan,
   const gchar *name = _hp_op_call_get_name (plan->call);
   g_autoptr(GError) agree_error = NULL;
   gint64 failed = !ran;
+  gboolean sharded = FALSE;
+
+  /* whole inputs fail alike on every rank (the plan is every rank's) */
+  for (guint i = 0; i < plan->inputs->len; i++)
+    for (guint d = 0; d < plan->mesh_ndim; d++)
+      sharded |= g_ptr_array_index (plan->inputs, i) != NULL &&
+                 !hp_placement_is_replicate (g_ptr_array_index (plan->want[i], d));
+  if (!sharded)
+    return ran;
 
   if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, name, -1, 0, &agree_error) ||
       !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &failed, 1, MPI_INT64_T, MPI_MAX,

@@ -147,20 +147,27 @@ to_dtype_kernel (const HpOpCall    *call,
   return TRUE;
 }
 
-/* A cast between float dtypes keeps a Partial(sum) a sum (up to
- * rounding, like any sum of partials); into int64 the truncation is not
- * linear, and int64 partials stay exact only when reduced as int64 */
-static const HpOp to_dtype_op = {
+/* Three ops of one kernel, for the DTensor dispatch: a cast between
+ * float dtypes keeps a Partial(sum) a sum (up to rounding, like any sum
+ * of partials); a cast from float into int64 truncates, which is not
+ * linear, and checks the values; a cast from int64 does neither (int64
+ * partials stay exact only when reduced as int64) */
+static const HpOp to_dtype_float_op = {
+  .name = "to_dtype", .n_outputs = 1,
+  .infer = to_dtype_infer, .kernel = to_dtype_kernel, .backward = to_dtype_backward,
+  .sharding = HP_OP_SHARDING_POINTWISE, .linear_inputs = HP_OP_INPUT (0),
+};
+
+static const HpOp to_dtype_truncate_op = {
   .name = "to_dtype", .n_outputs = 1,
   .infer = to_dtype_infer, .kernel = to_dtype_kernel, .backward = to_dtype_backward,
   .sharding = HP_OP_SHARDING_POINTWISE, .checks_values = TRUE,
 };
 
-static const HpOp to_dtype_float_op = {
+static const HpOp to_dtype_from_int64_op = {
   .name = "to_dtype", .n_outputs = 1,
   .infer = to_dtype_infer, .kernel = to_dtype_kernel, .backward = to_dtype_backward,
-  .sharding = HP_OP_SHARDING_POINTWISE, .linear_inputs = HP_OP_INPUT (0),
-  .checks_values = TRUE,
+  .sharding = HP_OP_SHARDING_POINTWISE,
 };
 
 /**
@@ -189,12 +196,16 @@ hp_tensor_to_dtype (HpTensor  *self,
                     HpDType    dtype,
                     GError   **error)
 {
-  gboolean floats;
+  const HpOp *op;
 
   g_return_val_if_fail (HP_IS_TENSOR (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  floats = hp_dtype_is_floating (hp_tensor_get_dtype (self)) && hp_dtype_is_floating (dtype);
-  return HP_OP_CALL (error, .op = floats ? &to_dtype_float_op : &to_dtype_op,
-                     .inputs = { self }, .n_inputs = 1, .dtype = dtype);
+  if (!hp_dtype_is_floating (hp_tensor_get_dtype (self)))
+    op = &to_dtype_from_int64_op;
+  else if (dtype == HP_DTYPE_INT64)
+    op = &to_dtype_truncate_op;
+  else
+    op = &to_dtype_float_op;
+  return HP_OP_CALL (error, .op = op, .inputs = { self }, .n_inputs = 1, .dtype = dtype);
 }
