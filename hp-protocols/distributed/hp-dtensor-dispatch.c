@@ -11,7 +11,7 @@
  * each input needs (spec/dtensor.md §4); a mesh dim no rule covers gets
  * Replicate everywhere. The inputs that do not fit are redistributed, the
  * op runs on the local tensors and the result is wrapped with its
- * placements. Two more things make the local computation right:
+ * placements. Three more things make the local computation right:
  *
  * - the gradient rule (DESIGN.md §5): an input that is Replicate on a
  *   mesh dim where the result is not contributes a different part of the
@@ -25,6 +25,9 @@
  *   size that is not a power of two, and so would its gradient, the sum
  *   of the divided copies. (An infinite operand times zero is NaN: such
  *   an operand gives NaN where one rank would give infinity.)
+ * - a kernel that checks the values of a sharded input (gather's index,
+ *   a cast into int64) may fail on some ranks alone: the ranks agree on
+ *   the outcome, so that all fail or none does.
  *
  * Every step is a differentiable DTensor operation or a local op, so
  * backward needs nothing more.
@@ -674,7 +677,8 @@ rule_along_dim (Plan *plan,
   if (k < 0 || (guint) k == dim)
     return FALSE;
   for (guint i = 1; i < plan->inputs->len; i++)
-    if (input_shape (plan, i)[k] != input_shape (plan, 0)[k])
+    if (g_ptr_array_index (plan->inputs, i) != NULL &&
+        input_shape (plan, i)[k] != input_shape (plan, 0)[k])
       return FALSE;
   for (guint i = 0; i < plan->inputs->len; i++)
     want_shard (plan, i, d, k);
