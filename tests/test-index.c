@@ -261,6 +261,16 @@ test_index_select_bad_input (void)
   assert_error_unchanged (hp_tensor_index_select (x, -1, index_low, &error), &error,
                           HP_ERROR_INVALID_ARGUMENT, "index_select: index -1 is out of range for dim 1",
                           x, before);
+  /* an empty self with a huge dim: the selection would hold too many
+   * elements (found before the index values are read) */
+  {
+    g_autoptr(HpTensor) wide = hp_tensor_new_zeros (HP_DTYPE_FLOAT32,
+                                                    HP_TEST_SHAPE (0, G_GINT64_CONSTANT (1) << 60));
+    g_autoptr(HpTensor) many = hp_tensor_new_zeros (HP_DTYPE_INT64, HP_TEST_SHAPE (32));
+
+    hp_test_assert_error (hp_tensor_index_select (wide, 0, many, &error), &error, HP_ERROR_SHAPE,
+                          "index_select: shape [32, 1152921504606846976] has too many elements");
+  }
 }
 
 /* Expand */

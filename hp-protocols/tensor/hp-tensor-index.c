@@ -242,6 +242,12 @@ index_select_infer (const HpOpCall    *call,
 
   _hp_op_shape_like (&info->out[0], self);
   info->out[0].shape[info->dim] = hp_tensor_get_numel (index);
+  /* a long index over a large self may select more than a tensor holds */
+  if (!_hp_shape_check (info->out[0].shape, info->out[0].ndim, error))
+    {
+      g_prefix_error (error, "index_select: ");
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -303,7 +309,8 @@ static const HpOp index_select_op = {
  * Returns: (transfer full): the selected tensor, or %NULL with
  *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] if @dim is out of range, @index is not
  *   int64 or holds a value outside [0, size of @dim), or
- *   [HP_ERROR_SHAPE][error@Hp.Error] if @index does not have one dim
+ *   [HP_ERROR_SHAPE][error@Hp.Error] if @index does not have one dim or the result
+ *   would hold too many elements
  *
  * Since: 1.0
  */
