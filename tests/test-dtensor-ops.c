@@ -1000,6 +1000,7 @@ test_index (void)
   g_autoptr(HpTensor) cols = positions (HP_TEST_SHAPE (6, 4), 4, 1);
   g_autoptr(HpTensor) rows = positions (HP_TEST_SHAPE (6, 4), 6, 2);
   g_autoptr(HpTensor) short_cols = positions (HP_TEST_SHAPE (3, 4), 4, 3);
+  g_autoptr(HpTensor) long_cols = positions (HP_TEST_SHAPE (6, 7), 4, 7);
   g_autoptr(HpTensor) y_index = positions (HP_TEST_SHAPE (5, 2, 4), 3, 4);
   g_autoptr(HpTensor) picks = positions (HP_TEST_SHAPE (7), 4, 5);
   g_autoptr(HpTensor) row_picks = positions (HP_TEST_SHAPE (9), 6, 6);
@@ -1007,6 +1008,7 @@ test_index (void)
   /* gather: the shards of the other dims pass, self and index alike */
   check_layout ("gather", op_gather, &d1, IN (x, cols), "S(0) S(0)", "S(0)");
   check_layout ("gather", op_gather, &dlast, IN (x, cols), "S(0) R", "S(0)");
+  check_layout ("gather", op_gather, &d1, IN (x, long_cols), "S(0) S(0)", "S(0)");
   check_layout ("gather", op_gather, &d0, IN (x, rows), "S(1) S(1)", "S(1)");
   check_layout ("gather", op_gather, &d1, IN (y, y_index), "S(0) S(0)", "S(0)");
   check_layout ("gather", op_gather, &d1, IN (y, y_index), "S(2) S(2)", "S(2)");

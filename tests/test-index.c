@@ -76,10 +76,11 @@ static void
 test_gather_values (void)
 {
   static const gint64 cols[] = { 0, 3, 1, 1, 2, 0 }, rows[] = { 2, 0, 1, 0 };
-  static const gint64 narrow[] = { 3, 2 };
+  static const gint64 narrow[] = { 3, 2 }, wide[] = { 3, 3, 0, 1, 2, 1 };
   g_autoptr(HpTensor) by_cols = hp_test_tensor_ids (cols, 6, HP_TEST_SHAPE (3, 2));
   g_autoptr(HpTensor) by_rows = hp_test_tensor_ids (rows, 4, HP_TEST_SHAPE (1, 4));
   g_autoptr(HpTensor) shorter = hp_test_tensor_ids (narrow, 2, HP_TEST_SHAPE (2, 1));
+  g_autoptr(HpTensor) longer = hp_test_tensor_ids (wide, 6, HP_TEST_SHAPE (1, 6));
 
   for (gsize t = 0; t < G_N_ELEMENTS (all_dtypes); t++)
     {
@@ -89,6 +90,7 @@ test_gather_values (void)
       g_autoptr(HpTensor) a_neg = hp_tensor_gather (x, -1, by_cols, &error);
       g_autoptr(HpTensor) b = hp_tensor_gather (x, 0, by_rows, &error);
       g_autoptr(HpTensor) c = hp_tensor_gather (x, 1, shorter, &error);
+      g_autoptr(HpTensor) d = hp_tensor_gather (x, 1, longer, &error);
 
       g_assert_no_error (error);
       g_assert_cmpint (hp_tensor_get_dtype (a), ==, all_dtypes[t]);
@@ -99,6 +101,8 @@ test_gather_values (void)
       hp_test_assert_values (b, HP_TEST_DATA (8, 1, 6, 3), HP_TEST_SHAPE (1, 4), 0, 0);
       /* an index shorter than self in the other dim reads its first rows */
       hp_test_assert_values (c, HP_TEST_DATA (3, 6), HP_TEST_SHAPE (2, 1), 0, 0);
+      /* and it may be longer in the dim it gathers along */
+      hp_test_assert_values (d, HP_TEST_DATA (3, 3, 0, 1, 2, 1), HP_TEST_SHAPE (1, 6), 0, 0);
     }
 }
 
