@@ -8,17 +8,18 @@
  * on plain tensors and on DTensors laid out that way, contracts both
  * outputs with the same fixed random weights, runs backward, and compares
  * the output, the loss and every input's gradient (float64: 1e-12
- * relative and absolute; float32: 1e-5); an int64 output (a comparison)
- * has no gradient, so there only the output counts, to the bit. It also
- * checks the layout of the
- * output, so that a silent fallback to Replicate shows, and that each
- * gradient is laid out like its input (Partial as Replicate).
+ * relative and absolute; float32: 1e-5); an output without gradient (an
+ * int64 one, such as a comparison, or a cast of int64 inputs alone)
+ * counts alone, to the bit. It also checks the layout of the output, so
+ * that a silent fallback to Replicate shows, and that each gradient is
+ * laid out like its input (Partial as Replicate).
  *
  * The meshes are [n] over all ranks and, on 4 and 8 ranks, 2 x n/2 (dp,
  * tp). On the 2-d mesh each 1-d layout p also runs as (p, R), (R, p) and
  * (p, p), where the rules work on every mesh dim on its own.
  */
 
+#include <math.h>
 #include <string.h>
 
 #include "hp-test-utils.h"
@@ -403,7 +404,9 @@ check (const Mesh   *m,
     }
   out = op (leaves, n, p, &error);
   assert_ok (where, "single-rank op", out, error);
-  integer = hp_tensor_get_dtype (out) == HP_DTYPE_INT64;
+  /* an int64 output (a comparison), or a float one of int64 inputs
+   * alone (a cast), has no gradient */
+  integer = !hp_tensor_get_requires_grad (out);
   if (integer)
     tol = 0.0;
   else
@@ -430,8 +433,10 @@ check (const Mesh   *m,
   full = hp_dtensor_full_tensor (HP_DTENSOR (dout), &error);
   assert_ok (where, "full_tensor of the output", full, error);
   assert_close (where, "output", full, out, tol);
+  if (hp_tensor_get_dtype (full) != hp_tensor_get_dtype (out))
+    fail (where, "output", "the dtypes differ");
   if (integer && hp_tensor_get_requires_grad (dout))
-    fail (where, "output", "an int64 output requires grad");
+    fail (where, "output", "an output without gradient requires grad");
 
   if (!integer)
     check_gradients (where, leaves, dts, n, texts, full, weights, loss, tol);
@@ -550,6 +555,13 @@ OP_WRAPPER (op_rotary, hp_tensor_apply_rotary (in[0], in[1], in[2], error))
 OP_WRAPPER (op_sdpa, hp_tensor_scaled_dot_product_attention (in[0], in[1], in[2], in[3], p->flag,
                                                         p->scalar, error))
 OP_WRAPPER (op_cross_entropy, hp_tensor_cross_entropy (in[0], in[1], -100, error))
+OP_WRAPPER (op_gather, hp_tensor_gather (in[0], p->dims[0], in[1], error))
+OP_WRAPPER (op_index_select, hp_tensor_index_select (in[0], p->dims[0], in[1], error))
+OP_WRAPPER (op_expand, hp_tensor_expand (in[0], p->sizes, p->n_sizes, error))
+OP_WRAPPER (op_repeat, hp_tensor_repeat (in[0], p->sizes, p->n_sizes, error))
+OP_WRAPPER (op_tril, hp_tensor_tril (in[0], p->sizes[0], error))
+OP_WRAPPER (op_triu, hp_tensor_triu (in[0], p->sizes[0], error))
+OP_WRAPPER (op_to_dtype, hp_tensor_to_dtype (in[0], (HpDType) p->sizes[0], error))
 
 static HpTensor *
 op_cat (HpTensor     **in,
@@ -961,6 +973,132 @@ test_shape (void)
   check_layout ("reshape", op_reshape, &heads, IN (h), "S(1)", NULL);
 }
 
+/* Ids in [0, @bound), repeating, with a shift by @salt */
+static HpTensor *
+positions (const gint64 *shape,
+           guint         ndim,
+           gint64        bound,
+           guint64       salt)
+{
+  gint64 n = 1;
+  g_autofree gint64 *data = NULL;
+
+  for (guint k = 0; k < ndim; k++)
+    n *= shape[k];
+  data = g_new (gint64, MAX (n, 1));
+  for (gint64 i = 0; i < n; i++)
+    data[i] = (i * 7 + (gint64) salt) % bound;
+  return hp_test_tensor_ids (data, n, shape, ndim);
+}
+
+static void
+test_index (void)
+{
+  const Params d0 = { .dims = { 0 } }, d1 = { .dims = { 1 } }, dlast = { .dims = { -1 } };
+  g_autoptr(HpTensor) x = ints (HP_TEST_SHAPE (6, 4), 181);
+  g_autoptr(HpTensor) y = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (5, 3, 4), 182);
+  g_autoptr(HpTensor) cols = positions (HP_TEST_SHAPE (6, 4), 4, 1);
+  g_autoptr(HpTensor) rows = positions (HP_TEST_SHAPE (6, 4), 6, 2);
+  g_autoptr(HpTensor) short_cols = positions (HP_TEST_SHAPE (3, 4), 4, 3);
+  g_autoptr(HpTensor) long_cols = positions (HP_TEST_SHAPE (6, 7), 4, 7);
+  g_autoptr(HpTensor) y_index = positions (HP_TEST_SHAPE (5, 2, 4), 3, 4);
+  g_autoptr(HpTensor) picks = positions (HP_TEST_SHAPE (7), 4, 5);
+  g_autoptr(HpTensor) row_picks = positions (HP_TEST_SHAPE (9), 6, 6);
+
+  /* gather: the shards of the other dims pass, self and index alike */
+  check_layout ("gather", op_gather, &d1, IN (x, cols), "S(0) S(0)", "S(0)");
+  check_layout ("gather", op_gather, &dlast, IN (x, cols), "S(0) R", "S(0)");
+  check_layout ("gather", op_gather, &d1, IN (x, long_cols), "S(0) S(0)", "S(0)");
+  check_layout ("gather", op_gather, &d0, IN (x, rows), "S(1) S(1)", "S(1)");
+  check_layout ("gather", op_gather, &d1, IN (y, y_index), "S(0) S(0)", "S(0)");
+  check_layout ("gather", op_gather, &d1, IN (y, y_index), "S(2) S(2)", "S(2)");
+  /* the gathered dim whole */
+  check_layout ("gather", op_gather, &d0, IN (x, rows), "S(0) S(0)", "R");
+  check_layout ("gather", op_gather, &d1, IN (x, cols), "S(1) R", "R");
+  /* an index shorter than self where self is sharded */
+  check_layout ("gather", op_gather, &d1, IN (x, short_cols), "S(0) S(0)", "R");
+  check_layout ("gather", op_gather, &d1, IN (x, short_cols), "R S(0)", "R");
+  check_layout ("gather", op_gather, &d1, IN (x, cols), "P(sum) R", "P(sum)");
+
+  /* index_select: self's other shards pass, the index whole */
+  check_layout ("index_select", op_index_select, &d1, IN (x, picks), "S(0) R", "S(0)");
+  check_layout ("index_select", op_index_select, &d1, IN (x, picks), "S(0) S(0)", "S(0)");
+  check_layout ("index_select", op_index_select, &d0, IN (x, row_picks), "S(1) R", "S(1)");
+  check_layout ("index_select", op_index_select, &d0, IN (x, row_picks), "S(0) R", "R");
+  check_layout ("index_select", op_index_select, &dlast, IN (y, picks), "S(1) R", "S(1)");
+  check_layout ("index_select", op_index_select, &d1, IN (x, picks), "P(sum) R", "P(sum)");
+}
+
+static void
+test_layout (void)
+{
+  const Params grow = { .sizes = { 2, 6, 5 }, .n_sizes = 3 };
+  const Params keep = { .sizes = { 3, -1, 4 }, .n_sizes = 3 };
+  const Params same = { .sizes = { 6, 4 }, .n_sizes = 2 };
+  const Params tile = { .sizes = { 1, 2 }, .n_sizes = 2 };
+  const Params tile_lead = { .sizes = { 2, 1, 3 }, .n_sizes = 3 };
+  const Params tile_rows = { .sizes = { 3, 1 }, .n_sizes = 2 };
+  const Params diag0 = { .sizes = { 0 } }, diag_up = { .sizes = { 2 } }, diag_down = { .sizes = { -1 } };
+  g_autoptr(HpTensor) col = ints (HP_TEST_SHAPE (6, 1), 191);
+  g_autoptr(HpTensor) x = ints (HP_TEST_SHAPE (6, 4), 192);
+  g_autoptr(HpTensor) m = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 5, 5), 193);
+  g_autoptr(HpTensor) sq = randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 6), 194);
+
+  /* expand: a dim that keeps its size keeps its shard, shifted by the
+   * new leading dims; an expanded dim is whole */
+  check_layout ("expand", op_expand, &grow, IN (col), "S(0)", "S(1)");
+  check_layout ("expand", op_expand, &grow, IN (col), "S(1)", "R");
+  check_layout ("expand", op_expand, &keep, IN (x), "S(0)", "S(1)");
+  check_layout ("expand", op_expand, &keep, IN (x), "S(1)", "S(2)");
+  check_layout ("expand", op_expand, &same, IN (x), "S(1)", "S(1)");
+  check_layout ("expand", op_expand, &grow, IN (col), "P(sum)", "P(sum)");
+
+  /* repeat: a dim repeated once keeps its shard */
+  check_layout ("repeat", op_repeat, &tile, IN (x), "S(0)", "S(0)");
+  check_layout ("repeat", op_repeat, &tile, IN (x), "S(1)", "R");
+  check_layout ("repeat", op_repeat, &tile_lead, IN (x), "S(0)", "S(1)");
+  check_layout ("repeat", op_repeat, &tile_lead, IN (x), "S(1)", "R");
+  check_layout ("repeat", op_repeat, &tile_rows, IN (x), "S(1)", "S(1)");
+  check_layout ("repeat", op_repeat, &tile, IN (x), "P(sum)", "P(sum)");
+
+  /* tril, triu: the matrices whole, the batch dims' shards pass */
+  for (guint o = 0; o < 2; o++)
+    {
+      const gchar *name = o == 0 ? "tril" : "triu";
+      OpFunc op = o == 0 ? op_tril : op_triu;
+
+      check_layout (name, op, &diag0, IN (m), "S(0)", "S(0)");
+      check_layout (name, op, &diag_up, IN (m), "S(0)", "S(0)");
+      check_layout (name, op, &diag_down, IN (m), "S(1)", "R");
+      check_layout (name, op, &diag0, IN (m), "S(2)", "R");
+      check_layout (name, op, &diag_down, IN (sq), "S(0)", "R");
+      check_layout (name, op, &diag0, IN (m), "P(sum)", "P(sum)");
+    }
+}
+
+static void
+test_to_dtype (void)
+{
+  const Params f32 = { .sizes = { HP_DTYPE_FLOAT32 } }, f64 = { .sizes = { HP_DTYPE_FLOAT64 } };
+  const Params i64 = { .sizes = { HP_DTYPE_INT64 } };
+  g_autoptr(HpTensor) x = ints (HP_TEST_SHAPE (6, 4), 201);
+  g_autoptr(HpTensor) r = uniform (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (5, 3), -20.0, 20.0, 202);
+  g_autoptr(HpTensor) ids = positions (HP_TEST_SHAPE (7, 3), 11, 203);
+
+  check_layout ("to_dtype f32", op_to_dtype, &f32, IN (x), "S(0)", "S(0)");
+  check_layout ("to_dtype f32", op_to_dtype, &f32, IN (x), "S(1)", "S(1)");
+  check_layout ("to_dtype f64", op_to_dtype, &f64, IN (x), "R", "R");
+  /* integer partial shares add up exactly in float32 too */
+  check_layout ("to_dtype f32", op_to_dtype, &f32, IN (x), "P(sum)", "P(sum)");
+  check_layout ("to_dtype i64", op_to_dtype, &i64, IN (r), "S(0)", "S(0)");
+  check_layout ("to_dtype i64", op_to_dtype, &i64, IN (r), "S(1)", "S(1)");
+  /* truncation is not linear: the partials are added first */
+  check_layout ("to_dtype i64", op_to_dtype, &i64, IN (x), "P(sum)", "R");
+  check_layout ("to_dtype from i64", op_to_dtype, &f64, IN (ids), "S(0)", "S(0)");
+  check_layout ("to_dtype from i64", op_to_dtype, &f32, IN (ids), "S(1)", "S(1)");
+  check_layout ("to_dtype i64 copy", op_to_dtype, &i64, IN (ids), "S(0)", "S(0)");
+}
+
 static void
 test_embedding (void)
 {
@@ -1207,6 +1345,7 @@ test_bad_input (void)
   g_autoptr(HpTensor) ok = NULL;
   g_autoptr(HpTensor) plain = hp_tensor_new_ones (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 4));
   g_autoptr(HpTensor) scalar = hp_tensor_new_full (HP_DTYPE_FLOAT64, NULL, 0, 3.0);
+  gboolean holds_last = hp_get_world_rank () == world_size - 1;
 
   g_assert_no_error (error);
 
@@ -1302,6 +1441,53 @@ test_bad_input (void)
                           "rms_norm");
   }
 
+  /* a gather whose index is sharded checks every rank's part, and all
+   * ranks fail when one part holds a value out of range; the last of 8
+   * rows is the last rank's on every mesh of this suite */
+  {
+    g_autoptr(HpTensor) gx = ints (HP_TEST_SHAPE (8, 4), 163);
+    g_autoptr(HpTensor) gi = positions (HP_TEST_SHAPE (8, 4), 4, 164);
+    g_autoptr(HpTensor) bad_last = NULL;
+    g_autoptr(HpTensor) dgx = dtensor_on (mesh, gx, "S(0)");
+    g_autoptr(HpTensor) dgi = NULL;
+    gsize n;
+    g_autofree gdouble *values = hp_tensor_to_float64_array (gi, &n);
+    g_autofree gint64 *bad = g_new (gint64, n);
+
+    for (gsize i = 0; i < n; i++)
+      bad[i] = (gint64) values[i];
+    bad[n - 1] = 4;
+    bad_last = hp_test_tensor_ids (bad, n, HP_TEST_SHAPE (8, 4));
+    dgi = dtensor_on (mesh, bad_last, "S(0)");
+    hp_test_assert_error (hp_tensor_gather (dgx, 1, dgi, &error), &error,
+                          HP_ERROR_INVALID_ARGUMENT,
+                          holds_last ? "gather: index 4 is out of range for dim 1"
+                                     : "gather: another rank's part of the inputs failed");
+    hp_test_assert_error (hp_tensor_index_select (dgx, 1, dgi, &error), &error, HP_ERROR_SHAPE,
+                          "index_select: index must have one dim");
+  }
+
+  /* so does a conversion to int64 of a sharded tensor */
+  {
+    g_autoptr(HpTensor) fx = ints (HP_TEST_SHAPE (8, 4), 165);
+    gsize n;
+    g_autofree gdouble *values = hp_tensor_to_float64_array (fx, &n);
+    g_autoptr(HpTensor) with_nan = NULL;
+    g_autoptr(HpTensor) dnan = NULL;
+    g_autoptr(HpTensor) vector = NULL;
+
+    values[n - 1] = NAN;
+    with_nan = hp_test_tensor (HP_DTYPE_FLOAT64, values, n, HP_TEST_SHAPE (8, 4));
+    dnan = dtensor_on (mesh, with_nan, "S(0)");
+    vector = dtensor_on (mesh, with_nan, "R");
+    hp_test_assert_error (hp_tensor_to_dtype (dnan, HP_DTYPE_INT64, &error), &error,
+                          HP_ERROR_INVALID_ARGUMENT,
+                          holds_last ? "is nan, which has no int64 value"
+                                     : "to_dtype: another rank's part of the inputs failed");
+    hp_test_assert_error (hp_tensor_to_dtype (vector, (HpDType) 9, &error), &error,
+                          HP_ERROR_INVALID_ARGUMENT, "to_dtype: 9 is not a dtype");
+  }
+
   /* a vocabulary-parallel lookup checks its ids and weight like the
    * single-rank one, on every rank */
   {
@@ -1373,6 +1559,9 @@ main (int   argc,
   g_test_add_func ("/dtensor-ops/normalize", test_normalize);
   g_test_add_func ("/dtensor-ops/reduce", test_reduce);
   g_test_add_func ("/dtensor-ops/shape", test_shape);
+  g_test_add_func ("/dtensor-ops/index", test_index);
+  g_test_add_func ("/dtensor-ops/layout", test_layout);
+  g_test_add_func ("/dtensor-ops/to-dtype", test_to_dtype);
   g_test_add_func ("/dtensor-ops/embedding", test_embedding);
   g_test_add_func ("/dtensor-ops/rotary", test_rotary);
   g_test_add_func ("/dtensor-ops/attention", test_attention);

@@ -11,7 +11,7 @@
  * each input needs (spec/dtensor.md §4); a mesh dim no rule covers gets
  * Replicate everywhere. The inputs that do not fit are redistributed, the
  * op runs on the local tensors and the result is wrapped with its
- * placements. Two more things make the local computation right:
+ * placements. Three more things make the local computation right:
  *
  * - the gradient rule (DESIGN.md §5): an input that is Replicate on a
  *   mesh dim where the result is not contributes a different part of the
@@ -25,6 +25,9 @@
  *   size that is not a power of two, and so would its gradient, the sum
  *   of the divided copies. (An infinite operand times zero is NaN: such
  *   an operand gives NaN where one rank would give infinity.)
+ * - a kernel that checks the values of a sharded input (gather's index,
+ *   a cast into int64) may fail on some ranks alone: the ranks agree on
+ *   the outcome, so that all fail or none does.
  *
  * Every step is a differentiable DTensor operation or a local op, so
  * backward needs nothing more.
@@ -393,6 +396,21 @@ rule_reduce (Plan    *plan,
   return FALSE;
 }
 
+/* tril and triu: the matrices of the last two dims whole, shards of the
+ * leading dims pass through */
+static gboolean
+rule_batched_matrix (Plan *plan,
+                     guint d)
+{
+  gint k = shard_dim (current (plan, 0, d));
+
+  if (k < 0 || k + 2 >= (gint) input_ndim (plan, 0))
+    return FALSE;
+  want_shard (plan, 0, d, k);
+  out_shard (plan, d, k);
+  return TRUE;
+}
+
 /* transpose and permute: a shard moves with its dim */
 static gboolean
 rule_permute (Plan        *plan,
@@ -649,7 +667,9 @@ plan_cross_entropy (Plan *plan)
   plan->class_parallel_dim = dim;
 }
 
-/* narrow and cat: shards of the other dims pass through */
+/* narrow, cat and gather: shards of the other dims pass through, on
+ * every input alike, when every input has input 0's size there (gather's
+ * index may be shorter than self) */
 static gboolean
 rule_along_dim (Plan *plan,
                 guint d,
@@ -659,6 +679,10 @@ rule_along_dim (Plan *plan,
 
   if (k < 0 || (guint) k == dim)
     return FALSE;
+  for (guint i = 1; i < plan->inputs->len; i++)
+    if (g_ptr_array_index (plan->inputs, i) != NULL &&
+        input_shape (plan, i)[k] != input_shape (plan, 0)[k])
+      return FALSE;
   for (guint i = 0; i < plan->inputs->len; i++)
     want_shard (plan, i, d, k);
   out_shard (plan, d, k);
@@ -840,11 +864,14 @@ rule_of_kind (Plan           *plan,
     case HP_OP_SHARDING_REPLICATE:
       return FALSE;
     case HP_OP_SHARDING_POINTWISE:
+    case HP_OP_SHARDING_EXPAND:
       return rule_elementwise (plan, d, info->out[0].ndim, info->out[0].shape);
     case HP_OP_SHARDING_ALONG_DIM:
       return rule_normalize (plan, d, info->dim);
     case HP_OP_SHARDING_ALONG_DIM_ALL:
       return rule_along_dim (plan, d, info->dim);
+    case HP_OP_SHARDING_BATCHED_MATRIX:
+      return rule_batched_matrix (plan, d);
     case HP_OP_SHARDING_REDUCE:
       return rule_reduce (plan, d, info->dim, call->flag);
     case HP_OP_SHARDING_PERMUTE:
@@ -1068,6 +1095,43 @@ check_sharded_ids (Plan    *plan,
   return TRUE;
 }
 
+/* The kernel of an op that checks the values of a sharded input may
+ * fail on some ranks alone: the ranks agree on whether it @ran
+ * everywhere, so that all fail or none does. On failure *@run_error
+ * holds the local error, or says that another rank failed. */
+static gboolean
+agree_on_outcome (Plan      *plan,
+                  gboolean   ran,
+                  GError   **run_error)
+{
+  const gchar *name = _hp_op_call_get_name (plan->call);
+  g_autoptr(GError) agree_error = NULL;
+  gint64 failed = !ran;
+  gboolean sharded = FALSE;
+
+  /* whole inputs fail alike on every rank (the plan is every rank's) */
+  for (guint i = 0; i < plan->inputs->len; i++)
+    for (guint d = 0; d < plan->mesh_ndim; d++)
+      sharded |= g_ptr_array_index (plan->inputs, i) != NULL &&
+                 !hp_placement_is_replicate (g_ptr_array_index (plan->want[i], d));
+  if (!sharded)
+    return ran;
+
+  if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, name, -1, 0, &agree_error) ||
+      !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &failed, 1, MPI_INT64_T, MPI_MAX,
+                                     hp_device_mesh_get_comm (plan->mesh)),
+                      "MPI_Allreduce", &agree_error))
+    {
+      if (*run_error == NULL)
+        g_propagate_error (run_error, g_steal_pointer (&agree_error));
+      return FALSE;
+    }
+  if (failed && ran)
+    g_set_error (run_error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                 "%s: another rank's part of the inputs failed the op's checks", name);
+  return !failed;
+}
+
 /* Redistributes the inputs as planned, runs the op on the local tensors
  * and wraps the results */
 static gboolean
@@ -1083,6 +1147,8 @@ plan_run (Plan           *plan,
   guint n_outputs = call->op->n_outputs;
   HpTensor *local_out[HP_OP_MAX_OUTPUTS] = { NULL };
   g_autoptr(HpTensor) out = NULL;
+  g_autoptr(GError) run_error = NULL;
+  gboolean ran;
 
   if (is_embedding (call) && !check_sharded_ids (plan, error))
     return FALSE;
@@ -1195,8 +1261,26 @@ plan_run (Plan           *plan,
         local_call.scalar = info->dim == G_MAXUINT
           ? (gdouble) hp_tensor_get_numel (g_ptr_array_index (plan->inputs, 0))
           : (gdouble) input_shape (plan, 0)[info->dim];
-      if (!_hp_op_call_run (&local_call, (HpTensor * const *) locals->pdata, local_out, error))
-        return FALSE;
+      /* an expand keeps the local size of each dim that passes a shard */
+      if (call->op->sharding == HP_OP_SHARDING_EXPAND)
+        for (guint d = 0; d < plan->mesh_ndim; d++)
+          {
+            gint o = shard_dim (g_ptr_array_index (plan->out, d));
+
+            if (o >= 0)
+              local_call.sizes[o] = -1;
+          }
+      ran = _hp_op_call_run (&local_call, (HpTensor * const *) locals->pdata, local_out,
+                             &run_error);
+      if (call->op->checks_values)
+        ran = agree_on_outcome (plan, ran, &run_error);
+      if (!ran)
+        {
+          for (guint o = 0; o < n_outputs; o++)
+            g_clear_object (&local_out[o]);
+          g_propagate_error (error, g_steal_pointer (&run_error));
+          return FALSE;
+        }
     }
   if (out != NULL)
     local_out[0] = g_steal_pointer (&out);

@@ -52,6 +52,8 @@ struct _HpOpCall
   gdouble scalar2;
   /* keepdim, is_causal */
   gboolean flag;
+  /* to_dtype's target dtype */
+  HpDType dtype;
 };
 
 /* A result's dtype and shape */
@@ -91,12 +93,23 @@ typedef enum
   /* every input Replicate */
   HP_OP_SHARDING_REPLICATE,
   /* element by element over the broadcast result (info->out[0]): a shard
-   * of a dim the result does not broadcast passes through */
+   * of a dim the result does not broadcast passes through. Also repeat
+   * (a dim repeated once keeps its shard, shifted by the new leading
+   * dims; the others are whole) and to_dtype */
   HP_OP_SHARDING_POINTWISE,
-  /* info->dim stays whole in input 0; its other shards pass through */
+  /* as POINTWISE for one input, whose expanded dims are whole; the local
+   * call keeps the local size (-1) of every dim that passes a shard */
+  HP_OP_SHARDING_EXPAND,
+  /* info->dim stays whole in input 0; its other shards pass through, the
+   * other inputs are Replicate (index_select's index) */
   HP_OP_SHARDING_ALONG_DIM,
-  /* as ALONG_DIM, with every input sharded like input 0 */
+  /* as ALONG_DIM, with every input sharded like input 0, where every
+   * input has input 0's size (gather's index: a shard of a dim where the
+   * index is shorter than self does not pass) */
   HP_OP_SHARDING_ALONG_DIM_ALL,
+  /* the last two dims of input 0 stay whole; shards of the leading dims
+   * pass through (tril, triu) */
+  HP_OP_SHARDING_BATCHED_MATRIX,
   /* a sum over info->dim (or everything): a shard of the reduced dim
    * gives Partial(sum) */
   HP_OP_SHARDING_REDUCE,
@@ -148,6 +161,10 @@ struct _HpOp
   guint linear_inputs;
   guint additive_inputs;
   gboolean moves_partials;
+  /* the kernel checks the values of an input that may be sharded
+   * (gather's index): on DTensors the ranks agree on the outcome, so
+   * that all fail or none does */
+  gboolean checks_values;
 };
 
 #define HP_OP_INPUT(i) (1u << (i))
@@ -185,6 +202,31 @@ void            _hp_op_shape_set           (HpOpShape         *shape,
 void            _hp_op_shape_like          (HpOpShape         *shape,
                                             HpTensor          *like);
 HpTensor       *_hp_op_shape_new_uninit    (const HpOpShape   *shape);
+
+/* Reading a tensor at listed element offsets (hp-tensor-index.c):
+ * gather, index_select and repeat work out, for each element of their
+ * result, the offset of the element of the input it copies; their
+ * gradient adds each element of the output gradient back at its
+ * offset. The HpTake is the kernel's saved data. */
+typedef struct
+{
+  /* the input's shape */
+  guint ndim;
+  gint64 shape[HP_TENSOR_MAX_NDIM];
+  /* one per result element, in row-major order */
+  gint64 n;
+  gint64 offsets[];
+} HpTake;
+
+HpTake         *_hp_take_new               (HpTensor          *input,
+                                            gint64             n);
+HpTensor       *_hp_take_run               (const HpTake      *take,
+                                            HpTensor          *input,
+                                            const HpOpShape   *out);
+gboolean        _hp_take_backward          (HpAutogradNode    *node,
+                                            HpTensor         **grad_outputs,
+                                            HpTensor         **grad_inputs,
+                                            GError           **error);
 
 /* A single-output call of @op: returns what _hp_op_call() returns */
 #define HP_OP_CALL(error, ...) \

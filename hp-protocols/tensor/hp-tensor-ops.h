@@ -95,6 +95,26 @@ HpTensor *hp_tensor_narrow     (HpTensor *self, gint dim, gint64 start, gint64 l
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_cat        (GPtrArray *tensors, gint dim, GError **error);
 
+/* Layout (hp-tensor-layout.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_expand     (HpTensor *self, const gint64 *shape, guint ndim, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_repeat     (HpTensor *self, const gint64 *repeats, guint n_repeats, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_tril       (HpTensor *self, gint64 diagonal, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_triu       (HpTensor *self, gint64 diagonal, GError **error);
+
+/* Indexing (hp-tensor-index.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_gather     (HpTensor *self, gint dim, HpTensor *index, GError **error);
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_index_select (HpTensor *self, gint dim, HpTensor *index, GError **error);
+
+/* Conversion (hp-tensor-cast.c) */
+HP_AVAILABLE_IN_ALL
+HpTensor *hp_tensor_to_dtype   (HpTensor *self, HpDType dtype, GError **error);
+
 /* Reductions (hp-tensor-reduce.c) */
 HP_AVAILABLE_IN_ALL
 HpTensor *hp_tensor_sum        (HpTensor *self, gint dim, gboolean keepdim, GError **error);

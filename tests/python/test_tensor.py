@@ -222,6 +222,79 @@ class TensorTest(unittest.TestCase):
         out = tensor(query).scaled_dot_product_attention(tensor(key), tensor(value), None, True, 0.5)
         self.assert_close(out, p @ value[:, kv])
 
+    def test_indexing(self):
+        x = self.randn(3, 4, 5)
+        index = np.array([[[0, 2, 1, 1, 0], [2, 2, 0, 1, 1]]] * 3, dtype=np.int64)
+        gathered = tensor(x).gather(1, Hp.Tensor.from_numpy(index))
+        self.assert_close(gathered, np.take_along_axis(x, index, 1))
+        self.assert_close(tensor(x).gather(-1, Hp.Tensor.from_numpy(index[:, :, :2] % 5)),
+                          np.take_along_axis(x[:, :2, :], index[:, :, :2], 2))
+        picks = np.array([3, 0, 3], dtype=np.int64)
+        self.assert_close(tensor(x).index_select(1, Hp.Tensor.from_numpy(picks)), x[:, picks])
+        self.assert_close(tensor(x).index_select(-1, Hp.Tensor.from_numpy(picks)), x[..., picks])
+
+        # the gradient adds up where an element is read more than once
+        tx = tensor(x, True)
+        weights = self.randn(3, 3, 5)
+        tx.index_select(1, Hp.Tensor.from_numpy(picks)).mul(tensor(weights)).sum_all().backward(None)
+        want = np.zeros_like(x)
+        np.add.at(want, (slice(None), picks), weights)
+        np.testing.assert_allclose(tx.get_grad().numpy(), want, rtol=1e-12)
+
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "gather: index 4 is out of range for dim 0 of float64 [3, 4, 5]",
+                     tensor(x).gather, 0, Hp.Tensor.from_numpy(index + 2))
+        assert_error(self, Hp.Error.SHAPE, "index_select: index must have one dim, got int64 [3, 2, 5]",
+                     tensor(x).index_select, 0, Hp.Tensor.from_numpy(index))
+
+    def test_layout(self):
+        col = self.randn(3, 1)
+        self.assert_close(tensor(col).expand([2, -1, 4]), np.broadcast_to(col, (2, 3, 4)))
+        x = self.randn(2, 3)
+        self.assert_close(tensor(x).repeat([2, 1, 3]), np.tile(x, (2, 1, 3)))
+        m = self.randn(2, 4, 5)
+        for diagonal in (-2, 0, 1, 7):
+            self.assert_close(tensor(m).tril(diagonal), np.tril(m, diagonal))
+            self.assert_close(tensor(m).triu(diagonal), np.triu(m, diagonal))
+
+        # the gradients: sums over the copies and the tiles, and the mask
+        tcol, tx, tm = tensor(col, True), tensor(x, True), tensor(m, True)
+        tcol.expand([2, -1, 4]).sum_all().backward(None)
+        np.testing.assert_array_equal(tcol.get_grad().numpy(), np.full((3, 1), 8.0))
+        tx.repeat([2, 1, 3]).sum_all().backward(None)
+        np.testing.assert_array_equal(tx.get_grad().numpy(), np.full((2, 3), 6.0))
+        tm.triu(1).sum_all().backward(None)
+        np.testing.assert_array_equal(tm.get_grad().numpy(), np.triu(np.ones((2, 4, 5)), 1))
+
+        assert_error(self, Hp.Error.SHAPE,
+                     "expand: cannot expand float64 [2, 3] to [4, 3]: only dims of size 1 expand",
+                     tensor(x).expand, [4, 3])
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "repeat: cannot repeat float64 [2, 3] by [2]: needs a count for every dim",
+                     tensor(x).repeat, [2])
+        assert_error(self, Hp.Error.SHAPE, "tril: needs a tensor of at least 2 dims, got float64 [3]",
+                     tensor([1.0, 2.0, 3.0]).tril, 0)
+
+    def test_to_dtype(self):
+        x = np.array([[1.5, -1.5, 2.7], [-2.7, 0.1, 1e15]])
+        as_int = tensor(x).to_dtype(Hp.DType.INT64)
+        self.assertEqual(as_int.get_dtype(), Hp.DType.INT64)
+        np.testing.assert_array_equal(as_int.numpy(), np.trunc(x).astype(np.int64))
+        as_f32 = tensor(x).to_dtype(Hp.DType.FLOAT32)
+        np.testing.assert_array_equal(as_f32.numpy(), x.astype(np.float32))
+        ids = np.array([16777217, -3], dtype=np.int64)
+        np.testing.assert_array_equal(Hp.Tensor.from_numpy(ids).to_dtype(Hp.DType.FLOAT32).numpy(),
+                                      ids.astype(np.float32))
+
+        tx = tensor(x, True)
+        tx.to_dtype(Hp.DType.FLOAT32).sum_all().backward(None)
+        self.assertEqual(tx.get_grad().get_dtype(), Hp.DType.FLOAT64)
+        np.testing.assert_array_equal(tx.get_grad().numpy(), np.ones((2, 3)))
+
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "to_dtype: element 1 of float64 [2] is nan, which has no int64 value",
+                     tensor([1.0, np.nan]).to_dtype, Hp.DType.INT64)
+
     def test_allclose(self):
         a = tensor([1.0, 2.0])
         self.assertTrue(a.allclose(tensor([1.0, 2.0 + 1e-9]), 1e-8, 0.0))
