@@ -70,6 +70,7 @@
 /* nn: decoder */
 #include "hp-transformer-block.h"
 #include "hp-decoder.h"
+#include "hp-kv-cache.h"
 #include "hp-data-parallel.h"
 
 /* nn: optimizers */

@@ -8,6 +8,7 @@
 
 #include "hp-config.h"
 #include "hp-gq-attention.h"
+#include "hp-kv-cache.h"
 #include "hp-module.h"
 #include "hp-rotary-embedding.h"
 #include "hp-tensor.h"
@@ -52,5 +53,23 @@ gboolean  _hp_rotary_check_scaling    (const gchar    *prefix,
                                        gdouble         low_freq_factor,
                                        gdouble         high_freq_factor,
                                        GError        **error);
+
+/* The rotary embedding's forward rotates the rows of x as positions
+ * @offset, @offset + 1, ... (the key/value cache's length during a
+ * cached forward; 0 otherwise) */
+void      _hp_rotary_embedding_set_offset (HpRotaryEmbedding *self,
+                                           gint64             offset);
+/* The inner attention's queries are the positions from @offset on of
+ * its keys, so the causal mask lets query i see keys j <= @offset + i
+ * (the cached keys come first); 0 otherwise */
+void      _hp_sdpa_set_query_offset       (HpSDPA            *self,
+                                           gint64             offset);
+/* While @cache is set (not NULL), the attention's forward rotates at
+ * the cache's length, extends layer @layer of @cache with its new keys
+ * and values and attends over all of them; see
+ * hp_decoder_forward_with_cache() */
+void      _hp_gq_attention_set_cache      (HpGQAttention     *self,
+                                           HpKVCache         *cache,
+                                           guint              layer);
 
 G_END_DECLS

@@ -11,12 +11,14 @@
 #include "hp-decoder.h"
 #include "hp-decoder-sharding.h"
 #include "hp-error.h"
+#include "hp-kv-cache-private.h"
 #include "hp-module-list.h"
 #include "hp-attention-private.h"
 #include "hp-nn-basic-private.h"
 #include "hp-nn-enum-types.h"
 #include "hp-parallel-dims.h"
 #include "hp-tensor-enum-types.h"
+#include "hp-tensor-private.h"
 #include "hp-tensor-ops.h"
 #include "hp-transformer-block.h"
 
@@ -815,6 +817,10 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
  * [method@Hp.Module.parallelize] over a mesh with a `tp` dim runs it
  * tensor-parallel.
  *
+ * For generation, [method@Hp.Decoder.forward_with_cache] runs the
+ * forward on new positions only, with the keys and values of the
+ * earlier ones kept in a [class@Hp.KVCache].
+ *
  * Since: 1.0
  */
 
@@ -941,6 +947,137 @@ hp_decoder_class_init (HpDecoderClass *klass)
 static void
 hp_decoder_init (HpDecoder *self)
 {
+}
+
+/* @ids fits @cache and the cache has room for them, else an error
+ * naming what does not fit */
+static gboolean
+check_cached_ids (HpDecoder  *self,
+                  HpTensor   *ids,
+                  HpKVCache  *cache,
+                  GError    **error)
+{
+  guint n_layers = hp_module_list_get_length (HP_MODULE_LIST (hp_module_get_child (HP_MODULE (self),
+                                                                                    "layers")));
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (ids, &ndim);
+  g_autofree gchar *text = _hp_tensor_shape_to_string (ids);
+
+  if (hp_tensor_get_dtype (ids) != HP_DTYPE_INT64)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpDecoder.forward_with_cache: ids have dtype %s, but token ids are int64",
+                   hp_dtype_to_string (hp_tensor_get_dtype (ids)));
+      return FALSE;
+    }
+  if (ndim != 2 || shape[1] < 1)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "HpDecoder.forward_with_cache: ids have shape %s, but need [batch, new "
+                   "positions] with at least one new position", text);
+      return FALSE;
+    }
+  if (shape[0] != hp_kv_cache_get_batch_size (cache))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                   "HpDecoder.forward_with_cache: ids have shape %s, but the cache holds a "
+                   "batch of %" G_GINT64_FORMAT, text, hp_kv_cache_get_batch_size (cache));
+      return FALSE;
+    }
+  if (hp_kv_cache_get_n_layers (cache) != n_layers)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpDecoder.forward_with_cache: the cache has %u layers, but the decoder %u",
+                   hp_kv_cache_get_n_layers (cache), n_layers);
+      return FALSE;
+    }
+  if (shape[1] > hp_kv_cache_get_capacity (cache) - hp_kv_cache_get_length (cache))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpDecoder.forward_with_cache: %" G_GINT64_FORMAT " new positions do not "
+                   "fit in the cache (%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " positions "
+                   "used)", shape[1], hp_kv_cache_get_length (cache),
+                   hp_kv_cache_get_capacity (cache));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Points every attention of @self at @cache (NULL: at none) */
+static void
+set_caches (HpDecoder *self,
+            HpKVCache *cache)
+{
+  HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (HP_MODULE (self), "layers"));
+
+  for (guint i = 0; i < hp_module_list_get_length (layers); i++)
+    {
+      HpModule *attention = hp_module_get_child (hp_module_list_get (layers, i), "attention");
+
+      _hp_gq_attention_set_cache (HP_GQ_ATTENTION (attention), cache, i);
+    }
+}
+
+/**
+ * hp_decoder_forward_with_cache:
+ * @self: a [class@Hp.Decoder]
+ * @ids: the token ids of the new positions, int64 [batch, new positions]
+ * @cache: a [class@Hp.KVCache] for @self holding the positions before them
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Runs the decoder on the positions that follow those in @cache: the
+ * rotary embedding turns them as positions `length`, `length + 1`, ...
+ * of the cache, and each layer's attention sees the cached keys and
+ * values and the new ones, causally. The cache then holds the new
+ * positions too. Feeding a sequence whole, in pieces or one token at a
+ * time gives the logits of the plain forward on the whole sequence.
+ *
+ * The forward runs through [method@Hp.Module.call] (hooks and the
+ * sharding configurations of a parallelized decoder apply), without
+ * recording gradients; for tensor parallelism every rank calls it with
+ * the same ids, and the cache keeps each rank's heads.
+ *
+ * Returns: (transfer full): the logits of the new positions,
+ *   [batch, new positions, vocab], or %NULL with the cache unchanged
+ *   and [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @ids are not
+ *   int64, the cache was made for another number of layers or has no
+ *   room for the new positions, [HP_ERROR_SHAPE][error@Hp.Error] when
+ *   @ids are not [batch, positions] with at least one position or their
+ *   batch is not the cache's, or the error of the forward (such as
+ *   more positions than the rotary tables hold)
+ *
+ * Since: 1.0
+ */
+HpTensor *
+hp_decoder_forward_with_cache (HpDecoder  *self,
+                               HpTensor   *ids,
+                               HpKVCache  *cache,
+                               GError    **error)
+{
+  gboolean grad_mode;
+  HpTensor *logits;
+
+  g_return_val_if_fail (HP_IS_DECODER (self), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (ids), NULL);
+  g_return_val_if_fail (HP_IS_KV_CACHE (cache), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!check_cached_ids (self, ids, cache, error))
+    return NULL;
+
+  grad_mode = hp_grad_mode_is_enabled ();
+  hp_grad_mode_set_enabled (FALSE);
+  set_caches (self, cache);
+  logits = hp_module_call1 (HP_MODULE (self), ids, error);
+  set_caches (self, NULL);
+  hp_grad_mode_set_enabled (grad_mode);
+  if (logits == NULL)
+    {
+      _hp_kv_cache_discard (cache);
+      return NULL;
+    }
+  _hp_kv_cache_commit (cache, hp_tensor_get_shape (ids, NULL)[1]);
+  return logits;
 }
 
 #include "hp-decoder-fields.c"

@@ -16,6 +16,7 @@
 #include "hp-linear.h"
 #include "hp-rms-norm.h"
 #include "hp-rotary-embedding.h"
+#include "hp-kv-cache.h"
 #include "hp-version-macros.h"
 
 G_BEGIN_DECLS
@@ -37,6 +38,12 @@ gint             hp_decoder_config_get_ffn_hidden_size (HpDecoderConfig *self);
 
 HP_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (HpDecoder, hp_decoder, HP, DECODER, HpBaseModel)
+
+HP_AVAILABLE_IN_ALL
+HpTensor        *hp_decoder_forward_with_cache    (HpDecoder        *self,
+                                                   HpTensor         *ids,
+                                                   HpKVCache        *cache,
+                                                   GError          **error);
 
 G_END_DECLS
 

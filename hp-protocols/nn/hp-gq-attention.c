@@ -9,6 +9,7 @@
 #include "hp-config-field.h"
 #include "hp-error.h"
 #include "hp-gq-attention.h"
+#include "hp-kv-cache-private.h"
 #include "hp-nn-basic-private.h"
 #include "hp-nn-enum-types.h"
 #include "hp-tensor-enum-types.h"
@@ -578,7 +579,10 @@ hp_gq_attention_config_fill_children (HpGQAttentionConfig  *self,
  * q [B, S, H, Dh] and k, v [B, S, Hkv, Dh], rotates q and k, runs the
  * inner attention on (q, k, v), merges the heads back to [B, S, H * Dh]
  * and projects with `wo` to [B, S, dim]. When the inner attention also
- * returns a log-sum-exp, only the attention output is used.
+ * returns a log-sum-exp, only the attention output is used. Inside
+ * [method@Hp.Decoder.forward_with_cache] x holds the new positions
+ * only: they are rotated at their positions after the cached ones, and
+ * attend over the cached keys and values and their own.
  *
  * The configuration's [vfunc@Hp.Config.validate], which
  * [method@Hp.Config.build] runs, checks it ([HP_ERROR_CONFIG][error@Hp.Error]): dim must
@@ -604,6 +608,9 @@ struct _HpGQAttention
   HpModule parent_instance;
 
   gboolean initialized;
+  /* set by hp_decoder_forward_with_cache() for the length of its call */
+  HpKVCache *cache;
+  guint cache_layer;
 };
 
 G_DEFINE_FINAL_TYPE (HpGQAttention, hp_gq_attention, HP_TYPE_MODULE)
@@ -679,6 +686,57 @@ project_heads (HpGQAttention  *self,
                             error);
 }
 
+/* The positions of the new rows: after the cached ones */
+static gint64
+cache_offset (HpGQAttention *self)
+{
+  return self->cache != NULL ? hp_kv_cache_get_length (self->cache) : 0;
+}
+
+/* @q and @k through the rotary embedding, at the positions after the
+ * cached ones */
+static gboolean
+rotate (HpGQAttention  *self,
+        HpTensor       *q,
+        HpTensor       *k,
+        HpTensor      **q_rotated,
+        HpTensor      **k_rotated,
+        GError        **error)
+{
+  HpRotaryEmbedding *rope = HP_ROTARY_EMBEDDING (hp_module_get_child (HP_MODULE (self), "rope"));
+
+  _hp_rotary_embedding_set_offset (rope, cache_offset (self));
+  *q_rotated = run_child (self, "rope", q, error);
+  *k_rotated = *q_rotated != NULL ? run_child (self, "rope", k, error) : NULL;
+  _hp_rotary_embedding_set_offset (rope, 0);
+  return *k_rotated != NULL;
+}
+
+/* The inner attention of the queries over the keys and values in
+ * @inner_args, which start with the cached ones */
+static GPtrArray *
+attend (HpGQAttention  *self,
+        GPtrArray      *inner_args,
+        GError        **error)
+{
+  HpSDPA *inner = HP_SDPA (hp_module_get_child (HP_MODULE (self), "inner_attention"));
+  GPtrArray *attended;
+
+  _hp_sdpa_set_query_offset (inner, cache_offset (self));
+  attended = hp_module_call (HP_MODULE (inner), inner_args, error);
+  _hp_sdpa_set_query_offset (inner, 0);
+  return attended;
+}
+
+void
+_hp_gq_attention_set_cache (HpGQAttention *self,
+                            HpKVCache     *cache,
+                            guint          layer)
+{
+  g_set_object (&self->cache, cache);
+  self->cache_layer = layer;
+}
+
 static GPtrArray *
 hp_gq_attention_forward (HpModule   *module,
                          GPtrArray  *args,
@@ -726,18 +784,27 @@ hp_gq_attention_forward (HpModule   *module,
   v = project_heads (self, "wv", x, hp_gq_attention_config_get_n_kv_heads (config), error);
   if (v == NULL)
     return NULL;
-  q_rotated = run_child (self, "rope", q, error);
-  if (q_rotated == NULL)
-    return NULL;
-  k_rotated = run_child (self, "rope", k, error);
-  if (k_rotated == NULL)
+  if (!rotate (self, q, k, &q_rotated, &k_rotated, error))
     return NULL;
 
-  inner_args = g_ptr_array_new ();
-  g_ptr_array_add (inner_args, q_rotated);
-  g_ptr_array_add (inner_args, k_rotated);
-  g_ptr_array_add (inner_args, v);
-  attended = hp_module_call (hp_module_get_child (module, "inner_attention"), inner_args, error);
+  inner_args = g_ptr_array_new_with_free_func (g_object_unref);
+  g_ptr_array_add (inner_args, g_object_ref (q_rotated));
+  if (self->cache == NULL)
+    {
+      g_ptr_array_add (inner_args, g_object_ref (k_rotated));
+      g_ptr_array_add (inner_args, g_object_ref (v));
+    }
+  else
+    {
+      HpTensor *all_keys, *all_values;
+
+      if (!_hp_kv_cache_extend (self->cache, self->cache_layer, k_rotated, v, &all_keys,
+                                &all_values, error))
+        return NULL;
+      g_ptr_array_add (inner_args, all_keys);
+      g_ptr_array_add (inner_args, all_values);
+    }
+  attended = attend (self, inner_args, error);
   if (attended == NULL)
     return NULL;
   merged = hp_tensor_reshape (g_ptr_array_index (attended, 0),
@@ -757,10 +824,18 @@ hp_gq_attention_forward (HpModule   *module,
 }
 
 static void
+hp_gq_attention_dispose (GObject *object)
+{
+  g_clear_object (&HP_GQ_ATTENTION (object)->cache);
+  G_OBJECT_CLASS (hp_gq_attention_parent_class)->dispose (object);
+}
+
+static void
 hp_gq_attention_class_init (HpGQAttentionClass *klass)
 {
   HpModuleClass *module_class = HP_MODULE_CLASS (klass);
 
+  G_OBJECT_CLASS (klass)->dispose = hp_gq_attention_dispose;
   HP_CONFIGURABLE_CLASS (klass)->setup = hp_gq_attention_setup;
   module_class->forward = hp_gq_attention_forward;
   hp_module_type_set_forward_arg_names (G_TYPE_FROM_CLASS (klass),

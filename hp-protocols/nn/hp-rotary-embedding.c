@@ -236,6 +236,9 @@ struct _HpRotaryEmbedding
   HpModule parent_instance;
 
   gboolean initialized;
+  /* the position of the first row of x: the length of the key/value
+   * cache while a cached forward runs, else 0 */
+  gint64 offset;
 };
 
 G_DEFINE_FINAL_TYPE (HpRotaryEmbedding, hp_rotary_embedding, HP_TYPE_MODULE)
@@ -346,7 +349,8 @@ hp_rotary_embedding_setup (HpConfigurable  *configurable,
   return TRUE;
 }
 
-/* The first @length rows of the buffer @name, laid out to go with @x */
+/* @length rows of the buffer @name from the offset on, laid out to go
+ * with @x */
 static HpTensor *
 table_for (HpRotaryEmbedding  *self,
            const gchar        *name,
@@ -355,7 +359,8 @@ table_for (HpRotaryEmbedding  *self,
            GError            **error)
 {
   g_autoptr(HpTensor) rows =
-    hp_tensor_narrow (hp_module_get_buffer (HP_MODULE (self), name), 0, 0, length, error);
+    hp_tensor_narrow (hp_module_get_buffer (HP_MODULE (self), name), 0, self->offset, length,
+                      error);
 
   if (rows == NULL)
     return NULL;
@@ -397,11 +402,17 @@ hp_rotary_embedding_forward (HpModule   *module,
                    "(head-dim %d)", text, config->head_dim, config->head_dim);
       return NULL;
     }
-  if (shape[ndim - 3] > config->max_seq_len)
+  if (shape[ndim - 3] > config->max_seq_len - self->offset)
     {
-      g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                   "HpRotaryEmbedding: sequence length %" G_GINT64_FORMAT
-                   " exceeds max-seq-len %d", shape[ndim - 3], config->max_seq_len);
+      if (self->offset == 0)
+        g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                     "HpRotaryEmbedding: sequence length %" G_GINT64_FORMAT
+                     " exceeds max-seq-len %d", shape[ndim - 3], config->max_seq_len);
+      else
+        g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                     "HpRotaryEmbedding: %" G_GINT64_FORMAT " positions after %" G_GINT64_FORMAT
+                     " cached ones exceed max-seq-len %d", shape[ndim - 3], self->offset,
+                     config->max_seq_len);
       return NULL;
     }
 
@@ -420,6 +431,13 @@ hp_rotary_embedding_forward (HpModule   *module,
   outputs = g_ptr_array_new_with_free_func (g_object_unref);
   g_ptr_array_add (outputs, out);
   return outputs;
+}
+
+void
+_hp_rotary_embedding_set_offset (HpRotaryEmbedding *self,
+                                 gint64             offset)
+{
+  self->offset = offset;
 }
 
 static gboolean

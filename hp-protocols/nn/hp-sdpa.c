@@ -140,6 +140,9 @@ struct _HpSDPA
   HpModule parent_instance;
 
   gboolean initialized;
+  /* the position of the first query among the keys: the cache length
+   * during a cached forward, else 0 (the mask aligned to the top left) */
+  gint64 query_offset;
 };
 
 G_DEFINE_FINAL_TYPE (HpSDPA, hp_sdpa, HP_TYPE_MODULE)
@@ -185,12 +188,13 @@ check_shapes (HpTensor  *q,
   return FALSE;
 }
 
-/* [S, Skv] with -inf where key j comes after query i, in the dtype of
- * @like and laid out like it */
+/* [S, Skv] with -inf where key j comes after query i, which is key
+ * @offset + i, in the dtype of @like and laid out like it */
 static HpTensor *
 causal_mask (HpTensor  *like,
              gint64     q_len,
              gint64     kv_len,
+             gint64     offset,
              GError   **error)
 {
   gsize n = (gsize) (q_len * kv_len);
@@ -198,7 +202,7 @@ causal_mask (HpTensor  *like,
   g_autoptr(HpTensor) mask = NULL;
 
   for (gint64 i = 0; i < q_len; i++)
-    for (gint64 j = i + 1; j < kv_len; j++)
+    for (gint64 j = offset + i + 1; j < kv_len; j++)
       data[i * kv_len + j] = -INFINITY;
   mask = hp_tensor_new_from_data (hp_tensor_get_dtype (like), data, n,
                                   (gint64[]) { q_len, kv_len }, 2, error);
@@ -213,6 +217,7 @@ static HpTensor *
 scores_lse (HpTensor  *qt,
             HpTensor  *kt,
             gboolean   causal,
+            gint64     offset,
             gdouble    scale,
             GError   **error)
 {
@@ -270,7 +275,7 @@ scores_lse (HpTensor  *qt,
 
   if (causal && kv_len > 1)
     {
-      g_autoptr(HpTensor) mask = causal_mask (scores, q_len, kv_len, error);
+      g_autoptr(HpTensor) mask = causal_mask (scores, q_len, kv_len, offset, error);
       g_autoptr(HpTensor) masked = NULL;
 
       if (mask == NULL)
@@ -312,8 +317,10 @@ inner_sdpa (HpModule   *module,
   g_autoptr(HpTensor) qt = NULL;
   g_autoptr(HpTensor) kt = NULL;
   g_autoptr(HpTensor) vt = NULL;
+  g_autoptr(HpTensor) mask = NULL;
   g_autoptr(HpTensor) attended = NULL;
   HpTensor *out;
+  gint64 q_len;
 
   if (!_hp_attention_check_ready (self, self->initialized, error) ||
       !_hp_attention_check_args (self, args, 3, error))
@@ -332,7 +339,18 @@ inner_sdpa (HpModule   *module,
   vt = hp_tensor_transpose (g_ptr_array_index (args, 2), 1, 2, error);
   if (vt == NULL)
     return NULL;
-  attended = hp_tensor_scaled_dot_product_attention (qt, kt, vt, NULL, config->causal,
+  /* queries after cached keys: the op's causal mask is aligned to the
+   * top left, so the shifted one is given; one query sees every key */
+  q_len = hp_tensor_get_shape (qt, NULL)[2];
+  if (config->causal && self->query_offset > 0 && q_len > 1)
+    {
+      mask = causal_mask (qt, q_len, hp_tensor_get_shape (kt, NULL)[2], self->query_offset,
+                          error);
+      if (mask == NULL)
+        return NULL;
+    }
+  attended = hp_tensor_scaled_dot_product_attention (qt, kt, vt, mask,
+                                                     config->causal && self->query_offset == 0,
                                                      config->scale, error);
   if (attended == NULL)
     return NULL;
@@ -343,7 +361,8 @@ inner_sdpa (HpModule   *module,
 
   if (config->return_lse)
     {
-      HpTensor *lse = scores_lse (qt, kt, config->causal, config->scale, error);
+      HpTensor *lse = scores_lse (qt, kt, config->causal, self->query_offset, config->scale,
+                                  error);
 
       if (lse == NULL)
         return NULL;
@@ -438,6 +457,13 @@ hp_sdpa_forward (HpModule   *module,
       !check_head_split (self, g_ptr_array_index (args, 0), g_ptr_array_index (args, 1), error))
     return NULL;
   return hp_module_run_callable (module, HP_SDPA_CALLABLE, args, error);
+}
+
+void
+_hp_sdpa_set_query_offset (HpSDPA *self,
+                           gint64  offset)
+{
+  self->query_offset = offset;
 }
 
 static gboolean

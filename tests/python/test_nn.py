@@ -232,6 +232,42 @@ class LayerTest(unittest.TestCase):
         self.assertEqual(nparams, sum(p.size for p in params(decoder).values()))
         self.assertGreater(flops, 6 * (nparams - 2 * 11 * 8))
 
+    def test_kv_cache(self):
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=2, n_heads=2, n_kv_heads=1,
+                                                vocab_size=11, max_seq_len=16, dtype=F64)
+        decoder = config.build()
+        self.assertTrue(decoder.init_weights(2))
+        ids = np.array([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], dtype=np.int64)
+        whole = to_numpy(decoder(Hp.Tensor.from_numpy(ids)))
+
+        cache = Hp.KVCache.new(2, 2, 8)
+        self.assertEqual((cache.get_n_layers(), cache.get_batch_size(), cache.get_capacity()),
+                         (2, 2, 8))
+        self.assertIsNone(cache.get_keys(0))
+        # the prompt in two pieces, then one token at a time
+        pieces = [to_numpy(decoder.forward_with_cache(Hp.Tensor.from_numpy(ids[:, :3]), cache))]
+        for s in (3, 4):
+            pieces.append(to_numpy(decoder.forward_with_cache(Hp.Tensor.from_numpy(ids[:, s:s + 1]),
+                                                              cache)))
+        np.testing.assert_allclose(np.concatenate(pieces, axis=1), whole, rtol=1e-12, atol=1e-12)
+        self.assertEqual(cache.get_length(), 5)
+        self.assertEqual(cache.props.length, 5)
+        self.assertEqual(cache.get_keys(1).get_shape(), [2, 5, 1, 4])
+        self.assertEqual(cache.get_values(0).get_shape(), [2, 5, 1, 4])
+
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "HpDecoder.forward_with_cache: 4 new positions do not fit in the cache "
+                     "(5 of 8 positions used)", decoder.forward_with_cache,
+                     Hp.Tensor.from_numpy(np.zeros((2, 4), dtype=np.int64)), cache)
+        assert_error(self, Hp.Error.SHAPE,
+                     "HpDecoder.forward_with_cache: ids have shape [1, 1], but the cache holds a "
+                     "batch of 2", decoder.forward_with_cache, Hp.Tensor.from_numpy(ids[:1, :1]),
+                     cache)
+        self.assertEqual(cache.get_length(), 5)
+        cache.reset()
+        self.assertEqual(cache.get_length(), 0)
+        self.assertIsNone(cache.get_values(1))
+
 
 class ShardingHelperTest(unittest.TestCase):
     def test_linear_and_embedding_shardings(self):
