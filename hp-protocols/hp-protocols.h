@@ -92,6 +92,7 @@
 /* io: checkpoints of models */
 #include "hp-base-state-dict-adapter.h"
 #include "hp-decoder-state-dict-adapter.h"
+#include "hp-model-source.h"
 
 /* io: tokens for training */
 #include "hp-byte-tokenizer.h"

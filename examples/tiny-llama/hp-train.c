@@ -42,9 +42,6 @@ static const gchar default_config[] =
   "  \"max-seq-len\": 64\n"
   "}\n";
 
-/* hp's own configuration in a checkpoint; config.json is Hugging Face's */
-#define HP_CONFIG_FILE "hp-config.json"
-
 /* The checkpoint manifest's keys of the data: where the next batch
  * starts, and the tokens of the training part it is a position in */
 #define DATA_POSITION_KEY "data-position"
@@ -254,54 +251,18 @@ apply_sets (HpConfig  *config,
   return TRUE;
 }
 
-/* What --load names: a step (DIR/step-N itself, or the newest complete
- * step of a --save folder, verified), or else, as NULL in @step, a
- * directory of Hugging Face files */
-static gboolean
-open_load_source (const gchar       *path,
-                  HpCheckpointStep **step,
-                  GError           **error)
-{
-  g_autofree gchar *manifest = g_build_filename (path, HP_CHECKPOINT_MANIFEST, NULL);
-  g_autofree gchar *hp_config = g_build_filename (path, HP_CONFIG_FILE, NULL);
-  g_autofree gchar *hf_config = g_build_filename (path, "config.json", NULL);
-  g_autoptr(HpCheckpointManager) folder = hp_checkpoint_manager_new (path);
-  guint n_steps = 0;
-  g_autofree gint64 *steps = hp_checkpoint_manager_list_steps (folder, &n_steps);
-  g_autofree gchar *name = g_path_get_basename (path);
-
-  *step = NULL;
-  /* what is meant as a step but lacks its manifest is refused as one */
-  if (g_file_test (manifest, G_FILE_TEST_EXISTS) || g_file_test (hp_config, G_FILE_TEST_EXISTS) ||
-      g_str_has_prefix (name, "step-"))
-    *step = hp_checkpoint_step_open (path, error);
-  else if (n_steps > 0)
-    *step = hp_checkpoint_manager_open_latest (folder, error);
-  else if (g_file_test (hf_config, G_FILE_TEST_EXISTS))
-    return TRUE;
-  else
-    g_set_error (error, HP_ERROR, HP_ERROR_IO,
-                 "%s: no checkpoint: neither a step (with %s), a folder of complete step-N "
-                 "directories, nor a Hugging Face directory (with config.json)",
-                 path, HP_CHECKPOINT_MANIFEST);
-  return *step != NULL;
-}
-
 /* The configuration: of --config or the default one, with --set; or
- * that of the --load step, or of the Hugging Face directory when @step
- * is NULL. The default one takes @data_vocab (when above 0) as its
- * vocab-size, which --set may change. */
+ * that of the --load @source. The default one takes @data_vocab (when
+ * above 0) as its vocab-size, which --set may change. */
 static HpDecoderConfig *
-load_config (Options           *options,
-             HpCheckpointStep  *step,
-             gint64             data_vocab,
-             GError           **error)
+load_config (Options        *options,
+             HpModelSource  *source,
+             gint64          data_vocab,
+             GError        **error)
 {
   g_autofree gchar *text = NULL;
   g_autoptr(HpConfig) config = NULL;
-  g_autofree gchar *checkpoint_config = NULL;
   const gchar *file = options->config_file;
-  gboolean hf_only = options->load != NULL && step == NULL;
 
   if (options->load != NULL && options->config_file != NULL)
     {
@@ -309,30 +270,25 @@ load_config (Options           *options,
                    "--load takes the configuration of the checkpoint: leave out --config");
       return NULL;
     }
-  if (step != NULL)
-    file = checkpoint_config = hp_checkpoint_step_get_file (step, HP_CONFIG_FILE, error);
-  else if (hf_only)
-    file = checkpoint_config = g_build_filename (options->load, "config.json", NULL);
-  if ((step != NULL && file == NULL) ||
-      (file != NULL && !g_file_get_contents (file, &text, NULL, error)))
-    return NULL;
-  if (hf_only)
+  if (source != NULL)
     {
-      g_autoptr(HpDecoderStateDictAdapter) adapter =
-        hp_decoder_state_dict_adapter_new_from_hf_config (text, -1, error);
-
-      config = adapter != NULL
-        ? g_object_ref (HP_CONFIG (hp_decoder_state_dict_adapter_get_model_config (adapter))) : NULL;
+      config = HP_CONFIG (hp_model_source_load_config (source, error));
+      if (config == NULL)
+        return NULL;
     }
   else
-    config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
-                                      text != NULL ? text : default_config, error);
-  if (config == NULL)
     {
-      g_prefix_error (error, "%s: ", file != NULL ? file : "default configuration");
-      return NULL;
+      if (file != NULL && !g_file_get_contents (file, &text, NULL, error))
+        return NULL;
+      config = hp_config_new_from_json (HP_TYPE_DECODER_CONFIG,
+                                        text != NULL ? text : default_config, error);
+      if (config == NULL)
+        {
+          g_prefix_error (error, "%s: ", file != NULL ? file : "default configuration");
+          return NULL;
+        }
     }
-  if (file == NULL && data_vocab > 0)
+  if (source == NULL && file == NULL && data_vocab > 0)
     {
       g_autofree gchar *vocab = g_strdup_printf ("%" G_GINT64_FORMAT, data_vocab);
 
@@ -652,7 +608,7 @@ write_step_files (HpDecoderConfig     *config,
     g_object_new (HP_TYPE_DECODER_STATE_DICT_ADAPTER, "model-config", config,
                   "save-dtype", save_dtype, NULL);
   g_autoptr(HpStateDict) hf = NULL;
-  g_autofree gchar *config_file = g_build_filename (dir, HP_CONFIG_FILE, NULL);
+  g_autofree gchar *config_file = g_build_filename (dir, HP_MODEL_SOURCE_CONFIG_FILE, NULL);
   g_autofree gchar *hf_config_file = g_build_filename (dir, "config.json", NULL);
   g_autofree gchar *optimizer_file = g_build_filename (dir, "optimizer.safetensors", NULL);
   g_autofree gchar *hf_config = hp_decoder_state_dict_adapter_to_hf_config (adapter, error);
@@ -709,29 +665,20 @@ save_checkpoint (Trainer              *trainer,
   return rank0_agrees (ok, "the checkpoint", error) && ok;
 }
 
-/* The weights of the --load step and its optimizer state; a Hugging
- * Face directory (@step NULL) has weights only: training starts at
- * step 1 with a new optimizer */
+/* The weights of the --load @source and its optimizer state; a Hugging
+ * Face directory has weights only: training starts at step 1 with a
+ * new optimizer */
 static gboolean
-load_checkpoint (Trainer           *trainer,
-                 HpDecoderConfig   *config,
-                 HpCheckpointStep  *step,
-                 GError           **error)
+load_checkpoint (Trainer        *trainer,
+                 HpModelSource  *source,
+                 GError        **error)
 {
-  const gchar *dir = step != NULL ? hp_checkpoint_step_get_path (step) : trainer->options->load;
-  g_autoptr(HpDecoderStateDictAdapter) adapter = hp_decoder_state_dict_adapter_new (config);
-  HpStateDictAdapter *as_adapter = HP_STATE_DICT_ADAPTER (adapter);
+  HpCheckpointStep *step = hp_model_source_get_step (source);
+  const gchar *dir = hp_model_source_get_path (source);
   g_autofree gchar *optimizer_file = NULL;
-  g_autoptr(HpStateDict) hf = NULL;
-  g_autoptr(HpStateDict) states = NULL;
   g_autoptr(HpStateDict) optimizer_states = NULL;
-  HpDType dtype;
 
-  g_object_get (config, "dtype", &dtype, NULL);
-  hf = hp_state_dict_adapter_load_hf_state_dict (as_adapter, dir, HP_BASE_MODEL_CONFIG (config),
-                                                 dtype, error);
-  if (hf == NULL || !(states = hp_state_dict_adapter_from_hf (as_adapter, hf, error)) ||
-      !hp_module_load_state_dict (HP_MODULE (trainer->model), states, TRUE, error))
+  if (!hp_model_source_load_weights (source, trainer->model, error))
     return FALSE;
   if (step == NULL)
     return TRUE;
@@ -918,7 +865,8 @@ run (Options  *options,
   gint first_step = 1;
   g_autofree gchar *config_json = NULL;
   g_auto(GValue) lr = G_VALUE_INIT;
-  g_autoptr(HpCheckpointStep) loaded = NULL;
+  g_autoptr(HpModelSource) source = NULL;
+  HpCheckpointStep *loaded = NULL;
   g_autoptr(HpCheckpointManager) manager = NULL;
   g_autoptr(HpTokenDataset) train_data = NULL;
   g_autoptr(HpTokenDataset) val_data = NULL;
@@ -961,9 +909,13 @@ run (Options  *options,
         return FALSE;
     }
 
-  if (options->load != NULL && !open_load_source (options->load, &loaded, error))
-    return FALSE;
-  config = load_config (options, loaded, data_vocab, error);
+  if (options->load != NULL)
+    {
+      if (!(source = hp_model_source_open (options->load, error)))
+        return FALSE;
+      loaded = hp_model_source_get_step (source);
+    }
+  config = load_config (options, source, data_vocab, error);
   if (config == NULL)
     return FALSE;
   if (data_vocab > hp_decoder_config_get_vocab_size (config))
@@ -1065,10 +1017,10 @@ run (Options  *options,
 
   if (options->load != NULL)
     {
-      const gchar *source = loaded != NULL ? hp_checkpoint_step_get_path (loaded) : options->load;
+      const gchar *path = hp_model_source_get_path (source);
       gint saved_step = loaded != NULL ? (gint) hp_checkpoint_step_get_step (loaded) : 0;
 
-      if (!load_checkpoint (&trainer, config, loaded, error) ||
+      if (!load_checkpoint (&trainer, source, error) ||
           (loaded != NULL && train_loader != NULL && !resume_data (&trainer, loaded, error)))
         {
           g_free (trainer.task.successors);
@@ -1076,12 +1028,12 @@ run (Options  *options,
         }
       first_step = saved_step + 1;
       if (chatty && loaded == NULL)
-        g_print ("hp-train: the weights of %s, with a new optimizer\n", source);
+        g_print ("hp-train: the weights of %s, with a new optimizer\n", path);
       else if (chatty && first_step > options->steps)
         g_print ("hp-train: %s is at step %d, and --steps is %d: nothing to train\n",
-                 source, saved_step, options->steps);
+                 path, saved_step, options->steps);
       else if (chatty)
-        g_print ("hp-train: resumed from %s after step %d\n", source, saved_step);
+        g_print ("hp-train: resumed from %s after step %d\n", path, saved_step);
     }
   /* a folder holds the steps of one run: none past where this one starts */
   if (options->save != NULL)

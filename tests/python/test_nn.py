@@ -445,6 +445,38 @@ class CheckpointTest(unittest.TestCase):
             np.testing.assert_array_equal(to_numpy(other.state_dict().lookup(name)),
                                           to_numpy(model.state_dict().lookup(name)))
 
+    def test_model_source(self):
+        import os
+        import tempfile
+
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=1, n_heads=2, n_kv_heads=1,
+                                                vocab_size=11, max_seq_len=8, dtype=F64)
+        model = config.build()
+        model.init_weights(4)
+        adapter = Hp.DecoderStateDictAdapter.new(config)
+        ids = Hp.Tensor.from_numpy(np.array([[1, 2, 3]], dtype=np.int64))
+        with tempfile.TemporaryDirectory() as directory:
+            adapter.save_hf_state_dict(adapter.to_hf(model.state_dict()), config, directory)
+            with open(os.path.join(directory, "config.json"), "w") as f:
+                f.write(adapter.to_hf_config())
+            source = Hp.ModelSource.open(directory)
+            self.assertEqual(source.get_path(), directory)
+            self.assertIsNone(source.get_step())
+            self.assertEqual(Hp.MODEL_SOURCE_CONFIG_FILE, "hp-config.json")
+            self.assertEqual(source.load_config().get_vocab_size(), 11)
+            loaded = source.load_decoder(None)
+            np.testing.assert_allclose(to_numpy(loaded(ids)), to_numpy(model(ids)), rtol=1e-12)
+            other = config.build()
+            other.init_weights(9)
+            self.assertTrue(source.load_weights(other))
+            np.testing.assert_allclose(to_numpy(other(ids)), to_numpy(model(ids)), rtol=1e-12)
+            empty = os.path.join(directory, "empty")
+            os.mkdir(empty)
+            assert_error(self, Hp.Error.IO,
+                         empty + ": no checkpoint: neither a step (with manifest.json), a folder "
+                         "of complete step-N directories, nor a Hugging Face directory (with "
+                         "config.json)", Hp.ModelSource.open, empty)
+
     def test_hugging_face_save_dtype(self):
         import json
         import tempfile
