@@ -71,6 +71,7 @@
 #include "hp-transformer-block.h"
 #include "hp-decoder.h"
 #include "hp-kv-cache.h"
+#include "hp-generator.h"
 #include "hp-data-parallel.h"
 
 /* nn: optimizers */

@@ -269,6 +269,41 @@ class LayerTest(unittest.TestCase):
         self.assertIsNone(cache.get_values(1))
 
 
+    def test_generator(self):
+        config = Hp.DecoderConfig.new().replace(dim=8, n_layers=2, n_heads=2, n_kv_heads=1,
+                                                vocab_size=11, max_seq_len=16, dtype=F64)
+        decoder = config.build()
+        self.assertTrue(decoder.init_weights(5))
+        prompt = [1, 4, 2]
+
+        # greedy: the largest logit of the last position, fed back
+        generator = Hp.Generator.new()
+        generator.props.max_new_tokens = 6
+        self.assertEqual(generator.props.temperature, 0.0)
+        self.assertTrue(generator.props.use_cache)
+        tokens = generator.generate(decoder, prompt)
+        self.assertEqual(len(tokens), 6)
+        sequence = list(prompt)
+        for _ in range(6):
+            logits = to_numpy(decoder(Hp.Tensor.from_numpy(np.array([sequence], dtype=np.int64))))
+            sequence.append(int(np.argmax(logits[0, -1])))
+        self.assertEqual(list(tokens), sequence[len(prompt):])
+
+        # seeded sampling: the same tokens without the cache and again
+        generator.set_property("temperature", 1.3)
+        generator.props.top_k = 5
+        generator.props.top_p = 0.9
+        generator.props.seed = 12
+        sampled = generator.generate(decoder, prompt)
+        generator.props.use_cache = False
+        self.assertEqual(list(generator.generate(decoder, prompt)), list(sampled))
+        self.assertTrue(all(0 <= t < 11 for t in sampled))
+
+        assert_error(self, Hp.Error.INVALID_ARGUMENT,
+                     "HpGenerator: prompt token 0 is 11, outside the vocabulary [0, 11)",
+                     generator.generate, decoder, [11])
+
+
 class ShardingHelperTest(unittest.TestCase):
     def test_linear_and_embedding_shardings(self):
         self.assertEqual(Hp.sharding_colwise().to_string(),
