@@ -23,14 +23,16 @@ typedef struct
   gboolean tensor_parallel;
   gboolean loss_parallel;
   gboolean local_map;
+  gboolean sequence_parallel;
 } Variant;
 
 /* A small decoder whose heads split over @tp ranks */
 static HpModule *
-build_decoder (HpDType dtype,
-               gint    tp,
+build_decoder (HpDType  dtype,
+               gint     tp,
                gboolean sharded,
-               gboolean loss_parallel)
+               gboolean loss_parallel,
+               gboolean sequence_parallel)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
@@ -45,12 +47,14 @@ build_decoder (HpDType dtype,
                                                     "max-seq-len", 16,
                                                     "dtype", dtype,
                                                     "loss-parallel", loss_parallel,
+                                                    "sequence-parallel", sequence_parallel,
                                                     NULL);
   GObject *model;
 
   if (sharded)
     {
-      g_assert_true (hp_set_decoder_sharding_config (config, loss_parallel, FALSE, &error));
+      g_assert_true (hp_set_decoder_sharding_config (config, loss_parallel, sequence_parallel,
+                                                     &error));
       g_assert_no_error (error);
     }
   g_object_set (dims, "dp-replicate", 1, "dp-shard", 1, "tp", sharded ? tp : 1, NULL);
@@ -139,7 +143,7 @@ test_cached_forward (gconstpointer data)
   const Variant *variant = data;
   g_autoptr(GError) error = NULL;
   gint tp = hp_get_world_size ();
-  g_autoptr(HpModule) reference = build_decoder (variant->dtype, tp, FALSE, FALSE);
+  g_autoptr(HpModule) reference = build_decoder (variant->dtype, tp, FALSE, FALSE, FALSE);
   g_autoptr(HpModule) model = NULL;
   g_autoptr(HpTensor) ids = prompt ();
   g_autoptr(HpTensor) expected = NULL;
@@ -157,7 +161,8 @@ test_cached_forward (gconstpointer data)
     {
       g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
 
-      model = build_decoder (variant->dtype, tp, TRUE, variant->loss_parallel);
+      model = build_decoder (variant->dtype, tp, TRUE, variant->loss_parallel,
+                             variant->sequence_parallel);
       if (!variant->local_map)
         {
           HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (model, "layers"));
@@ -185,7 +190,7 @@ static void
 test_errors (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(HpModule) model = build_decoder (HP_DTYPE_FLOAT32, 1, FALSE, FALSE);
+  g_autoptr(HpModule) model = build_decoder (HP_DTYPE_FLOAT32, 1, FALSE, FALSE, FALSE);
   g_autoptr(HpKVCache) cache = hp_kv_cache_new (2, BATCH, 6);
   g_autoptr(HpKVCache) one_layer = hp_kv_cache_new (1, BATCH, 6);
   g_autoptr(HpKVCache) long_cache = hp_kv_cache_new (2, BATCH, 64);
@@ -252,7 +257,7 @@ test_errors (void)
 
   /* the plain forward afterwards is the plain one again */
   {
-    g_autoptr(HpModule) fresh = build_decoder (HP_DTYPE_FLOAT32, 1, FALSE, FALSE);
+    g_autoptr(HpModule) fresh = build_decoder (HP_DTYPE_FLOAT32, 1, FALSE, FALSE, FALSE);
     g_autoptr(HpTensor) a = NULL;
     g_autoptr(HpTensor) b = NULL;
 
@@ -277,6 +282,7 @@ main (int   argc,
     { HP_DTYPE_FLOAT32, TRUE, FALSE, TRUE },
     { HP_DTYPE_FLOAT64, TRUE, TRUE, TRUE },
     { HP_DTYPE_FLOAT64, TRUE, FALSE, FALSE },
+    { HP_DTYPE_FLOAT64, TRUE, TRUE, TRUE, TRUE },
   };
   static const gchar *names[] = {
     "/kv-cache/one-rank/f64",
@@ -285,6 +291,7 @@ main (int   argc,
     "/kv-cache/tp/f32",
     "/kv-cache/tp/loss-parallel",
     "/kv-cache/tp/without-local-map",
+    "/kv-cache/tp/loss-parallel+sequence-parallel",
   };
 
   hp_test_init_world (&argc, &argv);
