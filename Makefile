@@ -1,5 +1,6 @@
 # Thin wrapper around meson: installs what is missing, builds, runs.
-#   make demo    install dependencies, build, train the tiny Llama on 2 ranks
+#   make demo    install dependencies, build, train the tiny Llama on text
+#                on 2 ranks, plot its losses, generate a sample from it
 #   make check   install dependencies, build, run every test suite
 #   make check-asan  the unit and mpi suites under ASan + UBSan
 #   make check-valgrind  the unit suite under valgrind (memcheck)
@@ -38,15 +39,35 @@ $(BUILDDIR)/build.ninja:
 build: deps $(BUILDDIR)/build.ninja
 	meson compile -C $(BUILDDIR)
 
-# The main job: a tiny Llama trained tensor-parallel on 2 ranks
+# The main job: a tiny Llama trained tensor-parallel on 2 ranks on the
+# licence texts every Debian system has (base-files), with a validation
+# loss and a metrics file; then the loss plot and a sample that
+# hp-generate writes from the checkpoint, on 2 ranks too
+DEMO_DIR ?= $(BUILDDIR)/demo
+DEMO_TEXT ?= /usr/share/common-licenses/*
+DEMO_STEPS ?= 600
+
 demo: build
-	$(MPIRUN) -np 2 ./$(BUILDDIR)/examples/hp-train --tp 2 --steps 300 --log-every 25
+	rm -rf $(DEMO_DIR)
+	mkdir -p $(DEMO_DIR)
+	$(MPIRUN) -np 2 ./$(BUILDDIR)/examples/hp-train --tp 2 --data '$(DEMO_TEXT)' \
+	  --seq-len 64 --set max-seq-len=256 --steps $(DEMO_STEPS) --log-every 50 --eval-every 200 \
+	  --save $(DEMO_DIR)/checkpoints --metrics $(DEMO_DIR)/metrics.jsonl
+	/usr/bin/python3 examples/tiny-llama/plot-metrics.py $(DEMO_DIR)/metrics.jsonl $(DEMO_DIR)/loss.png
+	@echo
+	@echo "What the model writes after \"This License\" (hp-generate on 2 ranks, --tp 2):"
+	@echo
+	@$(MPIRUN) -np 2 ./$(BUILDDIR)/examples/hp-generate --tp 2 --load $(DEMO_DIR)/checkpoints \
+	  --prompt "This License" --max-new-tokens 160 --temperature 0.8 --top-k 40 --seed 1
+	@echo
+	@echo "The loss plot (train and validation loss against the step): $(DEMO_DIR)/loss.png"
 	@echo
 	@echo "Where to go next:"
-	@echo "  $(MPIRUN) -np 4 ./$(BUILDDIR)/examples/hp-train --dp 2 --tp 2   # data x tensor parallel, same losses"
+	@echo "  docs/train-on-text.md: your own text, sentencepiece token shards, hp-generate's options"
+	@echo "  $(MPIRUN) -np 4 ./$(BUILDDIR)/examples/hp-train --dp 2 --tp 2 --data '$(DEMO_TEXT)'   # same losses"
 	@echo "  ./$(BUILDDIR)/examples/hp-train --print-config                       # the whole model configuration"
 	@echo "  ./$(BUILDDIR)/examples/hp-train --set dim=128 --set n-layers=4       # change any field by its path"
-	@echo "  ./$(BUILDDIR)/examples/hp-train --help; make check; README.md and docs/"
+	@echo "  ./$(BUILDDIR)/examples/hp-train --help; ./$(BUILDDIR)/examples/hp-generate --help; make check"
 
 check: build
 	meson test -C $(BUILDDIR) --print-errorlogs $(MESON_TEST_ARGS)
