@@ -8,7 +8,9 @@
 #                the tensor-parallel MLP step, hp-train on 1 and 2 ranks,
 #                bench-matmul, bench-redistribute on 2 and 4 ranks, then
 #                the cost of HP_DEBUG=collectives in hp-train and the
-#                numpy copies of the Python override
+#                numpy copies of the Python override, then the data
+#                loader's share of the step and generation with and
+#                without the KV cache on 1 and 2 ranks
 #   make soak    build, train the tiny model for 2000 steps on 2 ranks
 #                and fail if its resident memory grows by 1 % or more
 #                after warm-up (bench/soak; not part of check or bench)
@@ -92,6 +94,9 @@ bench: build
 	./bench/run-collectives-debug.sh $(BUILDDIR)
 	GI_TYPELIB_PATH=$(BUILDDIR)/introspection LD_LIBRARY_PATH=$(BUILDDIR)/hp-protocols \
 	  /usr/bin/python3 bench/bench-numpy.py
+	./bench/run-data.sh $(BUILDDIR)
+	./$(BUILDDIR)/bench/bench-generate --repeats 5
+	$(MPIRUN) -np 2 ./$(BUILDDIR)/bench/bench-generate --repeats 5
 
 clean:
 	rm -rf $(BUILDDIR)
