@@ -381,7 +381,7 @@ main (int   argc,
       char *argv[])
 {
   g_setenv ("HP_DEBUG", "collectives", TRUE);
-  g_setenv ("HP_DEBUG_COLLECTIVES_TIMEOUT", TIMEOUT_SECONDS, TRUE);
+  g_setenv ("HP_COLLECTIVE_TIMEOUT", TIMEOUT_SECONDS, TRUE);
   hp_test_init_world (&argc, &argv);
   world_size = hp_get_world_size ();
   world_rank = hp_get_world_rank ();

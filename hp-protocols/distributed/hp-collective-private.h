@@ -1,17 +1,19 @@
-/* hp-collective-private.h: HP_DEBUG=collectives, agreement before a collective
+/* hp-collective-private.h: agreement before a collective, a deadline on each
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A collective that the ranks reach with different arguments, or that
- * one rank skips, deadlocks or silently mixes up data. With
- * HP_DEBUG=collectives every collective of the library is preceded by
- * _hp_collective_agree(): the ranks gather a fixed-size signature of
- * what they are about to do (the operation and its caller, the mesh
- * dim, the dtype, the shape all ranks share and the placements) and all
- * of them fail with the same HP_ERROR_MPI naming every field that
+ * one rank skips, deadlocks or silently mixes up data. Every collective
+ * of the library is therefore preceded by _hp_collective_agree(): each
+ * rank fills a fixed-size signature of what it is about to do (the
+ * operation, the library function calling it and the op being
+ * dispatched, the mesh dim, the dtype, the shape all ranks share and
+ * the placements). By default the ranks all-reduce a 64-bit digest of
+ * it, two numbers; with HP_DEBUG=collectives they gather the whole
+ * signatures. Either way, when they differ, all of them gather the
+ * signatures and fail with the same HP_ERROR_MPI naming every field that
  * differs. A rank that skips a collective is caught at its next one,
  * which meets the others' skipped one.
- * Without the flag these calls return TRUE at once.
  *
  * The agreement runs on the communicator of the whole mesh even when the
  * collective runs on one mesh dim, so ranks that took different mesh
@@ -19,10 +21,12 @@
  * rank of the mesh knows alike (the global shape of a DTensor, not the
  * local one, which differs between ranks when shards are uneven).
  *
- * A rank that never reaches the agreement (it skipped the collective and
- * makes no other) leaves the others waiting; they give up after
- * HP_DEBUG_COLLECTIVES_TIMEOUT seconds (default 300). The communicator
- * is unusable then: the program should report the error and stop.
+ * The agreements and the collectives themselves are non-blocking and
+ * waited for with a deadline, HP_COLLECTIVE_TIMEOUT seconds (default
+ * 600, 0 for none), so that a rank that never comes (it skipped the
+ * collective and makes no other, or failed) cannot hold the others for
+ * ever. The communicator is unusable then: the program should report
+ * the error and stop.
  */
 
 #pragma once
@@ -73,5 +77,22 @@ gboolean _hp_collective_agree_comm (MPI_Comm                 comm,
                                     const gchar             *comm_name,
                                     const HpCollectiveCall  *call,
                                     GError                 **error);
+
+gboolean _hp_collective_wait       (MPI_Request             *request,
+                                    HpDeviceMesh            *mesh,
+                                    HpCollective             op,
+                                    const gchar             *caller,
+                                    GError                 **error);
+void     _hp_collective_abandon    (gpointer                 block);
+gboolean _hp_collective_allreduce  (HpDeviceMesh            *mesh,
+                                    MPI_Comm                 comm,
+                                    gpointer                 data,
+                                    int                      n,
+                                    MPI_Datatype             type,
+                                    MPI_Op                   op,
+                                    const gchar             *caller,
+                                    GError                 **error);
+
+const gchar *_hp_collective_set_issuer (const gchar *issuer);
 
 G_END_DECLS

@@ -1,4 +1,4 @@
-/* hp-collective.c: HP_DEBUG=collectives
+/* hp-collective.c: agreement before a collective, a deadline on each
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -21,7 +21,7 @@
 
 #define MAX_MESH_NDIM 16
 #define CALLER_SIZE 32
-#define DEFAULT_TIMEOUT_SECONDS 300.0
+#define DEFAULT_TIMEOUT_SECONDS 600.0
 
 /* Gathered as bytes: every rank runs the same build */
 typedef struct
@@ -35,6 +35,7 @@ typedef struct
   gint64 placements[MAX_MESH_NDIM];
   gint64 target;
   gchar caller[CALLER_SIZE];
+  gchar issuer[CALLER_SIZE];
 } Signature;
 
 static const gchar * const op_names[] = {
@@ -57,6 +58,9 @@ enum { NO_PLACEMENT, CODE_REPLICATE, CODE_SHARD, CODE_PARTIAL, CODE_OTHER };
  * buffers, so those stay allocated (and reachable) for good */
 static GPtrArray *abandoned;
 G_LOCK_DEFINE_STATIC (abandoned);
+
+/* The op whose dispatch is communicating, per thread */
+static GPrivate issuer_key;
 
 static gint64
 encode_placement (HpPlacement *placement)
@@ -100,6 +104,8 @@ static void
 fill_signature (Signature              *sig,
                 const HpCollectiveCall *call)
 {
+  const gchar *issuer = g_private_get (&issuer_key);
+
   memset (sig, 0, sizeof *sig);
   sig->op = call->op;
   sig->mesh_dim = call->mesh_dim;
@@ -113,6 +119,9 @@ fill_signature (Signature              *sig,
     sig->placements[d] = encode_placement (g_ptr_array_index (call->placements, d));
   sig->target = encode_placement (call->target);
   g_strlcpy (sig->caller, call->caller != NULL ? call->caller : "", CALLER_SIZE);
+  /* the dispatch's own collectives already name the op as the caller */
+  if (issuer != NULL && g_strcmp0 (issuer, call->caller) != 0)
+    g_strlcpy (sig->issuer, issuer, CALLER_SIZE);
 }
 
 typedef enum
@@ -146,8 +155,13 @@ format_field (const Signature *sig,
         const gchar *name = sig->op >= 0 && sig->op < (gint64) G_N_ELEMENTS (op_names)
           ? op_names[sig->op] : "?";
 
-        return sig->caller[0] != '\0' ? g_strdup_printf ("%s in %.*s", name, CALLER_SIZE, sig->caller)
-                                      : g_strdup (name);
+        GString *s = g_string_new (name);
+
+        if (sig->caller[0] != '\0')
+          g_string_append_printf (s, " in %.*s", CALLER_SIZE, sig->caller);
+        if (sig->issuer[0] != '\0')
+          g_string_append_printf (s, " for %.*s", CALLER_SIZE, sig->issuer);
+        return g_string_free (s, FALSE);
       }
 
     case FIELD_MESH_DIM:
@@ -248,17 +262,19 @@ describe_difference (GString         *s,
   return TRUE;
 }
 
+/* HP_COLLECTIVE_TIMEOUT, read at each collective so that a program (or
+ * a test) may change it as it goes; 0 waits for ever */
 static gdouble
 timeout_seconds (void)
 {
-  const gchar *text = g_getenv ("HP_DEBUG_COLLECTIVES_TIMEOUT");
+  const gchar *text = g_getenv ("HP_COLLECTIVE_TIMEOUT");
   gchar *end = NULL;
   gdouble seconds;
 
   if (text == NULL)
     return DEFAULT_TIMEOUT_SECONDS;
   seconds = g_ascii_strtod (text, &end);
-  return end != text && *end == '\0' && seconds > 0 ? seconds : DEFAULT_TIMEOUT_SECONDS;
+  return end != text && *end == '\0' && seconds >= 0 ? seconds : DEFAULT_TIMEOUT_SECONDS;
 }
 
 static void
@@ -277,49 +293,110 @@ static gchar *
 describe_comm (HpDeviceMesh *mesh,
                const gchar  *comm_name)
 {
-  return mesh != NULL ? hp_device_mesh_to_string (mesh) : g_strdup (comm_name);
+  if (mesh != NULL)
+    return hp_device_mesh_to_string (mesh);
+  return g_strdup (comm_name != NULL ? comm_name : "the communicator of a mesh dim");
 }
 
-/* Waits for @request with a deadline, polling so that a rank that never
- * comes cannot hold this one forever. On failure @buffers (this rank's
- * signature first) are given up to MPI for good. */
-static gboolean
-wait_bounded (MPI_Request   *request,
-              Signature     *buffers,
-              HpDeviceMesh  *mesh,
-              const gchar   *comm_name,
-              GError       **error)
-{
-  gint64 start = g_get_monotonic_time ();
-  gdouble limit = timeout_seconds ();
+typedef enum { WAIT_DONE, WAIT_FAILED, WAIT_TIMED_OUT } WaitResult;
 
+/* Waits for @request for at most the timeout, polling so that a rank
+ * that never comes cannot hold this one forever */
+static WaitResult
+wait_bounded (MPI_Request  *request,
+              gdouble      *limit,
+              GError      **error)
+{
+  gint64 start;
+
+  *limit = timeout_seconds ();
+  if (*limit == 0)
+    return _hp_mpi_check (MPI_Wait (request, MPI_STATUS_IGNORE), "MPI_Wait", error)
+      ? WAIT_DONE : WAIT_FAILED;
+
+  start = g_get_monotonic_time ();
   for (;;)
     {
       int done = 0;
 
       if (!_hp_mpi_check (MPI_Test (request, &done, MPI_STATUS_IGNORE), "MPI_Test", error))
-        {
-          abandon (buffers);
-          return FALSE;
-        }
+        return WAIT_FAILED;
       if (done)
-        return TRUE;
-
-      if (g_get_monotonic_time () - start > limit * G_USEC_PER_SEC)
-        {
-          g_autofree gchar *name = describe_comm (mesh, comm_name);
-          g_autofree gchar *what = format_field (buffers, FIELD_OPERATION);
-
-          abandon (buffers);
-          g_set_error (error, HP_ERROR, HP_ERROR_MPI,
-                       "collective mismatch on %s: waited %g s for the other ranks to "
-                       "reach %s; a rank skipped it or is stuck (HP_DEBUG_COLLECTIVES_TIMEOUT)",
-                       name, limit, what);
-          return FALSE;
-        }
+        return WAIT_DONE;
+      if (g_get_monotonic_time () - start > *limit * G_USEC_PER_SEC)
+        return WAIT_TIMED_OUT;
       /* as MPI's blocking calls do: every rank's polls move the
        * collective on, so a rank must not sleep between them */
       g_thread_yield ();
+    }
+}
+
+static void
+set_timeout_error (GError          **error,
+                   HpDeviceMesh     *mesh,
+                   const gchar      *comm_name,
+                   const Signature  *sig,
+                   gdouble           limit)
+{
+  g_autofree gchar *name = describe_comm (mesh, comm_name);
+  g_autofree gchar *what = format_field (sig, FIELD_OPERATION);
+
+  g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+               "collective timeout on %s: waited %g s for the other ranks to reach %s; "
+               "a rank skipped it, failed before it or is stuck (HP_COLLECTIVE_TIMEOUT); "
+               "the communicator cannot be used afterwards",
+               name, limit, what);
+}
+
+/* 64-bit FNV-1a: signatures are zeroed before they are filled */
+static guint64
+digest (const Signature *sig)
+{
+  const guint8 *bytes = (const guint8 *) sig;
+  guint64 h = G_GUINT64_CONSTANT (14695981039346656037);
+
+  for (gsize i = 0; i < sizeof *sig; i++)
+    h = (h ^ bytes[i]) * G_GUINT64_CONSTANT (1099511628211);
+  return h;
+}
+
+/* Without HP_DEBUG=collectives: one all-reduce of two numbers, the
+ * largest and the negated smallest digest, which agree only when every
+ * rank's digest is the same. @sig is abandoned on a failure. */
+static gboolean
+digests_agree (MPI_Comm       comm,
+               HpDeviceMesh  *mesh,
+               const gchar   *comm_name,
+               Signature     *sig,
+               gboolean      *same,
+               GError       **error)
+{
+  gint64 *both = g_new (gint64, 2);
+  gint64 mine = (gint64) (digest (sig) >> 1);
+  MPI_Request request;
+  gdouble limit;
+
+  both[0] = mine;
+  both[1] = -mine;
+  if (!_hp_mpi_check (MPI_Iallreduce (MPI_IN_PLACE, both, 2, MPI_INT64_T, MPI_MAX, comm, &request),
+                      "MPI_Iallreduce", error))
+    {
+      g_free (both);
+      return FALSE;
+    }
+  switch (wait_bounded (&request, &limit, error))
+    {
+    case WAIT_DONE:
+      *same = both[0] == -both[1];
+      g_free (both);
+      return TRUE;
+    case WAIT_TIMED_OUT:
+      set_timeout_error (error, mesh, comm_name, sig, limit);
+      G_GNUC_FALLTHROUGH;
+    case WAIT_FAILED:
+    default:
+      abandon (both);
+      return FALSE;
     }
 }
 
@@ -336,11 +413,12 @@ agree (MPI_Comm                 comm,
   Signature *buffers;
   Signature *mine, *all;
   MPI_Request request;
+  gdouble limit;
   gboolean same = TRUE;
   g_autoptr(GString) differences = NULL;
   g_autofree gchar *name = NULL;
 
-  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES) || comm == MPI_COMM_NULL)
+  if (comm == MPI_COMM_NULL)
     return TRUE;
 
   if (!_hp_mpi_check (MPI_Comm_size (comm, &size), "MPI_Comm_size", error))
@@ -354,6 +432,22 @@ agree (MPI_Comm                 comm,
   all = buffers + 1;
   fill_signature (mine, call);
 
+  /* by default only a digest; a difference in it (the same on every
+   * rank) sends every rank on to the full gather, which says what differs */
+  if (!(_hp_debug_flags () & HP_DEBUG_COLLECTIVES))
+    {
+      if (!digests_agree (comm, mesh, comm_name, mine, &same, error))
+        {
+          abandon (buffers);
+          return FALSE;
+        }
+      if (same)
+        {
+          g_free (buffers);
+          return TRUE;
+        }
+    }
+
   if (!_hp_mpi_check (MPI_Iallgather (mine, sizeof (Signature), MPI_BYTE,
                                       all, sizeof (Signature), MPI_BYTE, comm, &request),
                       "MPI_Iallgather", error))
@@ -361,8 +455,18 @@ agree (MPI_Comm                 comm,
       g_free (buffers);
       return FALSE;
     }
-  if (!wait_bounded (&request, buffers, mesh, comm_name, error))
-    return FALSE;
+  switch (wait_bounded (&request, &limit, error))
+    {
+    case WAIT_DONE:
+      break;
+    case WAIT_TIMED_OUT:
+      set_timeout_error (error, mesh, comm_name, mine, limit);
+      G_GNUC_FALLTHROUGH;
+    case WAIT_FAILED:
+    default:
+      abandon (buffers);
+      return FALSE;
+    }
 
   /* signatures are zeroed before they are filled, so bytes compare */
   for (int r = 1; r < size && same; r++)
@@ -419,4 +523,131 @@ _hp_collective_agree (HpDeviceMesh            *mesh,
                       GError                 **error)
 {
   return agree (hp_device_mesh_get_comm (mesh), mesh, NULL, call, error);
+}
+
+/**
+ * _hp_collective_wait:
+ * @request: the request of a non-blocking collective this rank started
+ * @mesh: (nullable): the mesh whose communicator it runs on, or one of
+ *   its dims'
+ * @op: the collective
+ * @caller: the library function that makes it, short
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Waits for @request until HP_COLLECTIVE_TIMEOUT. On a failure, MPI may
+ * still read and write the collective's buffers: the caller gives each
+ * to `_hp_collective_abandon()` instead of freeing it.
+ *
+ * Returns: %TRUE when the collective completed; %FALSE with
+ *   [HP_ERROR_MPI][error@Hp.Error], naming @op, @caller and the op being
+ *   dispatched, otherwise
+ */
+gboolean
+_hp_collective_wait (MPI_Request   *request,
+                     HpDeviceMesh  *mesh,
+                     HpCollective   op,
+                     const gchar   *caller,
+                     GError       **error)
+{
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (op, caller);
+  Signature sig;
+  gdouble limit;
+
+  switch (wait_bounded (request, &limit, error))
+    {
+    case WAIT_DONE:
+      return TRUE;
+    case WAIT_TIMED_OUT:
+      fill_signature (&sig, &call);
+      set_timeout_error (error, mesh, NULL, &sig, limit);
+      return FALSE;
+    case WAIT_FAILED:
+    default:
+      return FALSE;
+    }
+}
+
+/**
+ * _hp_collective_abandon:
+ * @block: (transfer full) (nullable): memory, or a reference to an
+ *   object, that an unfinished collective may still use
+ *
+ * Keeps @block for the rest of the program.
+ */
+void
+_hp_collective_abandon (gpointer block)
+{
+  if (block != NULL)
+    abandon (block);
+}
+
+/**
+ * _hp_collective_set_issuer:
+ * @issuer: (nullable): the name of the op whose dispatch makes the next
+ *   collectives on this thread, or %NULL
+ *
+ * Messages about those collectives name it ("MPI_Allgatherv in
+ * redistribute for matmul") and ranks that dispatch different ops
+ * disagree.
+ *
+ * Returns: (nullable): the issuer before, to restore
+ */
+const gchar *
+_hp_collective_set_issuer (const gchar *issuer)
+{
+  const gchar *before = g_private_get (&issuer_key);
+
+  g_private_set (&issuer_key, (gpointer) issuer);
+  return before;
+}
+
+/**
+ * _hp_collective_allreduce:
+ * @mesh: (nullable): names the communicator in messages
+ * @comm: the communicator
+ * @data: (inout): @n values of @type, replaced by their reduction
+ * @n: how many
+ * @type: their MPI datatype
+ * @op: the reduction
+ * @caller: the library function that makes it, short
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * An in-place all-reduce under the deadline, on a copy so that a
+ * collective given up on never writes into @data (which may be on the
+ * caller's stack) later. For small messages only.
+ *
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_MPI][error@Hp.Error] and
+ *   @data unchanged
+ */
+gboolean
+_hp_collective_allreduce (HpDeviceMesh  *mesh,
+                          MPI_Comm       comm,
+                          gpointer       data,
+                          int            n,
+                          MPI_Datatype   type,
+                          MPI_Op         op,
+                          const gchar   *caller,
+                          GError       **error)
+{
+  int type_size = 0;
+  gpointer copy;
+  MPI_Request request;
+
+  if (!_hp_mpi_check (MPI_Type_size (type, &type_size), "MPI_Type_size", error))
+    return FALSE;
+  copy = g_memdup2 (data, (gsize) n * (gsize) type_size);
+  if (!_hp_mpi_check (MPI_Iallreduce (MPI_IN_PLACE, copy, n, type, op, comm, &request),
+                      "MPI_Iallreduce", error))
+    {
+      g_free (copy);
+      return FALSE;
+    }
+  if (!_hp_collective_wait (&request, mesh, HP_COLLECTIVE_ALLREDUCE, caller, error))
+    {
+      _hp_collective_abandon (copy);
+      return FALSE;
+    }
+  memcpy (data, copy, (gsize) n * (gsize) type_size);
+  g_free (copy);
+  return TRUE;
 }

@@ -1076,9 +1076,8 @@ check_sharded_ids (Plan    *plan,
 
   any_bad = bad != G_MININT64;
   if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, "embedding", -1, 1, error) ||
-      !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &any_bad, 1, MPI_INT64_T, MPI_MAX,
-                                     hp_device_mesh_get_comm (plan->mesh)),
-                      "MPI_Allreduce", error))
+      !_hp_collective_allreduce (plan->mesh, hp_device_mesh_get_comm (plan->mesh), &any_bad, 1,
+                                 MPI_INT64_T, MPI_MAX, "embedding", error))
     return FALSE;
   if (any_bad)
     {
@@ -1319,6 +1318,7 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
   gboolean ok = FALSE;
   HpOpInfo info;
   Plan plan = { .call = call };
+  const gchar *issuer;
 
   inputs = collect_inputs (call, &mesh, error);
   if (inputs == NULL)
@@ -1342,7 +1342,11 @@ _hp_dtensor_dispatch (const HpOpCall  *call,
   plan.select_mesh_dim = -1;
 
   plan_table_rules (&plan, &info);
+  /* the redistributions of the inputs and the op's own collectives name
+   * the op, in messages and in the ranks' agreement */
+  issuer = _hp_collective_set_issuer (_hp_op_call_get_name (call));
   ok = plan_run (&plan, &info, outputs, error);
+  _hp_collective_set_issuer (issuer);
 
   plan_clear (&plan);
   return ok;

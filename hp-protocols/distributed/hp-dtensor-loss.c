@@ -14,6 +14,7 @@
 
 #include <math.h>
 
+#include "hp-collective-private.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
@@ -124,8 +125,8 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
       for (gint64 c = 0; c < classes; c++)
         row_max[r] = MAX (row_max[r], _hp_load_f64 (x, dtype, r * classes + c));
     }
-  if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, row_max, (int) rows, MPI_DOUBLE, MPI_MAX, comm),
-                      "MPI_Allreduce", error))
+  if (!_hp_collective_allreduce (NULL, comm, row_max, (int) rows, MPI_DOUBLE, MPI_MAX,
+                                 "cross_entropy", error))
     return NULL;
 
   /* per row: the sum of exponentials and the target's logit */
@@ -139,8 +140,8 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
       sums[2 * r] = sum;
       sums[2 * r + 1] = local >= 0 && local < classes ? _hp_load_f64 (x, dtype, r * classes + local) : 0.0;
     }
-  if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, sums, (int) (2 * rows), MPI_DOUBLE, MPI_SUM, comm),
-                      "MPI_Allreduce", error))
+  if (!_hp_collective_allreduce (NULL, comm, sums, (int) (2 * rows), MPI_DOUBLE, MPI_SUM,
+                                 "cross_entropy", error))
     return NULL;
 
   loss = g_new0 (LossData, 1);

@@ -192,6 +192,22 @@ shape_with (State  *st,
   out[k] = size;
 }
 
+/* A collective given up on may still read the local tensor and write
+ * the others: they stay with MPI for good */
+static void
+give_up (State       *st,
+         HpTensor   **out,
+         GBytes     **scratch,
+         GBytes     **other_scratch)
+{
+  _hp_collective_abandon (g_object_ref (st->local));
+  _hp_collective_abandon (g_steal_pointer (out));
+  if (scratch != NULL)
+    _hp_collective_abandon (g_steal_pointer (scratch));
+  if (other_scratch != NULL)
+    _hp_collective_abandon (g_steal_pointer (other_scratch));
+}
+
 /* S(k) -> R: all-gather the pieces of dim k */
 static gboolean
 step_all_gather (State   *st,
@@ -213,6 +229,7 @@ step_all_gather (State   *st,
   g_autoptr(HpTensor) out = NULL;
   g_autoptr(GBytes) scratch = NULL;
   guint8 *gathered = NULL;
+  MPI_Request request;
   gint64 total = 0;
 
   shape_with (st, k, level, out_shape);
@@ -237,12 +254,19 @@ step_all_gather (State   *st,
       scratch = scratch_new (total, elem);
       gathered = scratch_data (scratch);
     }
-  if (!_hp_mpi_check (MPI_Allgatherv (_hp_tensor_data (st->local), counts[st->coordinate[d]],
-                                      _hp_mpi_datatype (dtype),
-                                      outer > 1 ? gathered : _hp_tensor_data (out),
-                                      counts, displs, _hp_mpi_datatype (dtype), comm),
-                      "MPI_Allgatherv", error))
+  if (!_hp_mpi_check (MPI_Iallgatherv (_hp_tensor_data (st->local), counts[st->coordinate[d]],
+                                       _hp_mpi_datatype (dtype),
+                                       outer > 1 ? gathered : _hp_tensor_data (out),
+                                       counts, displs, _hp_mpi_datatype (dtype), comm, &request),
+                      "MPI_Iallgatherv", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, st->mesh, HP_COLLECTIVE_ALLGATHERV, "redistribute", error))
+    {
+      give_up (st, &out, &scratch, NULL);
+      _hp_collective_abandon (g_steal_pointer (&counts));
+      _hp_collective_abandon (g_steal_pointer (&displs));
+      return FALSE;
+    }
 
   for (gint c = 0; outer > 1 && c < n; c++)
     {
@@ -307,6 +331,7 @@ step_all_to_all (State   *st,
   gboolean send_in_place, recv_in_place;
   g_autoptr(HpTensor) out = NULL;
   gint64 send_total = 0, recv_total = 0;
+  MPI_Request request;
 
   memcpy (local_shape, hp_tensor_get_shape (st->local, NULL), st->ndim * sizeof (gint64));
   level_j = local_shape[j];
@@ -372,10 +397,19 @@ step_all_to_all (State   *st,
                   _hp_tensor_data (st->local), local_shape, from, block, st->ndim, elem);
     }
 
-  if (!_hp_mpi_check (MPI_Alltoallv (send, send_counts, send_displs, type,
-                                     recv, recv_counts, recv_displs, type, comm),
-                      "MPI_Alltoallv", error))
+  if (!_hp_mpi_check (MPI_Ialltoallv (send, send_counts, send_displs, type,
+                                      recv, recv_counts, recv_displs, type, comm, &request),
+                      "MPI_Ialltoallv", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, st->mesh, HP_COLLECTIVE_ALLTOALLV, "redistribute", error))
+    {
+      give_up (st, &out, &send_scratch, &recv_scratch);
+      _hp_collective_abandon (g_steal_pointer (&send_counts));
+      _hp_collective_abandon (g_steal_pointer (&send_displs));
+      _hp_collective_abandon (g_steal_pointer (&recv_counts));
+      _hp_collective_abandon (g_steal_pointer (&recv_displs));
+      return FALSE;
+    }
 
   for (gint c = 0; !recv_in_place && c < n; c++)
     {
@@ -407,16 +441,22 @@ step_all_reduce (State      *st,
   HpDType dtype = hp_tensor_get_dtype (st->local);
   gint64 numel = hp_tensor_get_numel (st->local);
   g_autoptr(HpTensor) out = NULL;
+  MPI_Request request;
 
   if (!check_count (numel, error))
     return FALSE;
 
   out = _hp_tensor_new_uninit (dtype, local_shape, ndim);
-  if (!_hp_mpi_check (MPI_Allreduce (_hp_tensor_data (st->local), _hp_tensor_data (out), (int) numel,
-                                     _hp_mpi_datatype (dtype), mpi_op (op),
-                                     hp_device_mesh_get_dim_comm (st->mesh, d)),
-                      "MPI_Allreduce", error))
+  if (!_hp_mpi_check (MPI_Iallreduce (_hp_tensor_data (st->local), _hp_tensor_data (out), (int) numel,
+                                      _hp_mpi_datatype (dtype), mpi_op (op),
+                                      hp_device_mesh_get_dim_comm (st->mesh, d), &request),
+                      "MPI_Iallreduce", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, st->mesh, HP_COLLECTIVE_ALLREDUCE, "redistribute", error))
+    {
+      give_up (st, &out, NULL, NULL);
+      return FALSE;
+    }
 
   if (op == HP_REDUCE_OP_AVG)
     divide_for_avg (out, st->mesh_shape[d]);
@@ -443,6 +483,7 @@ step_reduce_scatter (State      *st,
   g_autoptr(HpTensor) out = NULL;
   gconstpointer send;
   gint64 my_offset, my_length;
+  MPI_Request request;
 
   memcpy (local_shape, hp_tensor_get_shape (st->local, NULL), st->ndim * sizeof (gint64));
   level = local_shape[k];
@@ -489,11 +530,17 @@ step_reduce_scatter (State      *st,
     }
 
   out = _hp_tensor_new_uninit (dtype, out_shape, st->ndim);
-  if (!_hp_mpi_check (MPI_Reduce_scatter (send, _hp_tensor_data (out), counts,
-                                          _hp_mpi_datatype (dtype), mpi_op (op),
-                                          hp_device_mesh_get_dim_comm (st->mesh, d)),
-                      "MPI_Reduce_scatter", error))
+  if (!_hp_mpi_check (MPI_Ireduce_scatter (send, _hp_tensor_data (out), counts,
+                                           _hp_mpi_datatype (dtype), mpi_op (op),
+                                           hp_device_mesh_get_dim_comm (st->mesh, d), &request),
+                      "MPI_Ireduce_scatter", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, st->mesh, HP_COLLECTIVE_REDUCE_SCATTER, "redistribute", error))
+    {
+      give_up (st, &out, &scratch, NULL);
+      _hp_collective_abandon (g_steal_pointer (&counts));
+      return FALSE;
+    }
 
   if (op == HP_REDUCE_OP_AVG)
     divide_for_avg (out, n);

@@ -369,6 +369,7 @@ distribute_step (HpTensor      **part,
   if (hp_placement_is_replicate (placement))
     {
       gint64 numel = _hp_shape_numel (stage, ndim);
+      MPI_Request request;
 
       if (numel > G_MAXINT)
         {
@@ -379,8 +380,14 @@ distribute_step (HpTensor      **part,
         }
       if (!is_root)
         *part = _hp_tensor_new_uninit (dtype, stage, ndim);
-      return _hp_mpi_check (MPI_Bcast (_hp_tensor_data (*part), (int) numel, type, source, comm),
-                            "MPI_Bcast", error);
+      if (!_hp_mpi_check (MPI_Ibcast (_hp_tensor_data (*part), (int) numel, type, source, comm,
+                                      &request),
+                          "MPI_Ibcast", error))
+        return FALSE;
+      if (_hp_collective_wait (&request, mesh, HP_COLLECTIVE_BCAST, "distribute", error))
+        return TRUE;
+      _hp_collective_abandon (g_object_ref (*part));
+      return FALSE;
     }
   else
     {
@@ -393,6 +400,7 @@ distribute_step (HpTensor      **part,
       gconstpointer send = NULL;
       gint64 total = 0, offset, length;
       gint64 mine[HP_TENSOR_MAX_NDIM];
+      MPI_Request request;
 
       if (_hp_shape_numel (stage, ndim) > G_MAXINT)
         {
@@ -436,10 +444,21 @@ distribute_step (HpTensor      **part,
       memcpy (mine, stage, ndim * sizeof (gint64));
       _hp_chunk (stage[k], n, coordinate[d], &offset, &mine[k]);
       received = _hp_tensor_new_uninit (dtype, mine, ndim);
-      if (!_hp_mpi_check (MPI_Scatterv (send, counts, displs, type, _hp_tensor_data (received),
-                                        counts[coordinate[d]], type, source, comm),
-                          "MPI_Scatterv", error))
+      if (!_hp_mpi_check (MPI_Iscatterv (send, counts, displs, type, _hp_tensor_data (received),
+                                         counts[coordinate[d]], type, source, comm, &request),
+                          "MPI_Iscatterv", error))
         return FALSE;
+      if (!_hp_collective_wait (&request, mesh, HP_COLLECTIVE_SCATTERV, "distribute", error))
+        {
+          /* MPI may still use every buffer of the scatter */
+          if (*part != NULL)
+            _hp_collective_abandon (g_object_ref (*part));
+          _hp_collective_abandon (g_steal_pointer (&received));
+          _hp_collective_abandon (g_steal_pointer (&packed));
+          _hp_collective_abandon (g_steal_pointer (&counts));
+          _hp_collective_abandon (g_steal_pointer (&displs));
+          return FALSE;
+        }
 
       g_clear_object (part);
       *part = g_steal_pointer (&received);
@@ -491,7 +510,9 @@ hp_dtensor_distribute (HpTensor      *tensor,
   g_autoptr(GPtrArray) normalized = NULL;
   g_autoptr(HpTensor) part = NULL;
   HpTensor *input = NULL;
-  gint64 meta[4 + HP_TENSOR_MAX_NDIM] = { 0 };
+  /* on the heap: a broadcast given up on may still write it */
+  g_autofree gint64 *meta = g_new0 (gint64, 4 + HP_TENSOR_MAX_NDIM);
+  MPI_Request request;
   gint64 shape[HP_TENSOR_MAX_NDIM];
   guint ndim;
   HpDType dtype;
@@ -574,10 +595,15 @@ hp_dtensor_distribute (HpTensor      *tensor,
           memcpy (meta + 4, tshape, ndim * sizeof (gint64));
         }
       if (!agree_on (mesh, HP_COLLECTIVE_BCAST, "distribute", -1, -1, NULL, 0, placements, error) ||
-          !_hp_mpi_check (MPI_Bcast (meta, G_N_ELEMENTS (meta), MPI_INT64_T, root,
-                                     hp_device_mesh_get_comm (mesh)),
-                          "MPI_Bcast", error))
+          !_hp_mpi_check (MPI_Ibcast (meta, 4 + HP_TENSOR_MAX_NDIM, MPI_INT64_T, root,
+                                      hp_device_mesh_get_comm (mesh), &request),
+                          "MPI_Ibcast", error))
         return NULL;
+      if (!_hp_collective_wait (&request, mesh, HP_COLLECTIVE_BCAST, "distribute", error))
+        {
+          _hp_collective_abandon (g_steal_pointer (&meta));
+          return NULL;
+        }
 
       if (meta[0] == 0)
         {
@@ -694,8 +720,10 @@ check_ranks_agree (HpTensor      *local,
   MPI_Comm comm = hp_device_mesh_get_comm (mesh);
   gint size = hp_device_mesh_get_size (mesh);
   enum { INFO = 3 + 2 * HP_TENSOR_MAX_NDIM };
-  gint64 mine[INFO] = { 0 };
+  /* on the heap: a gather given up on may still use them */
+  g_autofree gint64 *mine = g_new0 (gint64, INFO);
   g_autofree gint64 *all = g_new (gint64, (gsize) size * INFO);
+  MPI_Request request;
   guint local_ndim;
   const gint64 *local_shape = hp_tensor_get_shape (local, &local_ndim);
 
@@ -708,9 +736,16 @@ check_ranks_agree (HpTensor      *local,
 
   if (!agree_on (mesh, HP_COLLECTIVE_ALLGATHER, "new_from_local", -1, -1, shape, ndim,
                  placements, error) ||
-      !_hp_mpi_check (MPI_Allgather (mine, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, comm),
-                      "MPI_Allgather", error))
+      !_hp_mpi_check (MPI_Iallgather (mine, INFO, MPI_INT64_T, all, INFO, MPI_INT64_T, comm,
+                                      &request),
+                      "MPI_Iallgather", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, mesh, HP_COLLECTIVE_ALLGATHER, "new_from_local", error))
+    {
+      _hp_collective_abandon (g_steal_pointer (&mine));
+      _hp_collective_abandon (g_steal_pointer (&all));
+      return FALSE;
+    }
 
   for (gint r = 0; r < size; r++)
     {
@@ -851,14 +886,24 @@ hp_dtensor_new_from_local (HpTensor      *local,
       /* Replicate parts become the copy of coordinate 0 */
       stored = _hp_tensor_copy_region (local, (gint64[HP_TENSOR_MAX_NDIM]) { 0 }, local_shape);
       for (guint d = 0; d < mesh_ndim; d++)
-        if (hp_placement_is_replicate (g_ptr_array_index (normalized, d)) && mesh_shape[d] > 1 &&
-            (!agree_on (mesh, HP_COLLECTIVE_BCAST, "new_from_local", (gint) d,
-                        hp_tensor_get_dtype (stored), global, local_ndim, normalized, error) ||
-             !_hp_mpi_check (MPI_Bcast (_hp_tensor_data (stored), (int) hp_tensor_get_numel (stored),
-                                        _hp_mpi_datatype (hp_tensor_get_dtype (stored)), 0,
-                                        hp_device_mesh_get_dim_comm (mesh, d)),
-                             "MPI_Bcast", error)))
-          return NULL;
+        {
+          MPI_Request request;
+
+          if (!hp_placement_is_replicate (g_ptr_array_index (normalized, d)) || mesh_shape[d] == 1)
+            continue;
+          if (!agree_on (mesh, HP_COLLECTIVE_BCAST, "new_from_local", (gint) d,
+                         hp_tensor_get_dtype (stored), global, local_ndim, normalized, error) ||
+              !_hp_mpi_check (MPI_Ibcast (_hp_tensor_data (stored), (int) hp_tensor_get_numel (stored),
+                                          _hp_mpi_datatype (hp_tensor_get_dtype (stored)), 0,
+                                          hp_device_mesh_get_dim_comm (mesh, d), &request),
+                              "MPI_Ibcast", error))
+            return NULL;
+          if (!_hp_collective_wait (&request, mesh, HP_COLLECTIVE_BCAST, "new_from_local", error))
+            {
+              _hp_collective_abandon (g_steal_pointer (&stored));
+              return NULL;
+            }
+        }
     }
   else if (!local_fits)
     {

@@ -726,6 +726,7 @@ exchange_shapes (HpLocalMap  *self,
   gboolean ok = *local_error == NULL;
   /* the ranks agree on the number of outputs whose shapes they exchange */
   HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_ALLGATHER, "local_map");
+  MPI_Request request;
   gint64 n_outputs;
 
   mine[0] = ok;
@@ -748,10 +749,16 @@ exchange_shapes (HpLocalMap  *self,
   call.shape = &n_outputs;
   call.ndim = 1;
   if (!_hp_collective_agree (self->mesh, &call, error) ||
-      !_hp_mpi_check (MPI_Allgather (mine, (int) size, MPI_INT64_T, all, (int) size, MPI_INT64_T,
-                                     hp_device_mesh_get_comm (self->mesh)),
-                      "MPI_Allgather", error))
+      !_hp_mpi_check (MPI_Iallgather (mine, (int) size, MPI_INT64_T, all, (int) size, MPI_INT64_T,
+                                      hp_device_mesh_get_comm (self->mesh), &request),
+                      "MPI_Iallgather", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, self->mesh, HP_COLLECTIVE_ALLGATHER, "local_map", error))
+    {
+      _hp_collective_abandon (g_steal_pointer (&mine));
+      _hp_collective_abandon (g_steal_pointer (&all));
+      return FALSE;
+    }
 
   if (!ok)
     {

@@ -80,6 +80,8 @@ reduce_over_dim (HpDeviceMesh  *mesh,
   MPI_Comm comm = hp_device_mesh_get_dim_comm (mesh, d);
   gint n = hp_device_mesh_get_shape (mesh, NULL)[d];
   g_autofree gdouble *values = NULL;
+  g_autofree gdouble *mine = NULL;
+  MPI_Request request;
   gdouble total = 0.0;
   HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (isinf (norm_type) ? HP_COLLECTIVE_ALLREDUCE
                                                                      : HP_COLLECTIVE_ALLGATHER,
@@ -90,13 +92,21 @@ reduce_over_dim (HpDeviceMesh  *mesh,
   if (!_hp_collective_agree (mesh, &call, error))
     return FALSE;
   if (isinf (norm_type))
-    return _hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_MAX, comm),
-                          "MPI_Allreduce", error);
+    return _hp_collective_allreduce (mesh, comm, value, 1, MPI_DOUBLE, MPI_MAX, "clip_grad_norm",
+                                     error);
 
+  /* on the heap: a gather given up on may still use them */
+  mine = g_memdup2 (value, sizeof *value);
   values = g_new (gdouble, n);
-  if (!_hp_mpi_check (MPI_Allgather (value, 1, MPI_DOUBLE, values, 1, MPI_DOUBLE, comm),
-                      "MPI_Allgather", error))
+  if (!_hp_mpi_check (MPI_Iallgather (mine, 1, MPI_DOUBLE, values, 1, MPI_DOUBLE, comm, &request),
+                      "MPI_Iallgather", error))
     return FALSE;
+  if (!_hp_collective_wait (&request, mesh, HP_COLLECTIVE_ALLGATHER, "clip_grad_norm", error))
+    {
+      _hp_collective_abandon (g_steal_pointer (&mine));
+      _hp_collective_abandon (g_steal_pointer (&values));
+      return FALSE;
+    }
   for (gint r = 0; r < n; r++)
     total += values[r];
   *value = total;

@@ -85,6 +85,7 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
       HpTensor *local;
       gint64 numel;
       gpointer data;
+      MPI_Request request;
 
       if (grad == NULL)
         continue;
@@ -95,11 +96,17 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
       call.dtype = hp_tensor_get_dtype (local);
       call.shape = hp_tensor_get_shape (local, &call.ndim);
       if (!_hp_collective_agree (dp_mesh, &call, error) ||
-          !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, data, (int) numel,
-                                         _hp_mpi_datatype (hp_tensor_get_dtype (local)),
-                                         MPI_SUM, comm),
-                          "hp_data_parallel_average_gradients: MPI_Allreduce", error))
+          !_hp_mpi_check (MPI_Iallreduce (MPI_IN_PLACE, data, (int) numel,
+                                          _hp_mpi_datatype (hp_tensor_get_dtype (local)),
+                                          MPI_SUM, comm, &request),
+                          "hp_data_parallel_average_gradients: MPI_Iallreduce", error))
         return FALSE;
+      if (!_hp_collective_wait (&request, dp_mesh, HP_COLLECTIVE_ALLREDUCE, "average_gradients",
+                                error))
+        {
+          _hp_collective_abandon (g_object_ref (local));
+          return FALSE;
+        }
       if (hp_tensor_get_dtype (local) == HP_DTYPE_FLOAT32)
         for (gint64 j = 0; j < numel; j++)
           ((gfloat *) data)[j] *= (gfloat) scale;
@@ -138,9 +145,8 @@ hp_data_parallel_average_scalar (HpDeviceMesh  *dp_mesh,
   if (!check_dp_mesh (dp_mesh, error) ||
       !_hp_collective_agree (dp_mesh, &call, error))
     return FALSE;
-  if (!_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM,
-                                     hp_device_mesh_get_dim_comm (dp_mesh, 0)),
-                      "hp_data_parallel_average_scalar: MPI_Allreduce", error))
+  if (!_hp_collective_allreduce (dp_mesh, hp_device_mesh_get_dim_comm (dp_mesh, 0), value, 1,
+                                 MPI_DOUBLE, MPI_SUM, "average_scalar", error))
     return FALSE;
   *value /= hp_device_mesh_get_size (dp_mesh);
   return TRUE;
