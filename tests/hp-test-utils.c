@@ -12,6 +12,17 @@
 
 #include "hp-test-utils.h"
 
+static gint64
+_hp_test_numel (const gint64 *shape,
+                guint         ndim)
+{
+  gint64 n = 1;
+
+  for (guint k = 0; k < ndim; k++)
+    n *= shape[k];
+  return n;
+}
+
 void
 hp_test_init (int    *argc,
               char ***argv)
@@ -517,4 +528,65 @@ hp_test_gradcheck (const gchar *name,
     }
 
   g_assert_true (checked);
+}
+
+HpTensor *
+hp_test_counting (HpDType        dtype,
+                  const gint64  *shape,
+                  guint          ndim)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) flat = hp_tensor_new_arange (dtype, _hp_test_numel (shape, ndim));
+  HpTensor *out = hp_tensor_reshape (flat, shape, ndim, &error);
+
+  g_assert_no_error (error);
+  return out;
+}
+
+HpDTensor *
+hp_test_local_dtensor (HpTensor     *local,
+                       HpDeviceMesh *mesh,
+                       const gchar  *placements)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) parsed = hp_placements_new_from_string (placements, &error);
+  HpDTensor *out;
+
+  g_assert_no_error (error);
+  out = hp_dtensor_new_from_local (local, mesh, parsed, NULL, 0, FALSE, &error);
+  g_assert_no_error (error);
+  return out;
+}
+
+GError *
+hp_test_redistribute_expecting_error (HpDTensor   *dt,
+                                      const gchar *to)
+{
+  GError *error = NULL;
+  g_autoptr(GPtrArray) placements = hp_placements_new_from_string (to, NULL);
+  g_autoptr(HpDTensor) out = NULL;
+  g_autoptr(HpTensor) local = hp_dtensor_get_local (dt);
+  g_autoptr(HpTensor) local_after = NULL;
+  gsize n_before, n_after;
+  g_autofree gdouble *before = hp_tensor_to_float64_array (local, &n_before);
+  g_autofree gdouble *after = NULL;
+  g_autofree gchar *placements_before = hp_placements_to_string (hp_dtensor_get_placements (dt));
+  g_autofree gchar *placements_after = NULL;
+
+  out = hp_dtensor_redistribute (dt, placements, &error);
+  if (hp_device_mesh_get_size (hp_dtensor_get_mesh (dt)) == 1)
+    {
+      g_assert_no_error (error);
+      g_assert_nonnull (out);
+      return NULL;
+    }
+
+  g_assert_null (out);
+  g_assert_nonnull (error);
+  local_after = hp_dtensor_get_local (dt);
+  after = hp_tensor_to_float64_array (local_after, &n_after);
+  g_assert_cmpmem (after, n_after * sizeof (gdouble), before, n_before * sizeof (gdouble));
+  placements_after = hp_placements_to_string (hp_dtensor_get_placements (dt));
+  g_assert_cmpstr (placements_after, ==, placements_before);
+  return error;
 }

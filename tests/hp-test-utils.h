@@ -117,6 +117,20 @@ GPtrArray        *hp_test_placements    (const gchar * const *texts,
                                          guint                n);
 HpNamedPlacement *hp_test_named         (const gchar         *text);
 
+/* Rank disagreement (test-collectives-*): a tensor of @shape holding
+ * 0, 1, 2, ...; a DTensor of this rank's own @local, made without asking
+ * the others; @dt redistributed to @to, expected to fail on more than
+ * one rank: returns the error after asserting @dt unchanged, or NULL on
+ * one rank after asserting the redistribution succeeded */
+HpTensor         *hp_test_counting      (HpDType              dtype,
+                                         const gint64        *shape,
+                                         guint                ndim);
+HpDTensor        *hp_test_local_dtensor (HpTensor            *local,
+                                         HpDeviceMesh        *mesh,
+                                         const gchar         *placements);
+GError           *hp_test_redistribute_expecting_error (HpDTensor   *dt,
+                                                        const gchar *to);
+
 /* Asserts that @tensor is a DTensor with the placements @expected, as
  * hp_placements_to_string() writes them ("(S(0), R)") */
 void              hp_test_assert_placements (HpTensor        *tensor,

@@ -55,77 +55,14 @@ assert_mismatch (GError **error,
   g_clear_error (error);
 }
 
-/* A tensor of @shape holding 0, 1, 2, ... */
-static HpTensor *
-counting (HpDType        dtype,
-          const gint64  *shape,
-          guint          ndim)
-{
-  g_autoptr(GError) error = NULL;
-  gint64 n = 1;
-  g_autoptr(HpTensor) flat = NULL;
-  HpTensor *out;
-
-  for (guint k = 0; k < ndim; k++)
-    n *= shape[k];
-  flat = hp_tensor_new_arange (dtype, n);
-  out = hp_tensor_reshape (flat, shape, ndim, &error);
-  g_assert_no_error (error);
-  return out;
-}
-
-/* A DTensor made of this rank's own @local, without asking the others */
-static HpDTensor *
-local_dtensor (HpTensor     *local,
-               HpDeviceMesh *mesh,
-               const gchar  *placements)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) parsed = hp_placements_new_from_string (placements, &error);
-  HpDTensor *out;
-
-  g_assert_no_error (error);
-  out = hp_dtensor_new_from_local (local, mesh, parsed, NULL, 0, FALSE, &error);
-  g_assert_no_error (error);
-  return out;
-}
-
-/* Redistributes @dt to all-Replicate; on one rank checks the result is
- * the whole tensor, on more checks @dt is unchanged after the error and
- * returns the error */
+/* On one rank the result is the whole tensor; on more @dt is unchanged
+ * after the error, which is returned */
 static GError *
 replicate_expecting_error (HpDTensor *dt)
 {
-  GError *error = NULL;
-  g_autoptr(GPtrArray) replicate = NULL;
-  g_autoptr(HpDTensor) out = NULL;
-  g_autoptr(HpTensor) local = hp_dtensor_get_local (dt);
-  g_autoptr(HpTensor) local_after = NULL;
-  g_autoptr(HpTensor) out_local = NULL;
-  gsize n_before, n_after;
-  g_autofree gdouble *before = hp_tensor_to_float64_array (local, &n_before);
-  g_autofree gdouble *after = NULL;
-  g_autofree gchar *placements_before = hp_placements_to_string (hp_dtensor_get_placements (dt));
-  g_autofree gchar *placements_after = NULL;
   guint mesh_ndim = hp_device_mesh_get_ndim (hp_dtensor_get_mesh (dt));
 
-  replicate = hp_placements_new_from_string (mesh_ndim == 1 ? "(R)" : "(R, R)", NULL);
-  out = hp_dtensor_redistribute (dt, replicate, &error);
-  if (world_size == 1)
-    {
-      g_assert_no_error (error);
-      out_local = hp_dtensor_get_local (out);
-      hp_test_assert_identical (out_local, local);
-      return NULL;
-    }
-
-  g_assert_null (out);
-  local_after = hp_dtensor_get_local (dt);
-  after = hp_tensor_to_float64_array (local_after, &n_after);
-  g_assert_cmpmem (after, n_after * sizeof (gdouble), before, n_before * sizeof (gdouble));
-  placements_after = hp_placements_to_string (hp_dtensor_get_placements (dt));
-  g_assert_cmpstr (placements_after, ==, placements_before);
-  return error;
+  return hp_test_redistribute_expecting_error (dt, mesh_ndim == 1 ? "(R)" : "(R, R)");
 }
 
 static void
@@ -133,8 +70,8 @@ test_shapes_differ (void)
 {
   g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   const gint64 shape[] = { 2, world_rank == 0 ? 8 : 6 };
-  g_autoptr(HpTensor) local = counting (HP_DTYPE_FLOAT64, shape, 2);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, "(S(0))");
+  g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, shape, 2);
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   GError *error = replicate_expecting_error (dt);
 
   if (error != NULL)
@@ -153,8 +90,8 @@ test_placements_differ (void)
   /* the same global [2n, 2n], split by rows on rank 0, by columns elsewhere */
   const gint64 rows[] = { 2, 2 * world_size };
   const gint64 columns[] = { 2 * world_size, 2 };
-  g_autoptr(HpTensor) local = counting (HP_DTYPE_FLOAT64, world_rank == 0 ? rows : columns, 2);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, world_rank == 0 ? "(S(0))" : "(S(1))");
+  g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, world_rank == 0 ? rows : columns, 2);
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, world_rank == 0 ? "(S(0))" : "(S(1))");
   GError *error = replicate_expecting_error (dt);
 
   if (world_size == 1)
@@ -172,9 +109,9 @@ test_dtypes_differ (void)
 {
   g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   const gint64 shape[] = { 3 };
-  g_autoptr(HpTensor) local = counting (world_rank == 0 ? HP_DTYPE_FLOAT32 : HP_DTYPE_FLOAT64,
+  g_autoptr(HpTensor) local = hp_test_counting (world_rank == 0 ? HP_DTYPE_FLOAT32 : HP_DTYPE_FLOAT64,
                                         shape, 1);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, "(S(0))");
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   GError *error = replicate_expecting_error (dt);
 
   if (error != NULL)
@@ -194,8 +131,8 @@ test_mesh_dims_differ (void)
   const gchar * const names[] = { "dp", "tp", NULL };
   g_autoptr(HpDeviceMesh) mesh = hp_test_mesh (mesh_shape, 2, names);
   const gint64 local_shape[] = { world_rank == 0 ? world_size / 2 : 2, 4 };
-  g_autoptr(HpTensor) local = counting (HP_DTYPE_FLOAT64, local_shape, 2);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, world_rank == 0 ? "(S(0), R)" : "(R, S(0))");
+  g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, local_shape, 2);
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, world_rank == 0 ? "(S(0), R)" : "(R, S(0))");
   GError *error = replicate_expecting_error (dt);
   g_autofree gchar *others = other_ranks ();
 
@@ -212,8 +149,8 @@ test_operations_differ (void)
   g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(GError) error = NULL;
   const gint64 shape[] = { 2 };
-  g_autoptr(HpTensor) local = counting (HP_DTYPE_FLOAT64, shape, 1);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, "(S(0))");
+  g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, shape, 1);
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   g_autofree gchar *others = NULL;
   gdouble value = 1.0 + world_rank;
 
@@ -254,8 +191,8 @@ test_skipped_collective (void)
   g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(GError) error = NULL;
   const gint64 shape[] = { 2 };
-  g_autoptr(HpTensor) local = counting (HP_DTYPE_FLOAT64, shape, 1);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, "(S(0))");
+  g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, shape, 1);
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   gdouble value = 2.0;
 
   if (world_rank == 0)
@@ -280,8 +217,8 @@ test_collective_never_reached (void)
   g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(GError) error = NULL;
   const gint64 shape[] = { 2 };
-  g_autoptr(HpTensor) local = counting (HP_DTYPE_FLOAT64, shape, 1);
-  g_autoptr(HpDTensor) dt = local_dtensor (local, mesh, "(S(0))");
+  g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, shape, 1);
+  g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   gint64 start = g_get_monotonic_time ();
   gdouble value = 0.0;
 
@@ -335,7 +272,8 @@ test_mesh_shapes_differ (void)
     }
 
   others = other_ranks ();
-  expected = g_strdup_printf ("collective mismatch on the communicator of a new mesh: the ranks "
+  expected = g_strdup_printf ("collective mismatch on the communicator of a new mesh at MPI_Comm_dup in "
+                              "hp_device_mesh_new: the ranks "
                               "differ in shape: [%d] on rank 0, [1, %d] on %s",
                               world_size, world_size, others);
   g_assert_null (mesh);
@@ -350,7 +288,7 @@ test_agreeing_ranks (void)
   g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
   g_autoptr(GError) error = NULL;
   const gint64 shape[] = { 2 * world_size + 1, 3 };
-  g_autoptr(HpTensor) whole = counting (HP_DTYPE_FLOAT64, shape, 2);
+  g_autoptr(HpTensor) whole = hp_test_counting (HP_DTYPE_FLOAT64, shape, 2);
   const gchar *steps[] = { "(S(0))", "(S(1))", "(R)", "(S(1))", "(R)" };
   g_autoptr(HpDTensor) dt = NULL;
   g_autoptr(HpTensor) full = NULL;

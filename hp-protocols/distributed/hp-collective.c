@@ -280,11 +280,23 @@ timeout_seconds (void)
 static void
 abandon (gpointer buffers)
 {
+  if (buffers == NULL)
+    return;
   G_LOCK (abandoned);
   if (abandoned == NULL)
     abandoned = g_ptr_array_new ();
   g_ptr_array_add (abandoned, buffers);
   G_UNLOCK (abandoned);
+}
+
+/* A collective given up on still refers to the communicator of @mesh
+ * (or of one of its dims): freed, MPI would use a dead handle at its
+ * next progress, as late as MPI_Finalize() */
+static void
+abandon_mesh (HpDeviceMesh *mesh)
+{
+  if (mesh != NULL)
+    abandon (g_object_ref (mesh));
 }
 
 /* How messages name the communicator: @mesh, or @comm_name without one.
@@ -396,6 +408,7 @@ digests_agree (MPI_Comm       comm,
     case WAIT_FAILED:
     default:
       abandon (both);
+      abandon_mesh (mesh);
       return FALSE;
     }
 }
@@ -417,6 +430,7 @@ agree (MPI_Comm                 comm,
   gboolean same = TRUE;
   g_autoptr(GString) differences = NULL;
   g_autofree gchar *name = NULL;
+  g_autofree gchar *where = NULL;
 
   if (comm == MPI_COMM_NULL)
     return TRUE;
@@ -465,6 +479,7 @@ agree (MPI_Comm                 comm,
     case WAIT_FAILED:
     default:
       abandon (buffers);
+      abandon_mesh (mesh);
       return FALSE;
     }
 
@@ -480,11 +495,15 @@ agree (MPI_Comm                 comm,
   differences = g_string_new (NULL);
   for (Field field = 0; field < N_FIELDS; field++)
     describe_difference (differences, all, size, field);
+  /* the collective is named once when every rank is at the same one */
+  if (!g_str_has_prefix (differences->str, field_names[FIELD_OPERATION]))
+    where = format_field (all, FIELD_OPERATION);
   g_free (buffers);
 
   name = describe_comm (mesh, comm_name);
   g_set_error (error, HP_ERROR, HP_ERROR_MPI,
-               "collective mismatch on %s: the ranks differ in %s", name, differences->str);
+               "collective mismatch on %s%s%s: the ranks differ in %s", name,
+               where != NULL ? " at " : "", where != NULL ? where : "", differences->str);
   return FALSE;
 }
 
@@ -536,7 +555,8 @@ _hp_collective_agree (HpDeviceMesh            *mesh,
  *
  * Waits for @request until HP_COLLECTIVE_TIMEOUT. On a failure, MPI may
  * still read and write the collective's buffers: the caller gives each
- * to `_hp_collective_abandon()` instead of freeing it.
+ * to `_hp_collective_abandon()` instead of freeing it; @mesh, whose
+ * communicators the request uses, is kept for good here.
  *
  * Returns: %TRUE when the collective completed; %FALSE with
  *   [HP_ERROR_MPI][error@Hp.Error], naming @op, @caller and the op being
@@ -560,9 +580,10 @@ _hp_collective_wait (MPI_Request   *request,
     case WAIT_TIMED_OUT:
       fill_signature (&sig, &call);
       set_timeout_error (error, mesh, NULL, &sig, limit);
-      return FALSE;
+      G_GNUC_FALLTHROUGH;
     case WAIT_FAILED:
     default:
+      abandon_mesh (mesh);
       return FALSE;
     }
 }
@@ -603,8 +624,8 @@ _hp_collective_set_issuer (const gchar *issuer)
 
 /**
  * _hp_collective_allreduce:
- * @mesh: (nullable): names the communicator in messages
- * @comm: the communicator
+ * @mesh: the mesh that @comm belongs to
+ * @comm: the communicator of @mesh or of one of its dims
  * @data: (inout): @n values of @type, replaced by their reduction
  * @n: how many
  * @type: their MPI datatype

@@ -1232,8 +1232,7 @@ plan_run (Plan           *plan,
                                               g_ptr_array_index (locals, 1), call->sizes[0],
                                               offsets[ndim_logits - 1],
                                               input_shape (plan, 0)[ndim_logits - 1],
-                                              hp_device_mesh_get_dim_comm (plan->mesh,
-                                                                           plan->class_parallel_dim),
+                                              plan->mesh, (guint) plan->class_parallel_dim,
                                               error);
     }
   else if (out == NULL && plan->select_mesh_dim >= 0)

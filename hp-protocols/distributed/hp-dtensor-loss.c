@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "hp-collective-private.h"
+#include "hp-device-mesh-mpi.h"
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
@@ -77,8 +78,9 @@ loss_backward (HpAutogradNode  *node,
 /* The mean cross entropy of the rows whose target is not @ignore_index,
  * where @logits holds classes [first_class, first_class + its last dim)
  * of @n_classes for every row and the other classes live on the other
- * ranks of @comm; @targets are whole on every rank. Returns a 0-d tensor,
- * the same on every rank. Collective over @comm; a bad target fails on
+ * ranks of mesh dim @mesh_dim of @mesh; @targets are whole on every rank.
+ * Returns a 0-d tensor, the same on every rank. Collective over that mesh
+ * dim; a bad target fails on
  * every rank before any communication. */
 HpTensor *
 _hp_cross_entropy_class_parallel (HpTensor      *logits,
@@ -86,9 +88,11 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
                                   gint64         ignore_index,
                                   gint64         first_class,
                                   gint64         n_classes,
-                                  MPI_Comm       comm,
+                                  HpDeviceMesh  *mesh,
+                                  guint          mesh_dim,
                                   GError       **error)
 {
+  MPI_Comm comm = hp_device_mesh_get_dim_comm (mesh, mesh_dim);
   HpDType dtype = hp_tensor_get_dtype (logits);
   guint ndim;
   const gint64 *shape = hp_tensor_get_shape (logits, &ndim);
@@ -125,7 +129,7 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
       for (gint64 c = 0; c < classes; c++)
         row_max[r] = MAX (row_max[r], _hp_load_f64 (x, dtype, r * classes + c));
     }
-  if (!_hp_collective_allreduce (NULL, comm, row_max, (int) rows, MPI_DOUBLE, MPI_MAX,
+  if (!_hp_collective_allreduce (mesh, comm, row_max, (int) rows, MPI_DOUBLE, MPI_MAX,
                                  "cross_entropy", error))
     return NULL;
 
@@ -140,7 +144,7 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
       sums[2 * r] = sum;
       sums[2 * r + 1] = local >= 0 && local < classes ? _hp_load_f64 (x, dtype, r * classes + local) : 0.0;
     }
-  if (!_hp_collective_allreduce (NULL, comm, sums, (int) (2 * rows), MPI_DOUBLE, MPI_SUM,
+  if (!_hp_collective_allreduce (mesh, comm, sums, (int) (2 * rows), MPI_DOUBLE, MPI_SUM,
                                  "cross_entropy", error))
     return NULL;
 

@@ -75,7 +75,8 @@ HpTensor   *_hp_cross_entropy_class_parallel (HpTensor        *logits,
                                               gint64           ignore_index,
                                               gint64           first_class,
                                               gint64           n_classes,
-                                              MPI_Comm         comm,
+                                              HpDeviceMesh    *mesh,
+                                              guint            mesh_dim,
                                               GError         **error);
 
 /* Collectives on local tensors (hp-dtensor-redistribute.c) */
