@@ -183,6 +183,41 @@ test_operations_differ (void)
                                     others, others, others));
 }
 
+/* Rank 0 multiplies two DTensors, the others add them: the messages
+ * name the op whose inputs are being redistributed */
+static void
+test_ops_differ (void)
+{
+  g_autoptr(HpDeviceMesh) mesh = hp_test_tp_mesh ();
+  g_autoptr(GError) error = NULL;
+  const gint64 rows[] = { 2, 2 * world_size };
+  const gint64 columns[] = { 2 * world_size, 2 };
+  g_autoptr(HpTensor) a_local = hp_test_counting (HP_DTYPE_FLOAT64, rows, 2);
+  g_autoptr(HpTensor) b_local = hp_test_counting (HP_DTYPE_FLOAT64, columns, 2);
+  g_autoptr(HpDTensor) a = hp_test_local_dtensor (a_local, mesh, "(S(0))");
+  g_autoptr(HpDTensor) b = hp_test_local_dtensor (b_local, mesh, "(S(1))");
+  g_autoptr(HpTensor) out = NULL;
+  g_autofree gchar *others = NULL;
+
+  if (world_rank == 0)
+    out = hp_tensor_matmul (HP_TENSOR (a), HP_TENSOR (b), &error);
+  else
+    out = hp_tensor_add (HP_TENSOR (a), HP_TENSOR (b), &error);
+  if (world_size == 1)
+    {
+      g_assert_no_error (error);
+      g_assert_nonnull (out);
+      return;
+    }
+
+  g_assert_null (out);
+  others = other_ranks ();
+  assert_mismatch (&error,
+                   g_strdup_printf ("operation: MPI_Allgatherv in redistribute for matmul on rank 0, "
+                                    "MPI_Alltoallv in redistribute for add on %s; "
+                                    "target placement: R on rank 0, S(0) on %s", others, others));
+}
+
 /* The others skip a gather that rank 0 makes and go on to average a
  * number: the skipped collective meets the next one */
 static void
@@ -333,6 +368,7 @@ main (int   argc,
     g_test_add_func ("/collectives-debug/mesh-dims-differ", test_mesh_dims_differ);
   g_test_add_func ("/collectives-debug/mesh-shapes-differ", test_mesh_shapes_differ);
   g_test_add_func ("/collectives-debug/operations-differ", test_operations_differ);
+  g_test_add_func ("/collectives-debug/ops-differ", test_ops_differ);
   g_test_add_func ("/collectives-debug/skipped-collective", test_skipped_collective);
   g_test_add_func ("/collectives-debug/never-reached", test_collective_never_reached);
 
