@@ -117,7 +117,7 @@ input_shape (Plan *plan,
   return hp_tensor_get_shape (HP_TENSOR (g_ptr_array_index (plan->inputs, i)), NULL);
 }
 
-/* HP_DEBUG=collectives: the ranks agree on a collective of @caller over
+/* The ranks agree on a collective of @caller over
  * input @i, by its global shape and current placements */
 static gboolean
 agree_on_input (Plan          *plan,

@@ -548,7 +548,7 @@ step_reduce_scatter (State      *st,
   return TRUE;
 }
 
-/* HP_DEBUG=collectives: the ranks agree on the step from the placement
+/* The ranks agree on the step from the placement
  * of mesh dim @d to @to before its collective */
 static gboolean
 agree_on_step (State        *st,

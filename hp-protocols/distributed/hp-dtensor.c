@@ -317,7 +317,7 @@ source_rank (HpDeviceMesh *mesh,
   return rank;
 }
 
-/* HP_DEBUG=collectives: the ranks agree on a collective of @caller */
+/* The ranks agree on a collective of @caller */
 static gboolean
 agree_on (HpDeviceMesh  *mesh,
           HpCollective   op,

@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * HP_DEBUG holds keys separated by commas, colons or spaces, read once
- * per process: "collectives" makes the ranks agree on every collective
- * before it runs (hp-collective-private.h); "all" turns on every key and
+ * per process: "collectives" makes the ranks gather their whole
+ * signatures before every collective instead of a digest of them
+ * (hp-collective-private.h); "all" turns on every key and
  * "help" lists them.
  */
 
