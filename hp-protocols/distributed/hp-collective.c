@@ -305,9 +305,7 @@ static gchar *
 describe_comm (HpDeviceMesh *mesh,
                const gchar  *comm_name)
 {
-  if (mesh != NULL)
-    return hp_device_mesh_to_string (mesh);
-  return g_strdup (comm_name != NULL ? comm_name : "the communicator of a mesh dim");
+  return mesh != NULL ? hp_device_mesh_to_string (mesh) : g_strdup (comm_name);
 }
 
 typedef enum { WAIT_DONE, WAIT_FAILED, WAIT_TIMED_OUT } WaitResult;
@@ -547,8 +545,7 @@ _hp_collective_agree (HpDeviceMesh            *mesh,
 /**
  * _hp_collective_wait:
  * @request: the request of a non-blocking collective this rank started
- * @mesh: (nullable): the mesh whose communicator it runs on, or one of
- *   its dims'
+ * @mesh: the mesh whose communicator it runs on, or one of its dims'
  * @op: the collective
  * @caller: the library function that makes it, short
  * @error: return location for a [struct@GLib.Error]
