@@ -22,6 +22,7 @@
 #define MAX_MESH_NDIM 16
 #define CALLER_SIZE 32
 #define DEFAULT_TIMEOUT_SECONDS 600.0
+#define SPIN_USECONDS 2000
 
 /* Gathered as bytes: every rank runs the same build */
 typedef struct
@@ -317,7 +318,7 @@ wait_bounded (MPI_Request  *request,
               gdouble      *limit,
               GError      **error)
 {
-  gint64 start;
+  gint64 start, now;
 
   *limit = timeout_seconds ();
   if (*limit == 0)
@@ -333,11 +334,17 @@ wait_bounded (MPI_Request  *request,
         return WAIT_FAILED;
       if (done)
         return WAIT_DONE;
-      if (g_get_monotonic_time () - start > *limit * G_USEC_PER_SEC)
+      now = g_get_monotonic_time ();
+      if (now - start > *limit * G_USEC_PER_SEC)
         return WAIT_TIMED_OUT;
-      /* as MPI's blocking calls do: every rank's polls move the
-       * collective on, so a rank must not sleep between them */
-      g_thread_yield ();
+      /* every rank's polls move the collective on, so a rank never
+       * sleeps between them; it spins as MPI's blocking calls do while
+       * the others are likely on their way, and then lets other
+       * processes (ranks oversubscribing the cores) run between polls:
+       * yielding at once hands the core away on a busy machine for a
+       * whole time slice, many times the collective */
+      if (now - start > SPIN_USECONDS)
+        g_thread_yield ();
     }
 }
 
