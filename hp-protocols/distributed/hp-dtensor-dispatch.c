@@ -1117,9 +1117,8 @@ agree_on_outcome (Plan      *plan,
     return ran;
 
   if (!agree_on_input (plan, HP_COLLECTIVE_ALLREDUCE, name, -1, 0, &agree_error) ||
-      !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, &failed, 1, MPI_INT64_T, MPI_MAX,
-                                     hp_device_mesh_get_comm (plan->mesh)),
-                      "MPI_Allreduce", &agree_error))
+      !_hp_collective_allreduce (plan->mesh, hp_device_mesh_get_comm (plan->mesh), &failed, 1,
+                                 MPI_INT64_T, MPI_MAX, name, &agree_error))
     {
       if (*run_error == NULL)
         g_propagate_error (run_error, g_steal_pointer (&agree_error));
