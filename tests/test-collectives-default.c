@@ -194,6 +194,37 @@ test_dtypes_differ (void)
     assert_caught (&error, start, "MPI_Allgatherv in redistribute", dtypes, NULL);
 }
 
+/* Rank 0 asks for a 1-d mesh, the others for a 2-d one of the same size */
+static void
+test_mesh_shapes_differ (void)
+{
+  g_autoptr(GError) error = NULL;
+  const gint flat[] = { world_size };
+  const gint grid[] = { 1, world_size };
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  gint64 start = g_get_monotonic_time ();
+  gdouble waited;
+
+  if (world_rank == 0)
+    mesh = hp_device_mesh_new (flat, 1, NULL, &error);
+  else
+    mesh = hp_device_mesh_new (grid, 2, NULL, &error);
+  if (world_size == 1)
+    {
+      g_assert_no_error (error);
+      g_assert_nonnull (mesh);
+      return;
+    }
+
+  waited = (g_get_monotonic_time () - start) / (gdouble) G_USEC_PER_SEC;
+  g_assert_null (mesh);
+  g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+  g_assert_true (g_str_has_prefix (error->message, "collective mismatch on the communicator of a "
+                                                   "new mesh at MPI_Comm_dup in hp_device_mesh_new: "
+                                                   "the ranks differ in shape: "));
+  g_assert_cmpfloat (waited, <, 60.0);
+}
+
 /* Rank 0 gathers; the others make no collective at all until it has
  * given up at the deadline, then one that meets what it left behind.
  * Both sides fail, naming the collective they were at; the mesh's
@@ -307,6 +338,7 @@ main (int   argc,
   g_test_add_func ("/collectives-default/local-shapes-differ", test_local_shapes_differ);
   g_test_add_func ("/collectives-default/reduce-ops-differ", test_reduce_ops_differ);
   g_test_add_func ("/collectives-default/dtypes-differ", test_dtypes_differ);
+  g_test_add_func ("/collectives-default/mesh-shapes-differ", test_mesh_shapes_differ);
   /* last: it leaves the communicator of its mesh out of step */
   g_test_add_func ("/collectives-default/never-reached", test_collective_never_reached);
 
