@@ -63,6 +63,13 @@ void            _hp_autograd_record               (const gchar      *name,
 gboolean        _hp_autograd_run_backward         (HpTensor         *root,
                                                    HpTensor         *grad,
                                                    GError          **error);
+gboolean        _hp_autograd_grad                 (const gchar      *what,
+                                                   HpTensor         *root,
+                                                   HpTensor         *grad,
+                                                   HpTensor * const *leaves,
+                                                   guint             n_leaves,
+                                                   HpTensor        **grads_out,
+                                                   GError          **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HpAutogradNode, _hp_autograd_node_unref)
 
