@@ -15,6 +15,8 @@
 
 #include "hp-test-utils.h"
 
+#include "hp-module-private.h"
+
 static gint world_size;
 
 typedef struct
@@ -332,6 +334,95 @@ test_no_grad (void)
   hp_test_assert_identical (logits, plain_logits);
 }
 
+/* x * weight + outside (a tensor of the caller's) */
+static GPtrArray *
+scale_forward (HpModule   *module,
+               GPtrArray  *args,
+               gpointer    user_data,
+               GError    **error)
+{
+  g_autoptr(HpTensor) scaled = hp_tensor_mul (g_ptr_array_index (args, 0),
+                                              hp_module_get_parameter (module, "weight"), error);
+
+  if (scaled == NULL)
+    return NULL;
+  return hp_test_one_output (hp_tensor_add (scaled, user_data, error));
+}
+
+/* Two copies of x */
+static GPtrArray *
+twice_forward (HpModule   *module,
+               GPtrArray  *args,
+               gpointer    user_data,
+               GError    **error)
+{
+  GPtrArray *outputs = g_ptr_array_new_with_free_func (g_object_unref);
+
+  g_ptr_array_add (outputs, g_object_ref (g_ptr_array_index (args, 0)));
+  g_ptr_array_add (outputs, g_object_ref (g_ptr_array_index (args, 0)));
+  return outputs;
+}
+
+/* What a checkpointed call cannot do is an error, and changes nothing:
+ * a forward of two outputs; a forward using a tensor that requires grad
+ * but is neither an argument nor a parameter, whose gradient the node
+ * could not pass on (found in the backward, which then leaves every
+ * gradient as it was) */
+static void
+test_module_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpModuleConfig) config = hp_module_config_new ();
+  g_autoptr(HpTensor) outside = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3), 1, TRUE);
+  g_autoptr(HpTensor) constant = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3), 2, FALSE);
+  g_autoptr(HpTensor) weight = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3), 3, TRUE);
+  g_autoptr(HpTensor) x = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3), 4, TRUE);
+  g_autoptr(HpFunctionModule) leaky = hp_function_module_new (config, NULL, scale_forward,
+                                                              outside, NULL);
+  g_autoptr(HpFunctionModule) sealed = hp_function_module_new (config, NULL, scale_forward,
+                                                               constant, NULL);
+  g_autoptr(HpFunctionModule) twice = hp_function_module_new (config, NULL, twice_forward,
+                                                              NULL, NULL);
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr(GPtrArray) outputs = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  g_autoptr(HpTensor) expected = NULL;
+
+  g_ptr_array_add (args, x);
+  g_assert_true (hp_module_register_parameter (HP_MODULE (leaky), "weight", weight, &error));
+  g_assert_true (hp_module_register_parameter (HP_MODULE (sealed), "weight", weight, &error));
+  g_assert_no_error (error);
+
+  outputs = _hp_module_call_checkpointed (HP_MODULE (twice), args, &error);
+  hp_test_assert_error (outputs, &error, HP_ERROR_NOT_SUPPORTED,
+                        "HpFunctionModule: activation checkpointing needs a forward that returns "
+                        "one floating-point tensor");
+
+  outputs = _hp_module_call_checkpointed (HP_MODULE (leaky), args, &error);
+  g_assert_no_error (error);
+  loss = hp_tensor_sum_all (g_ptr_array_index (outputs, 0), &error);
+  g_assert_no_error (error);
+  g_assert_false (hp_tensor_backward (loss, NULL, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_nonnull (strstr (error->message, "HpFunctionModule: the graph reaches"));
+  g_assert_nonnull (strstr (error->message, "neither an input nor a parameter"));
+  g_clear_error (&error);
+  g_assert_null (hp_tensor_get_grad (weight));
+  g_assert_null (hp_tensor_get_grad (x));
+  g_assert_null (hp_tensor_get_grad (outside));
+
+  /* the same forward on a constant: the gradients of x * weight */
+  g_clear_pointer (&outputs, g_ptr_array_unref);
+  g_clear_object (&loss);
+  outputs = _hp_module_call_checkpointed (HP_MODULE (sealed), args, &error);
+  g_assert_no_error (error);
+  loss = hp_tensor_sum_all (g_ptr_array_index (outputs, 0), &error);
+  g_assert_true (hp_tensor_backward (loss, NULL, &error));
+  g_assert_no_error (error);
+  hp_test_assert_identical (hp_tensor_get_grad (weight), x);
+  hp_test_assert_identical (hp_tensor_get_grad (x), weight);
+}
+
 /* The fields: from JSON by name, and the bad values each an error */
 static void
 test_config (void)
@@ -412,6 +503,7 @@ main (int    argc,
     }
   g_test_add_func ("/activation-checkpointing/no-grad", test_no_grad);
   g_test_add_func ("/activation-checkpointing/config", test_config);
+  g_test_add_func ("/activation-checkpointing/module-errors", test_module_errors);
 
   return g_test_run ();
 }
