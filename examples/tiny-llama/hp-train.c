@@ -15,6 +15,7 @@
  *   mpirun -np 2 hp-train --tp 2 --steps 200
  *   mpirun -np 4 hp-train --dp 2 --tp 2 --set layers.0.attention.n-heads=4
  *   mpirun -np 2 hp-train --tp 2 --data story.txt --eval-every 50 --metrics m.jsonl
+ *   hp-train --config bench/train-25m.json --batch 8 --seq-len 256 --ac full
  */
 
 #include <errno.h>

@@ -855,6 +855,10 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
  * [method@Hp.Module.parallelize] over a mesh with a `tp` dim runs it
  * tensor-parallel.
  *
+ * With [property@Hp.DecoderConfig:activation-checkpointing], the
+ * chosen blocks keep only their input for the backward and run their
+ * forward again in it: less memory, the same gradients.
+ *
  * For generation, [method@Hp.Decoder.forward_with_cache] runs the
  * forward on new positions only, with the keys and values of the
  * earlier ones kept in a [class@Hp.KVCache].

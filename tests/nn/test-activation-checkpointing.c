@@ -25,6 +25,7 @@ typedef struct
   HpActivationCheckpointing mode;
   gint every;
   gboolean sequence_parallel;
+  gboolean tied;
 } Case;
 
 /* Three layers, so that every-2 checkpoints some but not all; heads
@@ -44,6 +45,7 @@ decoder_config (gint        tp,
                        "max-seq-len", 16,
                        "dtype", c->dtype,
                        "sequence-parallel", c->sequence_parallel,
+                       "tie-word-embeddings", c->tied,
                        "activation-checkpointing", checkpointed ? c->mode
                                                                 : HP_ACTIVATION_CHECKPOINTING_NONE,
                        "ac-every", c->every,
@@ -479,10 +481,12 @@ main (int    argc,
     { HP_DTYPE_FLOAT32, HP_ACTIVATION_CHECKPOINTING_EVERY_K, 2, FALSE },
     { HP_DTYPE_FLOAT64, HP_ACTIVATION_CHECKPOINTING_FULL, 2, TRUE },
     { HP_DTYPE_FLOAT32, HP_ACTIVATION_CHECKPOINTING_EVERY_K, 3, TRUE },
+    { HP_DTYPE_FLOAT64, HP_ACTIVATION_CHECKPOINTING_FULL, 2, FALSE, TRUE },
   };
   static const gchar *suffixes[] = {
     "full/float64", "full/float32", "every-2/float64", "every-2/float32",
     "full/float64/sequence-parallel", "every-3/float32/sequence-parallel",
+    "full/float64/tied",
   };
 
   hp_test_init (&argc, &argv);
