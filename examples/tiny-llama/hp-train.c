@@ -15,6 +15,7 @@
  *   mpirun -np 2 hp-train --tp 2 --steps 200
  *   mpirun -np 4 hp-train --dp 2 --tp 2 --set layers.0.attention.n-heads=4
  *   mpirun -np 2 hp-train --tp 2 --data story.txt --eval-every 50 --metrics m.jsonl
+ *   hp-train --config bench/train-25m.json --batch 8 --seq-len 256 --ac full
  */
 
 #include <errno.h>
@@ -78,6 +79,9 @@ typedef struct
   gint eval_every;
   gint eval_batches;
   gchar *metrics;
+  gchar *ac_name;
+  HpActivationCheckpointing ac;
+  gint ac_every;
 } Options;
 
 typedef struct
@@ -96,6 +100,34 @@ options_clear (Options *options)
   g_free (options->load);
   g_free (options->data);
   g_free (options->metrics);
+  g_free (options->ac_name);
+}
+
+/* --ac none, full or every-K */
+static gboolean
+parse_ac (Options  *options,
+          GError  **error)
+{
+  const gchar *name = options->ac_name;
+  guint64 every = 0;
+
+  if (g_str_equal (name, "none") || g_str_equal (name, "full"))
+    {
+      options->ac = name[0] == 'f' ? HP_ACTIVATION_CHECKPOINTING_FULL
+                                   : HP_ACTIVATION_CHECKPOINTING_NONE;
+      return TRUE;
+    }
+  if (g_str_has_prefix (name, "every-") &&
+      g_ascii_string_to_unsigned (name + strlen ("every-"), 10, 1, G_MAXINT, &every, NULL))
+    {
+      options->ac = HP_ACTIVATION_CHECKPOINTING_EVERY_K;
+      options->ac_every = (gint) every;
+      return TRUE;
+    }
+  g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+               "--ac %s: expected none, full or every-K with K a whole number from 1, "
+               "such as every-2", name);
+  return FALSE;
 }
 
 static gboolean
@@ -152,6 +184,11 @@ parse_options (Options   *options,
       "Print the validation loss every N steps and at the end (default 0: never)", "N" },
     { "eval-batches", 0, 0, G_OPTION_ARG_INT, &options->eval_batches,
       "Batches of the validation part that a validation loss averages (default 10)", "M" },
+    { "ac", 0, 0, G_OPTION_ARG_STRING, &options->ac_name,
+      "Activation checkpointing: none, full (every block keeps only its input and recomputes "
+      "its activations in the backward) or every-K (blocks K, 2K, ...); the same losses, "
+      "less memory, one more forward per checkpointed block (default: the configuration's "
+      "activation-checkpointing, none)", "MODE" },
     { "metrics", 0, 0, G_OPTION_ARG_FILENAME, &options->metrics,
       "Append one JSON line per logged or validated step to FILE: step, train_loss, "
       "val_loss, lr, tokens_per_second, grad_norm, peak_memory_mib", "FILE" },
@@ -213,6 +250,8 @@ parse_options (Options   *options,
       g_prefix_error (error, "--save-dtype: ");
       return FALSE;
     }
+  if (options->ac_name != NULL && !parse_ac (options, error))
+    return FALSE;
   if (options->load != NULL && options->sets != NULL)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
@@ -918,6 +957,14 @@ run (Options  *options,
   config = load_config (options, source, data_vocab, error);
   if (config == NULL)
     return FALSE;
+  /* how the backward gets its activations changes no number: a
+   * checkpoint's model may take it too */
+  if (options->ac_name != NULL)
+    {
+      hp_decoder_config_set_activation_checkpointing (config, options->ac);
+      if (options->ac == HP_ACTIVATION_CHECKPOINTING_EVERY_K)
+        hp_decoder_config_set_ac_every (config, options->ac_every);
+    }
   if (data_vocab > hp_decoder_config_get_vocab_size (config))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
@@ -1011,9 +1058,18 @@ run (Options  *options,
   hp_base_model_config_get_nparams_and_flops (HP_BASE_MODEL_CONFIG (config), HP_BASE_MODEL (model),
                                               options->seq_len, &nparams, &flops);
   if (chatty)
-    g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (dp %d x tp %d), "
-             "%d steps of %d x %d tokens\n",
-             nparams, world, dp, options->tp, options->steps, options->batch, options->seq_len);
+    {
+      HpActivationCheckpointing ac = hp_decoder_config_get_activation_checkpointing (config);
+      g_autofree gchar *ac_text =
+        ac == HP_ACTIVATION_CHECKPOINTING_EVERY_K
+        ? g_strdup_printf ("every-%d", hp_decoder_config_get_ac_every (config))
+        : g_strdup (ac == HP_ACTIVATION_CHECKPOINTING_FULL ? "full" : "none");
+
+      g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (dp %d x tp %d), "
+               "%d steps of %d x %d tokens, activation checkpointing %s\n",
+               nparams, world, dp, options->tp, options->steps, options->batch, options->seq_len,
+               ac_text);
+    }
 
   if (options->load != NULL)
     {

@@ -13,6 +13,7 @@
 #include "hp-error.h"
 #include "hp-kv-cache-private.h"
 #include "hp-module-list.h"
+#include "hp-module-private.h"
 #include "hp-attention-private.h"
 #include "hp-nn-basic-private.h"
 #include "hp-nn-enum-types.h"
@@ -84,6 +85,8 @@ struct _HpDecoderConfig
   HpDType dtype;
   gboolean loss_parallel;
   gboolean sequence_parallel;
+  HpActivationCheckpointing activation_checkpointing;
+  gint ac_every;
 
   HpEmbeddingConfig *tok_embeddings;
   HpConfigList *layers;
@@ -269,6 +272,28 @@ G_DEFINE_FINAL_TYPE (HpDecoderConfig, hp_decoder_config, HP_TYPE_BASE_MODEL_CONF
  * Since: 1.0
  */
 /**
+ * HpDecoderConfig:activation-checkpointing:
+ *
+ * Which blocks keep only their input in the forward and recompute their
+ * activations in the backward: none (the default), all of them, or
+ * every [property@Hp.DecoderConfig:ac-every]-th one. The gradients are
+ * those without it, bit for bit, under tensor and data parallelism too;
+ * only the peak memory (lower) and the step time (one more forward of
+ * each such block) change. It applies while gradients are recorded;
+ * a forward in no-grad mode keeps nothing anyway.
+ *
+ * Since: 1.0
+ */
+/**
+ * HpDecoderConfig:ac-every:
+ *
+ * With [property@Hp.DecoderConfig:activation-checkpointing] every-k,
+ * the k: blocks k, 2k, ... (counting from 1) are checkpointed. It may
+ * not exceed [property@Hp.DecoderConfig:n-layers].
+ *
+ * Since: 1.0
+ */
+/**
  * HpDecoderConfig:tok-embeddings:
  *
  * The token embedding's configuration; %NULL (the default): made from
@@ -335,6 +360,11 @@ static const HpConfigField decoder_config_fields[] = {
                            TRUE),
   HP_CONFIG_FIELD_BOOLEAN (HpDecoderConfig, sequence_parallel, "sequence-parallel",
                            "Sequence parallelism", FALSE),
+  HP_CONFIG_FIELD_ENUM (HpDecoderConfig, activation_checkpointing, "activation-checkpointing",
+                        "Blocks that recompute their activations", hp_activation_checkpointing_get_type,
+                        HP_ACTIVATION_CHECKPOINTING_NONE),
+  HP_CONFIG_FIELD_INT (HpDecoderConfig, ac_every, "ac-every", "k of every-k checkpointing",
+                       1, 1024, 2),
   HP_CONFIG_FIELD_OBJECT (HpDecoderConfig, tok_embeddings, "tok-embeddings", "Token embedding",
                           hp_embedding_config_get_type, NULL),
   HP_CONFIG_FIELD_OBJECT (HpDecoderConfig, layers, "layers", "Transformer blocks",
@@ -470,6 +500,14 @@ hp_decoder_config_validate (HpConfig  *config,
 {
   HpDecoderConfig *self = HP_DECODER_CONFIG (config);
 
+  if (self->activation_checkpointing == HP_ACTIVATION_CHECKPOINTING_EVERY_K &&
+      self->ac_every > self->n_layers)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_CONFIG,
+                   "ac-every: %d is more than n-layers %d, so activation-checkpointing "
+                   "every-k would checkpoint no block", self->ac_every, self->n_layers);
+      return FALSE;
+    }
   return HP_CONFIG_CLASS (hp_decoder_config_parent_class)->validate (config, error) &&
          check_sizes (self, error) &&
          _hp_nn_check_dtype (config, self->dtype, error);
@@ -817,6 +855,10 @@ hp_decoder_config_expand (HpDecoderConfig  *self,
  * [method@Hp.Module.parallelize] over a mesh with a `tp` dim runs it
  * tensor-parallel.
  *
+ * With [property@Hp.DecoderConfig:activation-checkpointing], the
+ * chosen blocks keep only their input for the backward and run their
+ * forward again in it: less memory, the same gradients.
+ *
  * For generation, [method@Hp.Decoder.forward_with_cache] runs the
  * forward on new positions only, with the keys and values of the
  * earlier ones kept in a [class@Hp.KVCache].
@@ -892,12 +934,51 @@ hp_decoder_setup (HpConfigurable  *configurable,
                                        error);
 }
 
+/* Whether block @i (from 0) of a decoder configured by @config
+ * recomputes its activations */
+static gboolean
+is_checkpointed (HpDecoderConfig *config,
+                 guint            i)
+{
+  switch (config->activation_checkpointing)
+    {
+    case HP_ACTIVATION_CHECKPOINTING_FULL:
+      return TRUE;
+    case HP_ACTIVATION_CHECKPOINTING_EVERY_K:
+      return (i + 1) % config->ac_every == 0;
+    case HP_ACTIVATION_CHECKPOINTING_NONE:
+    default:
+      return FALSE;
+    }
+}
+
+/* Block @i on @h, checkpointed or not */
+static HpTensor *
+call_block (HpDecoderConfig  *config,
+            HpModule         *block,
+            guint             i,
+            HpTensor         *h,
+            GError          **error)
+{
+  g_autoptr(GPtrArray) args = NULL;
+  g_autoptr(GPtrArray) outputs = NULL;
+
+  if (!is_checkpointed (config, i))
+    return hp_module_call1 (block, h, error);
+
+  args = g_ptr_array_new ();
+  g_ptr_array_add (args, h);
+  outputs = _hp_module_call_checkpointed (block, args, error);
+  return outputs != NULL ? g_object_ref (g_ptr_array_index (outputs, 0)) : NULL;
+}
+
 static GPtrArray *
 hp_decoder_forward (HpModule   *module,
                     GPtrArray  *args,
                     GError    **error)
 {
   HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (module, "layers"));
+  HpDecoderConfig *config = HP_DECODER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (module)));
   g_autoptr(HpTensor) h = NULL;
   g_autoptr(HpTensor) normed = NULL;
   HpTensor *logits;
@@ -915,7 +996,7 @@ hp_decoder_forward (HpModule   *module,
                        error);
   for (guint i = 0; h != NULL && i < hp_module_list_get_length (layers); i++)
     {
-      HpTensor *next = hp_module_call1 (hp_module_list_get (layers, i), h, error);
+      HpTensor *next = call_block (config, hp_module_list_get (layers, i), i, h, error);
 
       g_object_unref (h);
       h = next;

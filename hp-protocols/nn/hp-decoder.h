@@ -21,6 +21,29 @@
 
 G_BEGIN_DECLS
 
+/**
+ * HpActivationCheckpointing:
+ * @HP_ACTIVATION_CHECKPOINTING_NONE: every block keeps its activations
+ *   for the backward
+ * @HP_ACTIVATION_CHECKPOINTING_FULL: every block keeps only its input
+ *   and recomputes its activations in the backward
+ * @HP_ACTIVATION_CHECKPOINTING_EVERY_K: every k-th block
+ *   ([property@Hp.DecoderConfig:ac-every]) does, counting from 1: blocks
+ *   k, 2k, ..., as torchtitan's `ac_freq`
+ *
+ * Which blocks of a [class@Hp.Decoder] recompute their activations in
+ * the backward instead of keeping them
+ * ([property@Hp.DecoderConfig:activation-checkpointing]).
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  HP_ACTIVATION_CHECKPOINTING_NONE,     /*< nick=none >*/
+  HP_ACTIVATION_CHECKPOINTING_FULL,     /*< nick=full >*/
+  HP_ACTIVATION_CHECKPOINTING_EVERY_K,  /*< nick=every-k >*/
+} HpActivationCheckpointing;
+
 #define HP_TYPE_DECODER_CONFIG (hp_decoder_config_get_type ())
 
 HP_AVAILABLE_IN_ALL

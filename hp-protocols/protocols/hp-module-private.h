@@ -71,4 +71,9 @@ GPtrArray          *_hp_module_shard_outputs     (HpModule      *self,
                                                   GPtrArray     *outputs,
                                                   GError       **error);
 
+/* hp-module-checkpoint.c */
+GPtrArray          *_hp_module_call_checkpointed (HpModule      *self,
+                                                  GPtrArray     *args,
+                                                  GError       **error);
+
 G_END_DECLS

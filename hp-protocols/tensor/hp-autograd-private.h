@@ -12,6 +12,11 @@
  * gradient reached that output) and fills grad_inputs[i] (transfer full)
  * for each input i with _hp_autograd_node_needs_input_grad(). It runs
  * with grad mode off, so it may call the public ops freely.
+ *
+ * _hp_autograd_grad() runs a backward pass that hands the gradients of
+ * chosen leaves back instead of adding them to the leaves' grad: a
+ * node's backward can run a graph of its own with it (activation
+ * checkpointing, hp-module-checkpoint.c).
  */
 
 #pragma once
@@ -62,6 +67,13 @@ void            _hp_autograd_record               (const gchar      *name,
                                                    GDestroyNotify    destroy);
 gboolean        _hp_autograd_run_backward         (HpTensor         *root,
                                                    HpTensor         *grad,
+                                                   GError          **error);
+gboolean        _hp_autograd_grad                 (const gchar      *what,
+                                                   HpTensor         *root,
+                                                   HpTensor         *grad,
+                                                   HpTensor * const *leaves,
+                                                   guint             n_leaves,
+                                                   HpTensor        **grads_out,
                                                    GError          **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HpAutogradNode, _hp_autograd_node_unref)

@@ -428,74 +428,31 @@ run_node (HpAutogradNode  *node,
   return ok;
 }
 
-gboolean
-_hp_autograd_run_backward (HpTensor  *root,
-                           HpTensor  *grad,
-                           GError   **error)
+/* Runs the backward pass from output @root_nr of @root_node, seeded with
+ * @seed, with grad mode off; the gradients that reach leaves end up in
+ * @leaf_grads (leaf -> gradient, no leaf changed). On success the graph
+ * is released. */
+static gboolean
+run_graph (HpAutogradNode  *root_node,
+           guint            root_nr,
+           HpTensor        *seed,
+           GHashTable      *leaf_grads,
+           GError         **error)
 {
-  g_autoptr(HpTensor) seed = NULL;
   g_autoptr(GHashTable) states = NULL;
-  g_autoptr(GHashTable) leaf_grads = NULL;
   g_autoptr(GPtrArray) ready = NULL;
-  HpAutogradNode *root_node;
-  guint root_nr;
   gboolean was_enabled;
   gboolean ok = TRUE;
-
-  if (!hp_tensor_get_requires_grad (root))
-    {
-      g_set_error_literal (error, HP_ERROR, HP_ERROR_STATE,
-                           "backward: the tensor does not require grad and has no "
-                           "gradient history");
-      return FALSE;
-    }
-
-  if (grad == NULL)
-    {
-      guint ndim;
-      const gint64 *shape = hp_tensor_get_shape (root, &ndim);
-
-      if (hp_tensor_get_numel (root) != 1)
-        {
-          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
-
-          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
-                       "backward: a gradient can be left out only for a tensor "
-                       "with one element, not shape %s", shape_str);
-          return FALSE;
-        }
-      seed = _hp_tensor_new_ones_like (root);
-    }
-  else
-    {
-      if (!check_grad_fits ("backward", root, grad, error))
-        return FALSE;
-      seed = g_object_ref (grad);
-    }
-
-  root_node = _hp_tensor_get_grad_fn (root, &root_nr);
-  if (root_node == NULL)
-    {
-      /* backward on a leaf: its gradient is the seed itself */
-      g_autoptr(HpTensor) sum = NULL;
-      HpTensor *old = hp_tensor_get_grad (root);
-
-      if (old != NULL && (sum = hp_tensor_add (old, seed, error)) == NULL)
-        return FALSE;
-      hp_tensor_set_grad (root, old != NULL ? sum : seed);
-      return TRUE;
-    }
 
   states = g_hash_table_new_full (NULL, NULL,
                                   (GDestroyNotify) _hp_autograd_node_unref,
                                   node_state_free);
-  leaf_grads = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
   if (!collect_graph (root_node, states, error))
     return FALSE;
 
   {
     NodeState *state = g_hash_table_lookup (states, root_node);
-    state->grads[root_nr] = g_steal_pointer (&seed);
+    state->grads[root_nr] = g_object_ref (seed);
   }
 
   was_enabled = hp_grad_mode_is_enabled ();
@@ -515,33 +472,6 @@ _hp_autograd_run_backward (HpTensor  *root,
         g_clear_object (&state->grads[i]);
     }
 
-  /* Leaves change only when the whole pass succeeded: first every sum,
-   * then every assignment. */
-  if (ok)
-    {
-      GHashTableIter iter;
-      gpointer key, value;
-
-      g_hash_table_iter_init (&iter, leaf_grads);
-      while (ok && g_hash_table_iter_next (&iter, &key, &value))
-        {
-          HpTensor *old = hp_tensor_get_grad (key);
-
-          if (old != NULL)
-            {
-              HpTensor *sum = hp_tensor_add (old, value, error);
-
-              ok = sum != NULL;
-              if (ok)
-                g_hash_table_iter_replace (&iter, sum);
-            }
-        }
-
-      g_hash_table_iter_init (&iter, leaf_grads);
-      while (ok && g_hash_table_iter_next (&iter, &key, &value))
-        hp_tensor_set_grad (key, value);
-    }
-
   if (ok)
     {
       GHashTableIter iter;
@@ -558,4 +488,153 @@ _hp_autograd_run_backward (HpTensor  *root,
 
   hp_grad_mode_set_enabled (was_enabled);
   return ok;
+}
+
+/* The seed of a backward from @root: @grad checked against it, or ones
+ * for a one-element @root; NULL with an error naming @what otherwise */
+static HpTensor *
+make_seed (const gchar  *what,
+           HpTensor     *root,
+           HpTensor     *grad,
+           GError      **error)
+{
+  if (!hp_tensor_get_requires_grad (root))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
+                   "%s: the tensor does not require grad and has no gradient history", what);
+      return NULL;
+    }
+
+  if (grad == NULL)
+    {
+      guint ndim;
+      const gint64 *shape = hp_tensor_get_shape (root, &ndim);
+
+      if (hp_tensor_get_numel (root) != 1)
+        {
+          g_autofree gchar *shape_str = _hp_shape_to_string (shape, ndim);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                       "%s: a gradient can be left out only for a tensor "
+                       "with one element, not shape %s", what, shape_str);
+          return NULL;
+        }
+      return _hp_tensor_new_ones_like (root);
+    }
+  if (!check_grad_fits (what, root, grad, error))
+    return NULL;
+  return g_object_ref (grad);
+}
+
+gboolean
+_hp_autograd_run_backward (HpTensor  *root,
+                           HpTensor  *grad,
+                           GError   **error)
+{
+  g_autoptr(HpTensor) seed = NULL;
+  g_autoptr(GHashTable) leaf_grads = NULL;
+  HpAutogradNode *root_node;
+  guint root_nr;
+  GHashTableIter iter;
+  gpointer key, value;
+  gboolean ok = TRUE;
+
+  seed = make_seed ("backward", root, grad, error);
+  if (seed == NULL)
+    return FALSE;
+
+  root_node = _hp_tensor_get_grad_fn (root, &root_nr);
+  if (root_node == NULL)
+    {
+      /* backward on a leaf: its gradient is the seed itself */
+      g_autoptr(HpTensor) sum = NULL;
+      HpTensor *old = hp_tensor_get_grad (root);
+
+      if (old != NULL && (sum = hp_tensor_add (old, seed, error)) == NULL)
+        return FALSE;
+      hp_tensor_set_grad (root, old != NULL ? sum : seed);
+      return TRUE;
+    }
+
+  leaf_grads = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  if (!run_graph (root_node, root_nr, seed, leaf_grads, error))
+    return FALSE;
+
+  /* Leaves change only when the whole pass succeeded: first every sum,
+   * then every assignment. */
+  g_hash_table_iter_init (&iter, leaf_grads);
+  while (ok && g_hash_table_iter_next (&iter, &key, &value))
+    {
+      HpTensor *old = hp_tensor_get_grad (key);
+
+      if (old != NULL)
+        {
+          HpTensor *sum = hp_tensor_add (old, value, error);
+
+          ok = sum != NULL;
+          if (ok)
+            g_hash_table_iter_replace (&iter, sum);
+        }
+    }
+
+  g_hash_table_iter_init (&iter, leaf_grads);
+  while (ok && g_hash_table_iter_next (&iter, &key, &value))
+    hp_tensor_set_grad (key, value);
+
+  return ok;
+}
+
+/* Like torch.autograd.grad: the gradients of @root (seeded with @grad)
+ * with respect to the leaves @leaves, into @grads_out (transfer full,
+ * NULL for a leaf no gradient reached), without changing the grad of
+ * any leaf. A leaf that requires grad but is not in @leaves and that the
+ * graph reaches is an error: its gradient would be lost. */
+gboolean
+_hp_autograd_grad (const gchar      *what,
+                   HpTensor         *root,
+                   HpTensor         *grad,
+                   HpTensor * const *leaves,
+                   guint             n_leaves,
+                   HpTensor        **grads_out,
+                   GError          **error)
+{
+  g_autoptr(HpTensor) seed = NULL;
+  g_autoptr(GHashTable) leaf_grads = NULL;
+  HpAutogradNode *root_node;
+  guint root_nr;
+
+  seed = make_seed (what, root, grad, error);
+  if (seed == NULL)
+    return FALSE;
+
+  leaf_grads = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
+  root_node = _hp_tensor_get_grad_fn (root, &root_nr);
+  if (root_node == NULL)
+    g_hash_table_insert (leaf_grads, root, g_steal_pointer (&seed));
+  else if (!run_graph (root_node, root_nr, seed, leaf_grads, error))
+    return FALSE;
+
+  for (guint i = 0; i < n_leaves; i++)
+    grads_out[i] = leaves[i] != NULL ? g_hash_table_lookup (leaf_grads, leaves[i]) : NULL;
+  for (guint i = 0; i < n_leaves; i++)
+    if (grads_out[i] != NULL)
+      g_hash_table_steal (leaf_grads, leaves[i]);
+
+  if (g_hash_table_size (leaf_grads) > 0)
+    {
+      GHashTableIter iter;
+      gpointer key;
+      g_autofree gchar *text = NULL;
+
+      g_hash_table_iter_init (&iter, leaf_grads);
+      g_hash_table_iter_next (&iter, &key, NULL);
+      text = _hp_tensor_describe (key);
+      for (guint i = 0; i < n_leaves; i++)
+        g_clear_object (&grads_out[i]);
+      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
+                   "%s: the graph reaches %s, which requires grad but is neither an "
+                   "input nor a parameter", what, text);
+      return FALSE;
+    }
+  return TRUE;
 }

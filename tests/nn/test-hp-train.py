@@ -50,6 +50,23 @@ for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--d
     check(f"{np} ranks {' '.join(extra)}: one line per step, from rank 0 only",
           len(re.findall(r"^step +1/", run.stdout, re.M)) == 1, run.stdout)
 
+# Activation checkpointing recomputes the blocks' activations in the
+# backward: the same ops in the same order, so the very same losses, on
+# one rank and under tensor parallelism; the header names the mode
+for np, extra in ((1, []), (2, ["--tp", "2"])):
+    plain = one if np == 1 else mpirun(np, *common, *extra)
+    for mode in ("full", "every-2"):
+        run = mpirun(np, *common, *extra, "--ac", mode)
+        check(f"{np} ranks {' '.join(extra)} --ac {mode} gives the losses without it",
+              run.returncode == 0 and plain.returncode == 0 and
+              loss_lines(run.stdout) == loss_lines(plain.stdout) and
+              len(loss_lines(run.stdout)) == STEPS,
+              run.stderr + "\n" + str(losses(run)) + "\n" + str(losses(plain)))
+        check(f"{np} ranks --ac {mode}: the header names it",
+              f"activation checkpointing {mode}\n" in run.stdout, run.stdout)
+check("without --ac the header says none", "activation checkpointing none\n" in one.stdout,
+      one.stdout)
+
 # The same job with the ranks agreeing before every collective (every
 # kind the job makes: mesh making and slicing, distributing the weights,
 # redistributions, the loss, data parallelism): no false mismatch, the
@@ -71,6 +88,11 @@ expect_error("heads not divisible by tp", 2,
              "layers.0.attention.n-heads")
 expect_error("--set path that does not exist", 2, ["--tp", "2", "--set", "layers.5.dim=3"],
              "layers.5")
+expect_error("--ac with an unknown mode", 2, ["--ac", "sometimes"],
+             "--ac sometimes: expected none, full or every-K")
+expect_error("--ac every-0", 2, ["--ac", "every-0"], "--ac every-0: expected none, full or every-K")
+expect_error("--ac every-K past the last layer", 2, ["--ac", "every-3"],
+             "ac-every: 3 is more than n-layers 2")
 expect_error("--set value of the wrong type", 2, ["--set", "dim=wide"], "dim")
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as bad:
     bad.write('{"@type": "HpDecoderConfig", "dim": 64, "heads": 4}')

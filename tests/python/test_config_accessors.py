@@ -169,6 +169,11 @@ class AccessorTest(unittest.TestCase):
 
     def test_decoder_config(self):
         config = Hp.DecoderConfig()
+        self.check(config, "activation_checkpointing", Hp.ActivationCheckpointing.EVERY_K,
+                   lambda c: c.get_activation_checkpointing(),
+                   lambda c, v: c.set_activation_checkpointing(v))
+        self.check(config, "ac_every", 3,
+                   lambda c: c.get_ac_every(), lambda c, v: c.set_ac_every(v))
         self.check(config, "attention_bias", True,
                    lambda c: c.get_attention_bias(), lambda c, v: c.set_attention_bias(v))
         self.check(config, "head_dim", 6,

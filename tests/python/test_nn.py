@@ -232,6 +232,31 @@ class LayerTest(unittest.TestCase):
         self.assertEqual(nparams, sum(p.size for p in params(decoder).values()))
         self.assertGreater(flops, 6 * (nparams - 2 * 11 * 8))
 
+    def test_activation_checkpointing(self):
+        """Blocks that recompute their activations in the backward give
+        the gradients of blocks that keep them, to the bit"""
+        ids = Hp.Tensor.from_numpy(np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.int64))
+        targets = Hp.Tensor.from_numpy(np.array([[2, 3, 4, 5], [6, 7, 8, 9]], dtype=np.int64))
+        grads = {}
+        for mode in (Hp.ActivationCheckpointing.NONE, Hp.ActivationCheckpointing.FULL,
+                     Hp.ActivationCheckpointing.EVERY_K):
+            config = Hp.DecoderConfig.new().replace(dim=8, n_layers=3, n_heads=2, n_kv_heads=1,
+                                                    vocab_size=11, max_seq_len=16, dtype=F64,
+                                                    activation_checkpointing=mode, ac_every=2)
+            decoder = config.build()
+            self.assertTrue(decoder.init_weights(3))
+            decoder(ids).cross_entropy(targets, -100).backward(None)
+            grads[mode] = {name: to_numpy(p.get_grad()) for name, p in decoder.named_parameters()}
+        for mode in (Hp.ActivationCheckpointing.FULL, Hp.ActivationCheckpointing.EVERY_K):
+            self.assertEqual(grads[mode].keys(), grads[Hp.ActivationCheckpointing.NONE].keys())
+            for name, grad in grads[mode].items():
+                np.testing.assert_array_equal(grad, grads[Hp.ActivationCheckpointing.NONE][name])
+
+        config = Hp.DecoderConfig.new().replace(n_layers=2, ac_every=3,
+                                                activation_checkpointing=Hp.ActivationCheckpointing.EVERY_K)
+        assert_error(self, Hp.Error.CONFIG, "ac-every: 3 is more than n-layers 2, so "
+                     "activation-checkpointing every-k would checkpoint no block", config.validate)
+
     def test_kv_cache(self):
         config = Hp.DecoderConfig.new().replace(dim=8, n_layers=2, n_heads=2, n_kv_heads=1,
                                                 vocab_size=11, max_seq_len=16, dtype=F64)
