@@ -18,6 +18,7 @@
 #include "hp-tensor-ops.h"
 #include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
+#include "hp-vec-private.h"
 
 #define OP_NAME "scaled_dot_product_attention"
 
@@ -55,11 +56,49 @@ attention_data_free (gpointer data)
   g_free (self);
 }
 
+/* row[j] = e^(row[j] - max) / sum over the row, the sum in double; in
+ * float32 the exponentials are taken in float, vectorised */
+static void
+softmax_normalize_f32 (gfloat *restrict row,
+                       gint64           n,
+                       gfloat           max)
+{
+  gdouble sum = 0.0;
+  gfloat inv;
+
+  HP_SIMD_SUM (sum)
+  for (gint64 j = 0; j < n; j++)
+    {
+      row[j] = _hp_expf (row[j] - max);
+      sum += row[j];
+    }
+  inv = (gfloat) (1.0 / sum);
+  HP_SIMD
+  for (gint64 j = 0; j < n; j++)
+    row[j] *= inv;
+}
+
+static void
+softmax_normalize_f64 (gdouble *restrict row,
+                       gint64            n,
+                       gdouble           max)
+{
+  gdouble sum = 0.0;
+
+  for (gint64 j = 0; j < n; j++)
+    {
+      row[j] = exp (row[j] - max);
+      sum += row[j];
+    }
+  for (gint64 j = 0; j < n; j++)
+    row[j] /= sum;
+}
+
 /* Turns the scaled scores of one (batch, head) into probabilities in
  * place: adds the mask row (elements mask_step apart) or cuts the row
- * at the causal limit, then a softmax in double precision. Excluded
- * keys get probability 0; a row with no key left becomes NaN. */
-#define SOFTMAX_ROWS(T) \
+ * at the causal limit, then the softmax. Excluded keys get probability
+ * 0; a row with no key left becomes NaN. */
+#define SOFTMAX_ROWS(T, SUFFIX) \
   G_STMT_START { \
     T *restrict _p = scores; \
     const T *_mask = mask_data; \
@@ -69,7 +108,6 @@ attention_data_free (gpointer data)
         const T *mrow = _mask != NULL ? _mask + mask_offset + i * mask_row_stride : NULL; \
         gint64 n = is_causal ? MIN (i + 1, kv_len) : kv_len; \
         gdouble max = -INFINITY; \
-        gdouble sum = 0.0; \
         for (gint64 j = 0; j < n; j++) \
           { \
             gdouble x = row[j]; \
@@ -85,14 +123,7 @@ attention_data_free (gpointer data)
               row[j] = (T) NAN; \
             continue; \
           } \
-        for (gint64 j = 0; j < n; j++) \
-          { \
-            gdouble e = exp ((gdouble) row[j] - max); \
-            row[j] = (T) e; \
-            sum += e; \
-          } \
-        for (gint64 j = 0; j < n; j++) \
-          row[j] = (T) (row[j] / sum); \
+        softmax_normalize_##SUFFIX (row, n, max); \
         for (gint64 j = n; j < kv_len; j++) \
           row[j] = 0; \
       } \
@@ -150,9 +181,9 @@ attention_compute (HpTensor     *query,
                   k_bg, 0.0, scores);
 
         if (dtype == HP_DTYPE_FLOAT32)
-          SOFTMAX_ROWS (gfloat);
+          SOFTMAX_ROWS (gfloat, f32);
         else
-          SOFTMAX_ROWS (gdouble);
+          SOFTMAX_ROWS (gdouble, f64);
 
         _hp_gemm (dtype, FALSE, FALSE, dims->q_len, dims->value_dim, kv_len, 1.0, scores,
                   v_bg, 0.0, o + elem * (bh * dims->q_len * dims->value_dim));

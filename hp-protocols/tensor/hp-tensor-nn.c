@@ -18,6 +18,7 @@
 #include "hp-tensor-ops.h"
 #include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
+#include "hp-vec-private.h"
 
 /* Expands to the call of the float32 or float64 instance of a kernel */
 #define DISPATCH_FLOATING(dtype, KERNEL, ...) \
@@ -1009,6 +1010,79 @@ hp_tensor_apply_rotary (HpTensor  *self,
 /* cross_entropy                                                       */
 /* ------------------------------------------------------------------ */
 
+/* The largest of a row, and the sum of e^(x - max) over it, in double.
+ * In float32 e^(x - max) is taken in float (_hp_expf, vectorised) and
+ * only the sum in double: a row is a whole vocabulary, where a float
+ * sum would lose digits. @e, when not NULL, receives the terms. */
+static gdouble
+row_max_f32 (const gfloat *restrict x,
+             gint64        c)
+{
+  gfloat max = -INFINITY;
+
+  HP_SIMD_MAX (max)
+  for (gint64 j = 0; j < c; j++)
+    max = x[j] > max ? x[j] : max;
+  return max;
+}
+
+static gdouble
+row_exp_sum_f32 (const gfloat *restrict x,
+                 gint64        c,
+                 gfloat        max,
+                 gfloat       *restrict e)
+{
+  gdouble sum = 0.0;
+
+  if (e != NULL)
+    {
+      HP_SIMD_SUM (sum)
+      for (gint64 j = 0; j < c; j++)
+        {
+          e[j] = _hp_expf (x[j] - max);
+          sum += e[j];
+        }
+    }
+  else
+    {
+      HP_SIMD_SUM (sum)
+      for (gint64 j = 0; j < c; j++)
+        sum += _hp_expf (x[j] - max);
+    }
+  return sum;
+}
+
+static gdouble
+row_max_f64 (const gdouble *restrict x,
+             gint64         c)
+{
+  gdouble max = -INFINITY;
+
+  for (gint64 j = 0; j < c; j++)
+    if (x[j] > max)
+      max = x[j];
+  return max;
+}
+
+static gdouble
+row_exp_sum_f64 (const gdouble *restrict x,
+                 gint64         c,
+                 gdouble        max,
+                 gdouble       *restrict e)
+{
+  gdouble sum = 0.0;
+
+  for (gint64 j = 0; j < c; j++)
+    {
+      gdouble ej = exp (x[j] - max);
+
+      if (e != NULL)
+        e[j] = ej;
+      sum += ej;
+    }
+  return sum;
+}
+
 /* Sum over kept rows of logsumexp (x) - x[target], shifted by the max */
 #define DEFINE_CROSS_ENTROPY_FORWARD(T, SUFFIX) \
 static gdouble \
@@ -1023,16 +1097,12 @@ cross_entropy_forward_##SUFFIX (const T      *restrict x, \
   for (gint64 r = 0; r < rows; r++) \
     { \
       const T *xr = x + r * c; \
-      gdouble max = -INFINITY, sum = 0.0; \
+      gdouble max; \
  \
       if (targets[r] == ignore_index) \
         continue; \
-      for (gint64 j = 0; j < c; j++) \
-        if (xr[j] > max) \
-          max = xr[j]; \
-      for (gint64 j = 0; j < c; j++) \
-        sum += exp ((gdouble) xr[j] - max); \
-      total += max + log (sum) - xr[targets[r]]; \
+      max = row_max_##SUFFIX (xr, c); \
+      total += max + log (row_exp_sum_##SUFFIX (xr, c, max, NULL)) - xr[targets[r]]; \
     } \
   return total; \
 }
@@ -1041,7 +1111,8 @@ DEFINE_CROSS_ENTROPY_FORWARD (gfloat, f32)
 DEFINE_CROSS_ENTROPY_FORWARD (gdouble, f64)
 
 /* g_logits[r] = (softmax (x[r]) - onehot (target)) * @scale for kept
- * rows, zero for ignored ones */
+ * rows, zero for ignored ones: the exponentials go into g_logits on the
+ * way to their sum and are scaled there */
 #define DEFINE_CROSS_ENTROPY_BACKWARD(T, SUFFIX) \
 static void \
 cross_entropy_backward_##SUFFIX (const T      *restrict x, \
@@ -1055,23 +1126,18 @@ cross_entropy_backward_##SUFFIX (const T      *restrict x, \
   for (gint64 r = 0; r < rows; r++) \
     { \
       const T *xr = x + r * c; \
-      T *gr = gx + r * c; \
-      gdouble max = -INFINITY, sum = 0.0, inv; \
+      T *restrict gr = gx + r * c; \
+      T inv; \
  \
       if (targets[r] == ignore_index) \
         { \
-          for (gint64 j = 0; j < c; j++) \
-            gr[j] = 0; \
+          memset (gr, 0, c * sizeof (T)); \
           continue; \
         } \
+      inv = (T) (scale / row_exp_sum_##SUFFIX (xr, c, row_max_##SUFFIX (xr, c), gr)); \
+      HP_SIMD \
       for (gint64 j = 0; j < c; j++) \
-        if (xr[j] > max) \
-          max = xr[j]; \
-      for (gint64 j = 0; j < c; j++) \
-        sum += exp ((gdouble) xr[j] - max); \
-      inv = scale / sum; \
-      for (gint64 j = 0; j < c; j++) \
-        gr[j] = (T) (exp ((gdouble) xr[j] - max) * inv); \
+        gr[j] *= inv; \
       gr[targets[r]] = (T) (gr[targets[r]] - scale); \
     } \
 }
