@@ -835,6 +835,49 @@ test_cross_entropy_values (void)
     }
 }
 
+/* A row as long as a vocabulary, not a multiple of a vector's width,
+ * logits spread over [-40, 40]: the float32 loss and its gradient
+ * (softmax - onehot, over the kept rows) against double */
+static void
+test_cross_entropy_long_rows (void)
+{
+  enum { ROWS = 3, C = 1001 };
+  const gint64 targets_data[ROWS] = { 17, 1000, 500 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) scaled = hp_test_randn (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (ROWS, C), 7, FALSE);
+  g_autoptr(HpTensor) logits = hp_tensor_scale (scaled, 15.0, &error);
+  g_autoptr(HpTensor) targets = hp_test_tensor_ids (targets_data, ROWS, HP_TEST_SHAPE (ROWS));
+  g_autoptr(HpTensor) loss = NULL;
+  g_autofree gdouble *xs = NULL;
+  g_autofree gdouble *want_grad = g_new (gdouble, ROWS * C);
+  gdouble want;
+  gsize n;
+
+  g_assert_no_error (error);
+  hp_tensor_set_requires_grad (logits, TRUE);
+  loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_backward (loss, NULL, &error));
+  g_assert_no_error (error);
+
+  xs = hp_tensor_to_float64_array (logits, &n);
+  want = reference_cross_entropy (xs, targets_data, ROWS, C, -100);
+  for (gint64 r = 0; r < ROWS; r++)
+    {
+      gdouble max = -INFINITY, sum = 0.0;
+
+      for (gint64 j = 0; j < C; j++)
+        max = MAX (max, xs[r * C + j]);
+      for (gint64 j = 0; j < C; j++)
+        sum += exp (xs[r * C + j] - max);
+      for (gint64 j = 0; j < C; j++)
+        want_grad[r * C + j] = (exp (xs[r * C + j] - max) / sum - (j == targets_data[r])) / ROWS;
+    }
+  hp_test_assert_values (loss, &want, 1, NULL, 0, rtol_for (HP_DTYPE_FLOAT32), 0);
+  hp_test_assert_values (hp_tensor_get_grad (logits), want_grad, ROWS * C, HP_TEST_SHAPE (ROWS, C),
+                         rtol_for (HP_DTYPE_FLOAT32), 1e-12);
+}
+
 static void
 test_cross_entropy_known (void)
 {
@@ -984,6 +1027,7 @@ main (int   argc,
   g_test_add_func ("/nn/rotary/gradients", test_rotary_gradients);
   g_test_add_func ("/nn/cross-entropy/values", test_cross_entropy_values);
   g_test_add_func ("/nn/cross-entropy/known", test_cross_entropy_known);
+  g_test_add_func ("/nn/cross-entropy/long-rows", test_cross_entropy_long_rows);
   g_test_add_func ("/nn/cross-entropy/edges", test_cross_entropy_edges);
   g_test_add_func ("/nn/cross-entropy/bad-input", test_cross_entropy_bad_input);
   g_test_add_func ("/nn/cross-entropy/gradients", test_cross_entropy_gradients);

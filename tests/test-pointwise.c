@@ -341,6 +341,45 @@ test_buffer_cache_follows_sizes (void)
   g_assert_true (data_of (again) == last_data);
 }
 
+/* float32 SiLU, which has a loop of its own: its value and derivative
+ * over [-100, 100] against double, including where e^-x overflows and
+ * where the result is below the smallest normal float */
+static void
+test_silu_float32 (void)
+{
+  enum { N = 1003 };
+  g_autoptr(GError) error = NULL;
+  g_autofree gdouble *in = g_new (gdouble, N);
+  g_autofree gdouble *want = g_new (gdouble, N);
+  g_autofree gdouble *want_grad = g_new (gdouble, N);
+  g_autoptr(HpTensor) x = NULL;
+  g_autoptr(HpTensor) y = NULL;
+  g_autoptr(HpTensor) total = NULL;
+
+  for (gint i = 0; i < N; i++)
+    {
+      gdouble s;
+
+      /* the exact float32 inputs, so that the reference sees them too */
+      in[i] = (gfloat) (-100.0 + 200.0 * i / (N - 1));
+      s = 1.0 / (1.0 + exp (-in[i]));
+      want[i] = in[i] * s;
+      want_grad[i] = s * (1.0 + in[i] * (1.0 - s));
+    }
+  x = hp_test_tensor (HP_DTYPE_FLOAT32, in, N, HP_TEST_SHAPE (N));
+  hp_tensor_set_requires_grad (x, TRUE);
+  y = hp_tensor_silu (x, &error);
+  g_assert_no_error (error);
+  total = hp_tensor_sum_all (y, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_tensor_backward (total, NULL, &error));
+  g_assert_no_error (error);
+
+  g_assert_cmpint (hp_tensor_get_dtype (y), ==, HP_DTYPE_FLOAT32);
+  hp_test_assert_values (y, want, N, HP_TEST_SHAPE (N), 1e-6, 1e-37);
+  hp_test_assert_values (hp_tensor_get_grad (x), want_grad, N, HP_TEST_SHAPE (N), 1e-6, 1e-7);
+}
+
 static void
 test_unary_values (void)
 {
@@ -448,6 +487,7 @@ main (int   argc,
   g_test_add_func ("/pointwise/large-same-shape", test_large_same_shape);
   g_test_add_func ("/pointwise/buffer-cache-follows-sizes", test_buffer_cache_follows_sizes);
   g_test_add_func ("/pointwise/unary/values", test_unary_values);
+  g_test_add_func ("/pointwise/silu/float32", test_silu_float32);
   g_test_add_func ("/pointwise/binary/gradients", test_binary_gradients);
   g_test_add_func ("/pointwise/unary/gradients", test_unary_gradients);
 

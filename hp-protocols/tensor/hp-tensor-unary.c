@@ -117,7 +117,7 @@ silu_f32 (const gfloat *restrict x,
 {
   HP_SIMD
   for (gint64 i = 0; i < n; i++)
-    out[i] = x[i] / (1.0f + _hp_expf (-x[i]));
+    out[i] = x[i] * _hp_sigmoidf (x[i]);
 }
 
 static void
@@ -129,7 +129,7 @@ silu_backward_f32 (const gfloat *restrict x,
   HP_SIMD
   for (gint64 i = 0; i < n; i++)
     {
-      gfloat s = 1.0f / (1.0f + _hp_expf (-x[i]));
+      gfloat s = _hp_sigmoidf (x[i]);
 
       out[i] = grad[i] * (s * (1.0f + x[i] * (1.0f - s)));
     }

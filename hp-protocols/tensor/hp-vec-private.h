@@ -27,10 +27,10 @@ G_BEGIN_DECLS
 
 /* e^x in float32, within 2 ulp of the rounded exact value: x = k ln 2 + r
  * with |r| <= ln 2 / 2, e^r by its Taylor polynomial of degree 7 (the
- * remainder is below 1e-8 relative), 2^k put into the exponent bits.
- * Results below 2^-125 (x < -86.6) are flushed to 0 rather than made
- * subnormal: their absolute error is under 3e-38. Overflows to +inf,
- * NaN stays NaN. */
+ * remainder is below 1e-8 relative), times 2^k in two factors, each a
+ * normal float, so that results down to the subnormal ones come out
+ * (below e^-104, under half the smallest subnormal, 0). Overflows to
+ * +inf; NaN stays NaN. */
 static inline gfloat
 _hp_expf (gfloat x)
 {
@@ -41,12 +41,14 @@ _hp_expf (gfloat x)
   const gfloat ln2_lo = -2.12194440e-4f;
   /* 1.5 * 2^23: adding and subtracting it rounds to an integer */
   const gfloat round_magic = 12582912.0f;
-  /* clamped (and NaN replaced) so that k stays within the exponent */
-  gfloat xc = x != x ? 0.0f : x < -86.6f ? -86.6f : x > 88.72284f ? 88.72284f : x;
+  /* clamped (and NaN replaced) so that k stays within [-150, 128] */
+  gfloat xc = x != x ? 0.0f : x < -104.0f ? -104.0f : x > 88.72284f ? 88.72284f : x;
   gfloat kf = (xc * log2e + round_magic) - round_magic;
   gfloat r = (xc - kf * ln2_hi) - kf * ln2_lo;
+  gint32 k = (gint32) kf;
+  gint32 k1 = k / 2;
   gfloat p = 1.0f / 5040.0f;
-  union { guint32 u; gfloat f; } half_scale;
+  union { guint32 u; gfloat f; } scale1, scale2;
   gfloat y;
 
   p = p * r + 1.0f / 720.0f;
@@ -56,12 +58,23 @@ _hp_expf (gfloat x)
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  /* 2^(k-1), then times 2: k runs up to 128, whose 2^k has no float */
-  half_scale.u = (guint32) ((gint32) kf + 126) << 23;
-  y = p * half_scale.f * 2.0f;
-  y = x < -86.6f ? 0.0f : y;
+  scale1.u = (guint32) (k1 + 127) << 23;
+  scale2.u = (guint32) (k - k1 + 127) << 23;
+  y = p * scale1.f * scale2.f;
+  y = x < -104.0f ? 0.0f : y;
   y = x > 88.72284f ? INFINITY : y;
   return x != x ? x : y;
+}
+
+/* The logistic function 1 / (1 + e^-x) in float32, from e^-|x| so that
+ * no exponential overflows: for x < 0 it is e^x / (1 + e^x), which keeps
+ * the tiny values of a very negative x */
+static inline gfloat
+_hp_sigmoidf (gfloat x)
+{
+  gfloat e = _hp_expf (x < 0.0f ? x : -x);
+
+  return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 
 G_END_DECLS
