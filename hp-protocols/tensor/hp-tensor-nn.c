@@ -1046,7 +1046,7 @@ hp_tensor_apply_rotary (HpTensor  *self,
 /* The largest of a row, and the sum of e^(x - max) over it, in double.
  * In float32 e^(x - max) is taken in float (_hp_expf, vectorised) and
  * only the sum in double: a row is a whole vocabulary, where a float
- * sum would lose digits. @e, when not NULL, receives the terms. */
+ * sum would lose digits. */
 static gdouble
 row_max_f32 (const gfloat *restrict x,
              gint64        c)
@@ -1062,26 +1062,13 @@ row_max_f32 (const gfloat *restrict x,
 static gdouble
 row_exp_sum_f32 (const gfloat *restrict x,
                  gint64        c,
-                 gfloat        max,
-                 gfloat       *restrict e)
+                 gfloat        max)
 {
   gdouble sum = 0.0;
 
-  if (e != NULL)
-    {
-      HP_SIMD_SUM (sum)
-      for (gint64 j = 0; j < c; j++)
-        {
-          e[j] = _hp_expf (x[j] - max);
-          sum += e[j];
-        }
-    }
-  else
-    {
-      HP_SIMD_SUM (sum)
-      for (gint64 j = 0; j < c; j++)
-        sum += _hp_expf (x[j] - max);
-    }
+  HP_SIMD_SUM (sum)
+  for (gint64 j = 0; j < c; j++)
+    sum += _hp_expf (x[j] - max);
   return sum;
 }
 
@@ -1100,27 +1087,57 @@ row_max_f64 (const gdouble *restrict x,
 static gdouble
 row_exp_sum_f64 (const gdouble *restrict x,
                  gint64         c,
-                 gdouble        max,
-                 gdouble       *restrict e)
+                 gdouble        max)
 {
   gdouble sum = 0.0;
 
   for (gint64 j = 0; j < c; j++)
-    {
-      gdouble ej = exp (x[j] - max);
-
-      if (e != NULL)
-        e[j] = ej;
-      sum += ej;
-    }
+    sum += exp (x[j] - max);
   return sum;
 }
 
-/* Sum over kept rows of logsumexp (x) - x[target], shifted by the max */
+/* @scale * e^(x - lse) over a row: its softmax, scaled */
+static void
+row_softmax_f32 (const gfloat *restrict x,
+                 gfloat       *restrict out,
+                 gint64        c,
+                 gdouble       lse,
+                 gdouble       scale)
+{
+  gfloat s = (gfloat) scale;
+
+  HP_SIMD
+  for (gint64 j = 0; j < c; j++)
+    out[j] = _hp_expf ((gfloat) (x[j] - lse)) * s;
+}
+
+static void
+row_softmax_f64 (const gdouble *restrict x,
+                 gdouble       *restrict out,
+                 gint64         c,
+                 gdouble        lse,
+                 gdouble        scale)
+{
+  for (gint64 j = 0; j < c; j++)
+    out[j] = exp (x[j] - lse) * scale;
+}
+
+/* What cross entropy's backward needs: the count of kept rows and the
+ * logsumexp of every row (unset for ignored ones), so that the gradient
+ * is one pass, e^(x - logsumexp) */
+typedef struct
+{
+  gint64 count;
+  gdouble lse[];
+} CrossEntropyData;
+
+/* Sum over kept rows of logsumexp (x) - x[target], shifted by the max;
+ * each logsumexp into @lse */
 #define DEFINE_CROSS_ENTROPY_FORWARD(T, SUFFIX) \
 static gdouble \
 cross_entropy_forward_##SUFFIX (const T      *restrict x, \
                                 const gint64 *restrict targets, \
+                                gdouble      *restrict lse, \
                                 gint64        rows, \
                                 gint64        c, \
                                 gint64        ignore_index) \
@@ -1135,7 +1152,8 @@ cross_entropy_forward_##SUFFIX (const T      *restrict x, \
       if (targets[r] == ignore_index) \
         continue; \
       max = row_max_##SUFFIX (xr, c); \
-      total += max + log (row_exp_sum_##SUFFIX (xr, c, max, NULL)) - xr[targets[r]]; \
+      lse[r] = max + log (row_exp_sum_##SUFFIX (xr, c, max)); \
+      total += lse[r] - xr[targets[r]]; \
     } \
   return total; \
 }
@@ -1144,33 +1162,28 @@ DEFINE_CROSS_ENTROPY_FORWARD (gfloat, f32)
 DEFINE_CROSS_ENTROPY_FORWARD (gdouble, f64)
 
 /* g_logits[r] = (softmax (x[r]) - onehot (target)) * @scale for kept
- * rows, zero for ignored ones: the exponentials go into g_logits on the
- * way to their sum and are scaled there */
+ * rows, from the logsumexp of forward; zero for ignored rows */
 #define DEFINE_CROSS_ENTROPY_BACKWARD(T, SUFFIX) \
 static void \
-cross_entropy_backward_##SUFFIX (const T      *restrict x, \
-                                 const gint64 *restrict targets, \
-                                 T            *restrict gx, \
-                                 gint64        rows, \
-                                 gint64        c, \
-                                 gint64        ignore_index, \
-                                 gdouble       scale) \
+cross_entropy_backward_##SUFFIX (const T       *restrict x, \
+                                 const gint64  *restrict targets, \
+                                 const gdouble *restrict lse, \
+                                 T             *restrict gx, \
+                                 gint64         rows, \
+                                 gint64         c, \
+                                 gint64         ignore_index, \
+                                 gdouble        scale) \
 { \
   for (gint64 r = 0; r < rows; r++) \
     { \
-      const T *xr = x + r * c; \
-      T *restrict gr = gx + r * c; \
-      T inv; \
+      T *gr = gx + r * c; \
  \
       if (targets[r] == ignore_index) \
         { \
           memset (gr, 0, c * sizeof (T)); \
           continue; \
         } \
-      inv = (T) (scale / row_exp_sum_##SUFFIX (xr, c, row_max_##SUFFIX (xr, c), gr)); \
-      HP_SIMD \
-      for (gint64 j = 0; j < c; j++) \
-        gr[j] *= inv; \
+      row_softmax_##SUFFIX (x + r * c, gr, c, lse[r], scale); \
       gr[targets[r]] = (T) (gr[targets[r]] - scale); \
     } \
 }
@@ -1184,8 +1197,8 @@ cross_entropy_backward (HpAutogradNode  *node,
                         HpTensor       **grad_inputs,
                         GError         **error)
 {
-  /* the count of kept rows is kept with the node */
-  gint64 count = (gint64) GPOINTER_TO_SIZE (_hp_op_node_get_data (node));
+  const CrossEntropyData *data = _hp_op_node_get_data (node);
+  gint64 count = data->count;
   HpTensor *logits = _hp_autograd_node_get_saved (node, 0);
   HpTensor *targets = _hp_autograd_node_get_saved (node, 1);
   guint ndim;
@@ -1196,7 +1209,7 @@ cross_entropy_backward (HpAutogradNode  *node,
   gdouble scale = count > 0 ? g / (gdouble) count : 0.0;
 
   DISPATCH_FLOATING (dtype, cross_entropy_backward,
-                     _hp_tensor_data (logits), _hp_tensor_data (targets),
+                     _hp_tensor_data (logits), _hp_tensor_data (targets), data->lse,
                      _hp_tensor_data (gx), _hp_shape_numel (shape, ndim - 1),
                      shape[ndim - 1], _hp_op_node_get_call (node)->sizes[0], scale);
 
@@ -1249,6 +1262,7 @@ cross_entropy_kernel (const HpOpCall    *call,
   gint64 rows = _hp_shape_numel (shape, ndim - 1);
   gint64 c = shape[ndim - 1];
   const gint64 *t_data = _hp_tensor_data (targets);
+  CrossEntropyData *data;
   gint64 count = 0;
   gdouble total = 0.0;
 
@@ -1267,13 +1281,17 @@ cross_entropy_kernel (const HpOpCall    *call,
       count++;
     }
 
+  data = g_malloc (sizeof (CrossEntropyData) + rows * sizeof (gdouble));
+  data->count = count;
   switch (dtype)
     {
     case HP_DTYPE_FLOAT32:
-      total = cross_entropy_forward_f32 (_hp_tensor_data (logits), t_data, rows, c, ignore_index);
+      total = cross_entropy_forward_f32 (_hp_tensor_data (logits), t_data, data->lse, rows, c,
+                                         ignore_index);
       break;
     case HP_DTYPE_FLOAT64:
-      total = cross_entropy_forward_f64 (_hp_tensor_data (logits), t_data, rows, c, ignore_index);
+      total = cross_entropy_forward_f64 (_hp_tensor_data (logits), t_data, data->lse, rows, c,
+                                         ignore_index);
       break;
     case HP_DTYPE_INT64:
     default:
@@ -1285,8 +1303,8 @@ cross_entropy_kernel (const HpOpCall    *call,
 
   saved->tensors[saved->n_tensors++] = logits;
   saved->tensors[saved->n_tensors++] = targets;
-  /* a count of rows fits a gsize */
-  saved->data = GSIZE_TO_POINTER ((gsize) count);
+  saved->data = data;
+  saved->destroy = g_free;
   return TRUE;
 }
 
