@@ -35,9 +35,10 @@
  * `t` is its state `step`, a float64 scalar (see
  * [method@Hp.Optimizer.get_state]). A parameter's step advances only when it
  * has a gradient, so the bias corrections of a parameter that skipped
- * steps are those of its own updates, as in PyTorch. Arithmetic is in
- * double precision; float32 parameters and moments are rounded when
- * they are stored.
+ * steps are those of its own updates, as in PyTorch. For float64
+ * parameters the arithmetic is in double precision; for float32 ones,
+ * as in PyTorch, the moments and the step `m / (sqrt(v) / sqrt(1 - b2^t) + eps)`
+ * are in float, and the decay and the update of the parameter in double.
  *
  * Since: 1.0
  */
@@ -92,10 +93,14 @@ lerp (gdouble start,
                       : end - (end - start) * (1.0 - weight);
 }
 
-/* The update of float32 parameters: the arithmetic of the generic loop
- * below, double per element as there, but on typed arrays so that it
- * vectorises; lerp's choice of end depends on the weight only, so it is
- * made once. */
+/* The update of float32 parameters, on typed arrays so that it
+ * vectorises. The moments and the step m / (sqrt (v) / c2 + eps) are in
+ * float, as PyTorch has them (sqrt and division in double cost more than
+ * the rest of the update together, and the moments are stored in float
+ * anyway); decaying the parameter and adding the step stay in double, so
+ * that a decay factor such as 0.9997 is not rounded to float on every
+ * step. lerp's choice of end depends on the weight only, so it is made
+ * once. */
 static void
 update_f32 (gfloat       *restrict p,
             const gfloat *restrict grad,
@@ -110,19 +115,21 @@ update_f32 (gfloat       *restrict p,
             gdouble       eps)
 {
   gboolean from_start = weight1 < 0.5;
+  gfloat w1 = (gfloat) weight1, w1_rest = (gfloat) (1.0 - weight1);
+  gfloat b2 = (gfloat) beta2, b2_rest = (gfloat) (1.0 - beta2);
+  gfloat inv_c2 = (gfloat) (1.0 / correction2_sqrt), eps_f = (gfloat) eps;
 
   HP_SIMD
   for (gint64 i = 0; i < n; i++)
     {
-      gdouble g = grad[i];
-      gdouble mi = m[i];
-      gfloat mean = (gfloat) (from_start ? mi + weight1 * (g - mi) : g - (g - mi) * (1.0 - weight1));
-      gfloat square = (gfloat) (v[i] * beta2 + (1.0 - beta2) * g * g);
-      gdouble denom = sqrt ((gdouble) square) / correction2_sqrt + eps;
+      gfloat g = grad[i];
+      gfloat mean = from_start ? m[i] + w1 * (g - m[i]) : g - (g - m[i]) * w1_rest;
+      gfloat square = v[i] * b2 + b2_rest * g * g;
+      gfloat ratio = mean / (sqrtf (square) * inv_c2 + eps_f);
 
       m[i] = mean;
       v[i] = square;
-      p[i] = (gfloat) (p[i] * decay + (-step_size) * mean / denom);
+      p[i] = (gfloat) (p[i] * decay - step_size * ratio);
     }
 }
 
