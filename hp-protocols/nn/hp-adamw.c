@@ -101,7 +101,7 @@ lerp (gdouble start,
  * that a decay factor such as 0.9997 is not rounded to float on every
  * step. lerp's choice of end depends on the weight only, so it is made
  * once. */
-static void
+HP_VEC_CLONES static void
 update_f32 (gfloat       *restrict p,
             const gfloat *restrict grad,
             gfloat       *restrict m,

@@ -58,7 +58,7 @@ attention_data_free (gpointer data)
 
 /* row[j] = e^(row[j] - max) / sum over the row, the sum in double; in
  * float32 the exponentials are taken in float, vectorised */
-static void
+HP_VEC_CLONES static void
 softmax_normalize_f32 (gfloat *restrict row,
                        gint64           n,
                        gfloat           max)

@@ -1047,7 +1047,7 @@ hp_tensor_apply_rotary (HpTensor  *self,
  * In float32 e^(x - max) is taken in float (_hp_expf, vectorised) and
  * only the sum in double: a row is a whole vocabulary, where a float
  * sum would lose digits. */
-static gdouble
+HP_VEC_CLONES static gdouble
 row_max_f32 (const gfloat *restrict x,
              gint64        c)
 {
@@ -1059,7 +1059,7 @@ row_max_f32 (const gfloat *restrict x,
   return max;
 }
 
-static gdouble
+HP_VEC_CLONES static gdouble
 row_exp_sum_f32 (const gfloat *restrict x,
                  gint64        c,
                  gfloat        max)
@@ -1097,7 +1097,7 @@ row_exp_sum_f64 (const gdouble *restrict x,
 }
 
 /* @scale * e^(x - lse) over a row: its softmax, scaled */
-static void
+HP_VEC_CLONES static void
 row_softmax_f32 (const gfloat *restrict x,
                  gfloat       *restrict out,
                  gint64        c,

@@ -112,7 +112,7 @@ unary_derivative (const HpOpCall *call,
 
 /* SiLU, the activation of every MLP, in float32 arithmetic so that it
  * vectorises: its value and its derivative */
-static void
+HP_VEC_CLONES static void
 silu_f32 (const gfloat *restrict x,
           gfloat       *restrict out,
           gint64        n)
@@ -122,7 +122,7 @@ silu_f32 (const gfloat *restrict x,
     out[i] = x[i] * _hp_sigmoidf (x[i]);
 }
 
-static void
+HP_VEC_CLONES static void
 silu_backward_f32 (const gfloat *restrict x,
                    const gfloat *restrict grad,
                    gfloat       *restrict out,

@@ -32,6 +32,16 @@ G_BEGIN_DECLS
 #endif
 #define _HP_PRAGMA(x) _Pragma (#x)
 
+/* On x86-64, whose baseline has 4-float vectors (SSE2), a vector loop's
+ * function is also built for AVX2, 8 floats a vector, and the loader
+ * picks that one on a CPU that has it. Not with FMA: a fused multiply-add
+ * would round differently from one machine to the next. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HP_VEC_CLONES __attribute__ ((target_clones ("avx2", "default")))
+#else
+#define HP_VEC_CLONES
+#endif
+
 /* e^x in float32, within 2 ulp of the rounded exact value: x = k ln 2 + r
  * with |r| <= ln 2 / 2, e^r by its Taylor polynomial of degree 7 (the
  * remainder is below 1e-8 relative), times 2^k in two factors, each a
