@@ -47,13 +47,13 @@ build: deps $(BUILDDIR)/build.ninja
 # hp-generate writes from the checkpoint, on 2 ranks too
 DEMO_DIR ?= $(BUILDDIR)/demo
 DEMO_TEXT ?= /usr/share/common-licenses/*
-DEMO_STEPS ?= 600
+DEMO_STEPS ?= 2000
 
 demo: build
 	rm -rf $(DEMO_DIR)
 	mkdir -p $(DEMO_DIR)
 	$(MPIRUN) -np 2 ./$(BUILDDIR)/examples/hp-train --tp 2 --data '$(DEMO_TEXT)' \
-	  --seq-len 64 --set max-seq-len=256 --steps $(DEMO_STEPS) --log-every 50 --eval-every 200 \
+	  --seq-len 64 --set max-seq-len=256 --steps $(DEMO_STEPS) --log-every 100 --eval-every 500 \
 	  --save $(DEMO_DIR)/checkpoints --metrics $(DEMO_DIR)/metrics.jsonl
 	/usr/bin/python3 examples/tiny-llama/plot-metrics.py $(DEMO_DIR)/metrics.jsonl $(DEMO_DIR)/loss.png
 	@echo
