@@ -590,3 +590,11 @@ hp_test_redistribute_expecting_error (HpDTensor   *dt,
   g_assert_cmpstr (placements_after, ==, placements_before);
   return error;
 }
+
+gchar *
+hp_test_other_ranks (void)
+{
+  gint size = hp_get_world_size ();
+
+  return size == 2 ? g_strdup ("rank 1") : g_strdup_printf ("ranks 1-%d", size - 1);
+}

@@ -121,7 +121,8 @@ HpNamedPlacement *hp_test_named         (const gchar         *text);
  * 0, 1, 2, ...; a DTensor of this rank's own @local, made without asking
  * the others; @dt redistributed to @to, expected to fail on more than
  * one rank: returns the error after asserting @dt unchanged, or NULL on
- * one rank after asserting the redistribution succeeded */
+ * one rank after asserting the redistribution succeeded; how a mismatch
+ * message names every rank but 0 ("rank 1" or "ranks 1-7") */
 HpTensor         *hp_test_counting      (HpDType              dtype,
                                          const gint64        *shape,
                                          guint                ndim);
@@ -130,6 +131,7 @@ HpDTensor        *hp_test_local_dtensor (HpTensor            *local,
                                          const gchar         *placements);
 GError           *hp_test_redistribute_expecting_error (HpDTensor   *dt,
                                                         const gchar *to);
+gchar            *hp_test_other_ranks   (void);
 
 /* Asserts that @tensor is a DTensor with the placements @expected, as
  * hp_placements_to_string() writes them ("(S(0), R)") */

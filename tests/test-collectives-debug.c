@@ -26,14 +26,6 @@
 static gint world_size;
 static gint world_rank;
 
-/* "rank 1" or "ranks 1-7": how the message names every rank but 0 */
-static gchar *
-other_ranks (void)
-{
-  return world_size == 2 ? g_strdup ("rank 1")
-                         : g_strdup_printf ("ranks 1-%d", world_size - 1);
-}
-
 /* Asserts that @error is the mismatch error and that its message ends
  * with "the ranks differ in " @differences, which it frees */
 static void
@@ -76,7 +68,7 @@ test_shapes_differ (void)
 
   if (error != NULL)
     {
-      g_autofree gchar *others = other_ranks ();
+      g_autofree gchar *others = hp_test_other_ranks ();
 
       assert_mismatch (&error, g_strdup_printf ("shape: [%d, 8] on rank 0, [%d, 6] on %s",
                                                 2 * world_size, 2 * world_size, others));
@@ -97,7 +89,7 @@ test_placements_differ (void)
   if (world_size == 1)
     return;
   {
-    g_autofree gchar *others = other_ranks ();
+    g_autofree gchar *others = hp_test_other_ranks ();
 
     assert_mismatch (&error, g_strdup_printf ("placements: (S(0)) on rank 0, (S(1)) on %s",
                                               others));
@@ -116,7 +108,7 @@ test_dtypes_differ (void)
 
   if (error != NULL)
     {
-      g_autofree gchar *others = other_ranks ();
+      g_autofree gchar *others = hp_test_other_ranks ();
 
       assert_mismatch (&error, g_strdup_printf ("dtype: float32 on rank 0, float64 on %s", others));
     }
@@ -134,7 +126,7 @@ test_mesh_dims_differ (void)
   g_autoptr(HpTensor) local = hp_test_counting (HP_DTYPE_FLOAT64, local_shape, 2);
   g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, world_rank == 0 ? "(S(0), R)" : "(R, S(0))");
   GError *error = replicate_expecting_error (dt);
-  g_autofree gchar *others = other_ranks ();
+  g_autofree gchar *others = hp_test_other_ranks ();
 
   assert_mismatch (&error, g_strdup_printf ("mesh dim: 0 on rank 0, 1 on %s; "
                                             "placements: (S(0), R) on rank 0, (R, S(0)) on %s",
@@ -171,7 +163,7 @@ test_operations_differ (void)
   else
     error = replicate_expecting_error (dt);
 
-  others = other_ranks ();
+  others = hp_test_other_ranks ();
   assert_mismatch (&error,
                    g_strdup_printf ("operation: MPI_Allreduce in average_scalar on rank 0, "
                                     "MPI_Allgatherv in redistribute on %s; "
@@ -211,7 +203,7 @@ test_ops_differ (void)
     }
 
   g_assert_null (out);
-  others = other_ranks ();
+  others = hp_test_other_ranks ();
   assert_mismatch (&error,
                    g_strdup_printf ("operation: MPI_Allgatherv in redistribute for matmul on rank 0, "
                                     "MPI_Alltoallv in redistribute for add on %s; "
@@ -306,7 +298,7 @@ test_mesh_shapes_differ (void)
       return;
     }
 
-  others = other_ranks ();
+  others = hp_test_other_ranks ();
   expected = g_strdup_printf ("collective mismatch on the communicator of a new mesh at MPI_Comm_dup in "
                               "hp_device_mesh_new: the ranks "
                               "differ in shape: [%d] on rank 0, [1, %d] on %s",

@@ -27,14 +27,6 @@
 static gint world_size;
 static gint world_rank;
 
-/* "rank 1" or "ranks 1-7": how a message names every rank but 0 */
-static gchar *
-other_ranks (void)
-{
-  return world_size == 2 ? g_strdup ("rank 1")
-                         : g_strdup_printf ("ranks 1-%d", world_size - 1);
-}
-
 /* Asserts that @error is the mismatch error, that it contains every one
  * of the NULL-terminated @parts, and that it came without waiting for a
  * deadline (a minute is far below the default one); clears it */
@@ -73,7 +65,7 @@ test_targets_differ (void)
   g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   gint64 start = g_get_monotonic_time ();
   GError *error = hp_test_redistribute_expecting_error (dt, world_rank == 0 ? "(R)" : "(S(1))");
-  g_autofree gchar *others = other_ranks ();
+  g_autofree gchar *others = hp_test_other_ranks ();
   g_autofree gchar *target = g_strdup_printf ("target placement: R on rank 0, S(1) on %s", others);
 
   if (world_size > 1)
@@ -149,7 +141,7 @@ test_local_shapes_differ (void)
   g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   gint64 start = g_get_monotonic_time ();
   GError *error = hp_test_redistribute_expecting_error (dt, "(R)");
-  g_autofree gchar *others = other_ranks ();
+  g_autofree gchar *others = hp_test_other_ranks ();
   g_autofree gchar *shapes = g_strdup_printf ("shape: [%d, 4] on rank 0, [%d, 3] on %s",
                                               2 * world_size, 2 * world_size, others);
 
@@ -168,7 +160,7 @@ test_reduce_ops_differ (void)
                                                    world_rank == 0 ? "(P(sum))" : "(P(max))");
   gint64 start = g_get_monotonic_time ();
   GError *error = hp_test_redistribute_expecting_error (dt, "(R)");
-  g_autofree gchar *others = other_ranks ();
+  g_autofree gchar *others = hp_test_other_ranks ();
   g_autofree gchar *placements = g_strdup_printf ("placements: (P(sum)) on rank 0, (P(max)) on %s",
                                                   others);
 
@@ -187,7 +179,7 @@ test_dtypes_differ (void)
   g_autoptr(HpDTensor) dt = hp_test_local_dtensor (local, mesh, "(S(0))");
   gint64 start = g_get_monotonic_time ();
   GError *error = hp_test_redistribute_expecting_error (dt, "(R)");
-  g_autofree gchar *others = other_ranks ();
+  g_autofree gchar *others = hp_test_other_ranks ();
   g_autofree gchar *dtypes = g_strdup_printf ("dtype: float32 on rank 0, float64 on %s", others);
 
   if (world_size > 1)
