@@ -25,13 +25,17 @@
 #include "hp-tensor-private.h"
 
 #define POOL_MIN_BYTES ((gsize) 128 << 10)
-#define POOL_MAX_BYTES ((gsize) 256 << 20)
-/* A forward and backward step has a dozen or more large buffers in
- * flight (activations, their gradients, weight gradients kept until the
- * next step, collective results); with fewer slots than that, the
- * buffers freed last find the slots full and every step faults them in
- * again. The byte limit bounds what is kept. */
-#define POOL_SLOTS 32
+/* A forward and backward step has hundreds of large buffers in flight:
+ * the activations every layer keeps for backward, their gradients, the
+ * weight gradients kept until the optimizer step. After backward most of
+ * them come back at once, and the next forward asks for the same sizes
+ * again. With too few slots or bytes (32 slots and 256 MiB before) the
+ * pool evicted most of them: training a 25M-parameter model on 8 x 128
+ * tokens, the second step faulted 400 MB in again and every later one
+ * 33 MB (bench/README.md); 256 slots and 1 GiB keep all of them, and
+ * every step after the first takes its buffers already mapped. The byte limit bounds what an idle program holds. */
+#define POOL_MAX_BYTES ((gsize) 1024 << 20)
+#define POOL_SLOTS 256
 
 typedef struct
 {
