@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "hp-test-utils.h"
+#include "hp-tensor-private.h"
 
 typedef HpTensor *(*BinaryFunc) (HpTensor *, HpTensor *, GError **);
 typedef HpTensor *(*UnaryFunc) (HpTensor *, GError **);
@@ -470,6 +471,73 @@ test_unary_gradients (void)
     }
 }
 
+/* silu(gate) * up, the fused op of the feed-forward block: to the bit
+ * what silu then mul give, value and both gradients, in float32 (its
+ * vector loop, on a length that leaves a tail) and float64; and
+ * against finite differences */
+static void
+test_silu_mul (void)
+{
+  static const HpDType dtypes[] = { HP_DTYPE_FLOAT32, HP_DTYPE_FLOAT64 };
+  const gint64 shape[] = { 3, 37 };
+
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(HpTensor) gate = hp_test_randn (dtypes[d], shape, 2, 11, TRUE);
+      g_autoptr(HpTensor) up = hp_test_randn (dtypes[d], shape, 2, 12, TRUE);
+      g_autoptr(HpTensor) gate2 = hp_test_randn (dtypes[d], shape, 2, 11, TRUE);
+      g_autoptr(HpTensor) up2 = hp_test_randn (dtypes[d], shape, 2, 12, TRUE);
+      g_autoptr(HpTensor) weights = hp_test_randn (dtypes[d], shape, 2, 13, FALSE);
+      g_autoptr(HpTensor) fused = _hp_tensor_silu_mul (gate, up, &error);
+      g_autoptr(HpTensor) act = hp_tensor_silu (gate2, &error);
+      g_autoptr(HpTensor) twice = hp_tensor_mul (act, up2, &error);
+      g_autoptr(HpTensor) fused_w = hp_tensor_mul (fused, weights, &error);
+      g_autoptr(HpTensor) twice_w = hp_tensor_mul (twice, weights, &error);
+      g_autoptr(HpTensor) fused_sum = hp_tensor_sum_all (fused_w, &error);
+      g_autoptr(HpTensor) twice_sum = hp_tensor_sum_all (twice_w, &error);
+
+      g_assert_no_error (error);
+      hp_test_assert_identical (fused, twice);
+      g_assert_true (hp_tensor_backward (fused_sum, NULL, &error));
+      g_assert_true (hp_tensor_backward (twice_sum, NULL, &error));
+      g_assert_no_error (error);
+      hp_test_assert_identical (hp_tensor_get_grad (gate), hp_tensor_get_grad (gate2));
+      hp_test_assert_identical (hp_tensor_get_grad (up), hp_tensor_get_grad (up2));
+    }
+
+  {
+    g_autoptr(HpTensor) gate = hp_test_randn (HP_DTYPE_FLOAT64, shape, 2, 21, TRUE);
+    g_autoptr(HpTensor) up = hp_test_randn (HP_DTYPE_FLOAT64, shape, 2, 22, TRUE);
+    HpTensor *inputs[] = { gate, up };
+
+    hp_test_gradcheck ("silu_mul", call_binary, _hp_tensor_silu_mul, inputs, 2);
+    /* only one input asking for its gradient */
+    hp_tensor_set_requires_grad (up, FALSE);
+    hp_test_gradcheck ("silu_mul", call_binary, _hp_tensor_silu_mul, inputs, 2);
+    hp_tensor_set_requires_grad (up, TRUE);
+    hp_tensor_set_requires_grad (gate, FALSE);
+    hp_test_gradcheck ("silu_mul", call_binary, _hp_tensor_silu_mul, inputs, 2);
+  }
+}
+
+static void
+test_silu_mul_bad_input (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) a = hp_test_randn (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (2, 3), 1, FALSE);
+  g_autoptr(HpTensor) b = hp_test_randn (HP_DTYPE_FLOAT32, HP_TEST_SHAPE (3, 2), 2, FALSE);
+  g_autoptr(HpTensor) c = hp_test_randn (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3), 3, FALSE);
+  g_autoptr(HpTensor) ids = hp_test_tensor_ids ((const gint64[]) { 1, 2, 3, 4, 5, 6 }, 6, HP_TEST_SHAPE (2, 3));
+
+  hp_test_assert_error (_hp_tensor_silu_mul (a, b, &error), &error, HP_ERROR_SHAPE,
+                        "silu_mul: gate [2, 3] and up [3, 2] differ in shape");
+  hp_test_assert_error (_hp_tensor_silu_mul (a, c, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "silu_mul");
+  hp_test_assert_error (_hp_tensor_silu_mul (ids, ids, &error), &error, HP_ERROR_INVALID_ARGUMENT,
+                        "silu_mul: needs a floating point tensor");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -488,6 +556,8 @@ main (int   argc,
   g_test_add_func ("/pointwise/buffer-cache-follows-sizes", test_buffer_cache_follows_sizes);
   g_test_add_func ("/pointwise/unary/values", test_unary_values);
   g_test_add_func ("/pointwise/silu/float32", test_silu_float32);
+  g_test_add_func ("/pointwise/silu-mul", test_silu_mul);
+  g_test_add_func ("/pointwise/silu-mul/bad-input", test_silu_mul_bad_input);
   g_test_add_func ("/pointwise/binary/gradients", test_binary_gradients);
   g_test_add_func ("/pointwise/unary/gradients", test_unary_gradients);
 

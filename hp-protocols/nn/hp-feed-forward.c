@@ -11,6 +11,7 @@
 #include "hp-nn-basic-private.h"
 #include "hp-tensor-enum-types.h"
 #include "hp-tensor-ops.h"
+#include "hp-tensor-private.h"
 
 /**
  * HpFeedForwardConfig:
@@ -47,7 +48,9 @@
  * `out = w2 (silu (w1 (x)) * w3 (x))`, as a [class@Hp.Module] built from a
  * [class@Hp.FeedForwardConfig]. Its children are the [class@Hp.Linear] layers `w1`,
  * `w2` and `w3`, built from the configuration's nested fields; it has
- * no parameters of its own. Each layer initialises its own weight
+ * no parameters of its own; silu and the product are one op, which
+ * makes one pass over the hidden activations each way and keeps none of
+ * its own for backward. Each layer initialises its own weight
  * (see [class@Hp.Linear]), unless the layer configurations carry a
  * [class@Hp.ParamInit].
  *
@@ -376,14 +379,12 @@ hp_feed_forward_forward (HpModule   *module,
   HpTensor *input = _hp_nn_single_arg (module, args, error);
   g_autoptr(HpTensor) gate = NULL;
   g_autoptr(HpTensor) up = NULL;
-  g_autoptr(HpTensor) activated = NULL;
   g_autoptr(HpTensor) hidden = NULL;
 
   if (input == NULL ||
       (gate = run_layer (module, LAYER_W1, input, error)) == NULL ||
       (up = run_layer (module, LAYER_W3, input, error)) == NULL ||
-      (activated = hp_tensor_silu (gate, error)) == NULL ||
-      (hidden = hp_tensor_mul (activated, up, error)) == NULL)
+      (hidden = _hp_tensor_silu_mul (gate, up, error)) == NULL)
     return NULL;
   return _hp_nn_single_output (run_layer (module, LAYER_W2, hidden, error));
 }

@@ -147,6 +147,12 @@ HpTensor     *_hp_tensor_expand           (HpTensor         *self,
                                            guint             ndim,
                                            GError          **error);
 
+/* silu(gate) * up in one op, forward and backward, for the feed-forward
+ * block (hp-tensor-glu.c) */
+HpTensor     *_hp_tensor_silu_mul         (HpTensor         *gate,
+                                           HpTensor         *up,
+                                           GError          **error);
+
 /* BLAS product of packed row-major matrices (hp-tensor-linalg.c) */
 void          _hp_gemm                    (HpDType           dtype,
                                            gboolean          trans_a,
