@@ -193,22 +193,32 @@ attention_compute (HpTensor     *query,
   return out;
 }
 
-/* dS = P * (dP - rowsum(dP * P)), in place over dP, for one head */
-#define SOFTMAX_GRAD_ROWS(T) \
-  G_STMT_START { \
-    T *restrict _ds = (gpointer) ds_bh; \
-    const T *restrict _p = (gconstpointer) p_bh; \
-    for (gint64 i = 0; i < dims->q_len; i++) \
-      { \
-        T *restrict ds_row = _ds + i * kv_len; \
-        const T *restrict p_row = _p + i * kv_len; \
-        gdouble dot = 0.0; \
-        for (gint64 j = 0; j < kv_len; j++) \
-          dot += (gdouble) ds_row[j] * p_row[j]; \
-        for (gint64 j = 0; j < kv_len; j++) \
-          ds_row[j] = (T) (p_row[j] * (ds_row[j] - dot)); \
-      } \
-  } G_STMT_END
+/* dS = P * (dP - rowsum(dP * P)) of the score rows of one head, in
+ * place over dP, the sums in double, vectorised */
+#define DEFINE_SOFTMAX_GRAD_ROWS(T, SUFFIX) \
+HP_VEC_CLONES static void \
+softmax_grad_rows_##SUFFIX (T       *restrict ds, \
+                            const T *restrict p, \
+                            gint64            rows, \
+                            gint64            n) \
+{ \
+  for (gint64 i = 0; i < rows; i++) \
+    { \
+      T *restrict ds_row = ds + i * n; \
+      const T *restrict p_row = p + i * n; \
+      gdouble dot = 0.0; \
+ \
+      HP_SIMD_SUM (dot) \
+      for (gint64 j = 0; j < n; j++) \
+        dot += (gdouble) ds_row[j] * p_row[j]; \
+      HP_SIMD \
+      for (gint64 j = 0; j < n; j++) \
+        ds_row[j] = (T) (p_row[j] * (ds_row[j] - dot)); \
+    } \
+}
+
+DEFINE_SOFTMAX_GRAD_ROWS (gfloat, f32)
+DEFINE_SOFTMAX_GRAD_ROWS (gdouble, f64)
 
 static gboolean
 attention_backward (HpAutogradNode  *node,
@@ -273,9 +283,9 @@ attention_backward (HpAutogradNode  *node,
         _hp_gemm (dtype, FALSE, TRUE, dims->q_len, kv_len, dims->value_dim, 1.0, do_bh,
                   v_bg, 0.0, ds_bh);
         if (dtype == HP_DTYPE_FLOAT32)
-          SOFTMAX_GRAD_ROWS (gfloat);
+          softmax_grad_rows_f32 ((gpointer) ds_bh, (gconstpointer) p_bh, dims->q_len, kv_len);
         else
-          SOFTMAX_GRAD_ROWS (gdouble);
+          softmax_grad_rows_f64 ((gpointer) ds_bh, (gconstpointer) p_bh, dims->q_len, kv_len);
 
         if (want_q)
           _hp_gemm (dtype, FALSE, FALSE, dims->q_len, dims->head_dim, kv_len, data->scale,

@@ -331,7 +331,7 @@ DEFINE_RMS_INV (gfloat, f32)
 DEFINE_RMS_INV (gdouble, f64)
 
 #define DEFINE_RMS_NORM_FORWARD(T, SUFFIX) \
-static void \
+HP_VEC_CLONES static void \
 rms_norm_forward_##SUFFIX (const T *restrict x, \
                            const T *restrict w, \
                            T       *restrict y, \
@@ -368,7 +368,7 @@ DEFINE_RMS_NORM_FORWARD (gdouble, f64)
  *   g_w = sum over rows of g * x * r  (accumulated in @gw_acc)
  * Either output may be NULL when not needed. */
 #define DEFINE_RMS_NORM_BACKWARD(T, SUFFIX) \
-static void \
+HP_VEC_CLONES static void \
 rms_norm_backward_##SUFFIX (const T *restrict x, \
                             const T *restrict w, \
                             const T *restrict g, \
