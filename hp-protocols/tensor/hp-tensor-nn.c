@@ -802,7 +802,7 @@ rotary_dims (HpTensor   *x,
 }
 
 #define DEFINE_ROTARY_FORWARD(T, SUFFIX) \
-static void \
+HP_VEC_CLONES static void \
 rotary_forward_##SUFFIX (const T          *restrict x, \
                          const T          *restrict c, \
                          const T          *restrict sn, \
@@ -821,6 +821,7 @@ rotary_forward_##SUFFIX (const T          *restrict x, \
           { \
             gint64 base = ((b * dims->s + s) * dims->h + h) * 2 * half; \
  \
+            HP_SIMD \
             for (gint64 i = 0; i < half; i++) \
               { \
                 T x0 = x[base + 2 * i], x1 = x[base + 2 * i + 1]; \
@@ -841,7 +842,7 @@ DEFINE_ROTARY_FORWARD (gdouble, f64)
  * summed over batch and heads in @gc and @gs (double). Each output may
  * be NULL when not needed. */
 #define DEFINE_ROTARY_BACKWARD(T, SUFFIX) \
-static void \
+HP_VEC_CLONES static void \
 rotary_backward_##SUFFIX (const T          *restrict x, \
                           const T          *restrict c, \
                           const T          *restrict sn, \
@@ -859,6 +860,23 @@ rotary_backward_##SUFFIX (const T          *restrict x, \
         { \
           gint64 base = ((b * dims->s + s) * dims->h + h) * 2 * half; \
  \
+          /* the gradient of x alone (a training step's case), in one \
+           * vector loop */ \
+          if (gx != NULL && gc == NULL && gs == NULL) \
+            { \
+              const T *cs = c + s * half; \
+              const T *ss = sn + s * half; \
+ \
+              HP_SIMD \
+              for (gint64 i = 0; i < half; i++) \
+                { \
+                  gdouble g0 = g[base + 2 * i], g1 = g[base + 2 * i + 1]; \
+ \
+                  gx[base + 2 * i] = (T) (g0 * cs[i] + g1 * ss[i]); \
+                  gx[base + 2 * i + 1] = (T) (g1 * cs[i] - g0 * ss[i]); \
+                } \
+              continue; \
+            } \
           for (gint64 i = 0; i < half; i++) \
             { \
               gint64 k = s * half + i; \
