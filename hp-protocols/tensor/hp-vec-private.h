@@ -4,7 +4,7 @@
  * SiLU, AdamW) spent most of their time in libm's exp in double, one
  * call per element, which no compiler turns into vector code. The
  * helpers here are branch-free inline float arithmetic, so that a loop
- * marked HP_SIMD runs 4 or 8 elements at a time.
+ * marked HP_SIMD runs 4, 8 or 16 elements at a time.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -33,11 +33,13 @@ G_BEGIN_DECLS
 #define _HP_PRAGMA(x) _Pragma (#x)
 
 /* On x86-64, whose baseline has 4-float vectors (SSE2), a vector loop's
- * function is also built for AVX2, 8 floats a vector, and the loader
- * picks that one on a CPU that has it. Not with FMA: a fused multiply-add
- * would round differently from one machine to the next. */
+ * function is also built for AVX2, 8 floats a vector, and for AVX-512,
+ * 16, and the loader picks the widest that the CPU has. Not with FMA: a
+ * fused multiply-add would round differently from one machine to the
+ * next (AVX-512 has fused multiply-adds of its own, which the build's
+ * -ffp-contract=off keeps the compiler from using). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HP_VEC_CLONES __attribute__ ((target_clones ("avx2", "default")))
+#define HP_VEC_CLONES __attribute__ ((target_clones ("avx512f", "avx2", "default")))
 #else
 #define HP_VEC_CLONES
 #endif
