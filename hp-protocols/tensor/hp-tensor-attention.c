@@ -246,8 +246,16 @@ attention_backward (HpAutogradNode  *node,
   const guint8 *p = _hp_tensor_data (probs);
   const guint8 *d_out = _hp_tensor_data (grad_outputs[0]);
   g_autoptr(HpTensor) dq = want_q ? _hp_tensor_new_uninit (dtype, hp_tensor_get_shape (query, NULL), 4) : NULL;
-  g_autoptr(HpTensor) dk = want_k ? _hp_tensor_new_zeros_like (key) : NULL;
-  g_autoptr(HpTensor) dv = want_v ? _hp_tensor_new_zeros_like (value) : NULL;
+  /* the first query head of a group writes dK and dV of its key/value
+   * head (beta 0), the others add to them; with no query head at all
+   * they stay zeros */
+  gboolean covered = dims->heads > 0;
+  g_autoptr(HpTensor) dk = !want_k ? NULL : covered
+    ? _hp_tensor_new_uninit (dtype, hp_tensor_get_shape (key, NULL), 4)
+    : _hp_tensor_new_zeros_like (key);
+  g_autoptr(HpTensor) dv = !want_v ? NULL : covered
+    ? _hp_tensor_new_uninit (dtype, hp_tensor_get_shape (value, NULL), 4)
+    : _hp_tensor_new_zeros_like (value);
   g_autoptr(HpTensor) ds_all = want_mask ? _hp_tensor_new_zeros_like (probs) : NULL;
   g_autofree guint8 *ds_scratch = NULL;
 
@@ -264,12 +272,13 @@ attention_backward (HpAutogradNode  *node,
         const guint8 *v_bg = v + elem * (bg * kv_len * dims->value_dim);
         const guint8 *p_bh = p + elem * (bh * dims->q_len * kv_len);
         const guint8 *do_bh = d_out + elem * (bh * dims->q_len * dims->value_dim);
+        gdouble beta = h % dims->group == 0 ? 0.0 : 1.0;
         guint8 *ds_bh;
 
-        /* dV[g] += P^T dO over the query heads of the group */
+        /* dV[g] = sum of P^T dO over the query heads of the group */
         if (want_v)
           _hp_gemm (dtype, TRUE, FALSE, kv_len, dims->value_dim, dims->q_len, 1.0, p_bh,
-                    do_bh, 1.0,
+                    do_bh, beta,
                     (guint8 *) _hp_tensor_data (dv) + elem * (bg * kv_len * dims->value_dim));
 
         if (!want_ds)
@@ -293,7 +302,7 @@ attention_backward (HpAutogradNode  *node,
                     (guint8 *) _hp_tensor_data (dq) + elem * (bh * dims->q_len * dims->head_dim));
         if (want_k)
           _hp_gemm (dtype, TRUE, FALSE, kv_len, dims->head_dim, dims->q_len, data->scale,
-                    ds_bh, q_bh, 1.0,
+                    ds_bh, q_bh, beta,
                     (guint8 *) _hp_tensor_data (dk) + elem * (bg * kv_len * dims->head_dim));
       }
 
