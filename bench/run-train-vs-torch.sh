@@ -18,8 +18,16 @@
 # round the runs alternate, hp first in odd rounds and torch first in
 # even ones, so that other load on the machine hits both alike. Prints
 # tokens/s of every run, then the best of each and the ratios hp / torch,
-# and the peak resident memory per rank. Both sides time their whole
-# loop, first step included. A measurement: it always exits 0.
+# and the peak resident memory per rank. A measurement: it always
+# exits 0.
+#
+# Both sides time the same thing: the clock starts after the model and
+# the optimizer are built and initialised and stops after the last step,
+# so neither counts its start-up (Python and torch's import, MPI, the
+# weights' initialisation) and both count the first step (first-touch
+# page faults, the optimizer's state made on its first step); both make
+# their batch inside the loop. torch's peak is that of the whole Python
+# process, torch's own libraries included (about 235 MiB).
 
 builddir=${1:-build}
 srcdir=$(dirname "$0")
