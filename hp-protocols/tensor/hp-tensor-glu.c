@@ -55,7 +55,7 @@ silu_mul_backward_f32 (const gfloat *restrict gate,
           gfloat d_act = grad[i] * up[i];
 
           d_up[i] = grad[i] * (gate[i] * s);
-          d_gate[i] = d_act * (s * (1.0f + gate[i] * (1.0f - s)));
+          d_gate[i] = d_act * _hp_silu_gradf (gate[i], s);
         }
     }
   else if (d_gate != NULL)
@@ -66,7 +66,7 @@ silu_mul_backward_f32 (const gfloat *restrict gate,
           gfloat s = _hp_sigmoidf (gate[i]);
           gfloat d_act = grad[i] * up[i];
 
-          d_gate[i] = d_act * (s * (1.0f + gate[i] * (1.0f - s)));
+          d_gate[i] = d_act * _hp_silu_gradf (gate[i], s);
         }
     }
   else if (d_up != NULL)

@@ -133,7 +133,7 @@ silu_backward_f32 (const gfloat *restrict x,
     {
       gfloat s = _hp_sigmoidf (x[i]);
 
-      out[i] = grad[i] * (s * (1.0f + x[i] * (1.0f - s)));
+      out[i] = grad[i] * _hp_silu_gradf (x[i], s);
     }
 }
 

@@ -96,4 +96,12 @@ _hp_sigmoidf (gfloat x)
   return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 
+/* The derivative of SiLU x sigmoid(x) at @x, given @s = sigmoid(x) */
+static inline gfloat
+_hp_silu_gradf (gfloat x,
+                gfloat s)
+{
+  return s * (1.0f + x * (1.0f - s));
+}
+
 G_END_DECLS
