@@ -225,6 +225,10 @@ gboolean          hp_module_parallelize                 (HpModule            *se
                                                          HpDeviceMesh        *mesh,
                                                          GError             **error);
 HP_AVAILABLE_IN_ALL
+gboolean          hp_module_fully_shard                 (HpModule            *self,
+                                                         HpDeviceMesh        *mesh,
+                                                         GError             **error);
+HP_AVAILABLE_IN_ALL
 HpDeviceMesh     *hp_module_get_mesh                    (HpModule            *self);
 
 G_END_DECLS

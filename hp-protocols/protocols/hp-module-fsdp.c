@@ -1,0 +1,302 @@
+/* hp-module-fsdp.c: fully sharded data parallelism of a module (FSDP2)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * hp_module_fully_shard() makes a module a unit of FSDP, as torch's
+ * fully_shard() does: the parameters of its tree that no inner unit
+ * holds become DTensors sharded over the mesh's data-parallel dims, and
+ * its forward-pre and forward-post signals swap them for their gathered
+ * form and back (the collectives are in distributed/hp-fsdp.c).
+ */
+
+#include "config.h"
+
+#include "hp-dtensor-private.h"
+#include "hp-error.h"
+#include "hp-fsdp-private.h"
+#include "hp-module-private.h"
+#include "hp-replicate.h"
+#include "hp-shard.h"
+
+#define UNIT_KEY "hp-fsdp-unit"
+#define SHARDED_KEY "hp-fsdp-sharded"
+
+typedef struct
+{
+  HpDeviceMesh *compute_mesh;   /* NULL when the mesh has only data dims */
+  guint64 data_dims;
+  GPtrArray *names;             /* gchar *, the fqns below the unit */
+  GPtrArray *shards;            /* HpDTensor, one per name */
+  GArray *plain;                /* gboolean per name: it was a plain tensor */
+} FsdpUnit;
+
+static void
+fsdp_unit_free (gpointer pointer)
+{
+  FsdpUnit *unit = pointer;
+
+  g_clear_object (&unit->compute_mesh);
+  g_ptr_array_unref (unit->names);
+  g_ptr_array_unref (unit->shards);
+  g_array_unref (unit->plain);
+  g_free (unit);
+}
+
+static void
+swap_in (HpModule    *self,
+         const gchar *name,
+         HpTensor    *tensor)
+{
+  HpModuleStateEntry *entry = _hp_module_lookup_state (self, name, FALSE);
+
+  if (entry != NULL)
+    g_set_object (&entry->tensor, tensor);
+}
+
+static void
+on_forward_pre (HpModule  *self,
+                GPtrArray *args,
+                gpointer   user_data)
+{
+  FsdpUnit *unit = user_data;
+
+  for (guint i = 0; i < unit->names->len; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      gboolean plain = g_array_index (unit->plain, gboolean, i);
+      g_autoptr(HpTensor) full = _hp_fsdp_unshard (g_ptr_array_index (unit->shards, i),
+                                                   unit->data_dims,
+                                                   plain ? NULL : unit->compute_mesh, &error);
+
+      /* only an MPI failure gets here; the forward then fails on the
+       * shard it meets */
+      if (full == NULL)
+        {
+          g_printerr ("%s.%s: %s\n", _hp_module_type_name (self),
+                      (const gchar *) g_ptr_array_index (unit->names, i), error->message);
+          return;
+        }
+      swap_in (self, g_ptr_array_index (unit->names, i), full);
+    }
+  (void) args;
+}
+
+static void
+on_forward_post (HpModule  *self,
+                 GPtrArray *args,
+                 GPtrArray *outputs,
+                 gpointer   user_data)
+{
+  FsdpUnit *unit = user_data;
+
+  for (guint i = 0; i < unit->names->len; i++)
+    swap_in (self, g_ptr_array_index (unit->names, i), g_ptr_array_index (unit->shards, i));
+  (void) args;
+  (void) outputs;
+}
+
+/* The placements of @tensor over the compute dims of @mesh: its own
+ * when it is a DTensor over exactly those, all Replicate when plain */
+static GPtrArray *
+compute_placements (HpModule      *self,
+                    const gchar   *name,
+                    HpTensor      *tensor,
+                    HpDeviceMesh  *compute_mesh,
+                    GError       **error)
+{
+  GPtrArray *placements;
+
+  if (!HP_IS_DTENSOR (tensor))
+    {
+      placements = g_ptr_array_new_with_free_func (g_object_unref);
+      for (guint d = 0; compute_mesh != NULL && d < hp_device_mesh_get_ndim (compute_mesh); d++)
+        g_ptr_array_add (placements, hp_replicate_new ());
+      return placements;
+    }
+  if (compute_mesh == NULL ||
+      !hp_device_mesh_equal (hp_dtensor_get_mesh (HP_DTENSOR (tensor)), compute_mesh))
+    {
+      g_autofree gchar *have = hp_device_mesh_to_string (hp_dtensor_get_mesh (HP_DTENSOR (tensor)));
+
+      g_set_error (error, HP_ERROR, HP_ERROR_MESH,
+                   "%s.%s: fully_shard needs a parameter that is plain or a DTensor over the "
+                   "mesh's non-data dims, but it is laid out over %s",
+                   _hp_module_type_name (self), name, have);
+      return NULL;
+    }
+  return g_ptr_array_ref (hp_dtensor_get_placements (HP_DTENSOR (tensor)));
+}
+
+/**
+ * hp_module_fully_shard:
+ * @self: a [class@Hp.Module]
+ * @mesh: the mesh: a `dp_shard` dim, optionally `dp_replicate`, and the
+ *   dims the parameters are already laid out over (such as `tp`), in the
+ *   order [method@Hp.ParallelDims.build_mesh] gives them
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Fully sharded data parallelism (FSDP2's `fully_shard`): makes @self a
+ * unit whose parameters — those of its tree that no inner unit holds, so
+ * call it on the blocks first and then on the root — are stored as
+ * DTensors over @mesh, `Shard(0)` over `dp_shard` (uneven shards as
+ * `torch.chunk` cuts them), `Replicate` over `dp_replicate` and, over
+ * the other dims, the placements they had: a parameter that tensor
+ * parallelism laid out over the mesh's slice of those dims keeps them.
+ * The gradients and the optimizer's state of these parameters have the
+ * same placements, so an optimizer steps on the shards,
+ * [func@Hp.clip_grad_norm] takes the global norm and
+ * [method@Hp.DTensor.full_tensor] gathers them for a checkpoint.
+ *
+ * Before each forward of @self ([signal@Hp.Module::forward-pre]) its
+ * parameters are all-gathered over the data dims; the module computes
+ * with the gathered tensors, which autograd keeps for the backward, and
+ * holds its shards again once the forward is done. In the backward, the
+ * gradient of each gathered parameter is reduce-scattered into its
+ * shard as the mean over `dp_shard` and then averaged over
+ * `dp_replicate` (HSDP), as soon as the unit's backward is through: no
+ * gradient averaging afterwards. Each rank's loss must be the mean over
+ * its equal share of the batch. Activation checkpointing composes: a
+ * recomputation gathers again.
+ *
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_MESH][error@Hp.Error] when
+ *   @mesh has no `dp_shard` dim or a parameter is a DTensor over another
+ *   mesh than the slice of the non-data dims,
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] for a parameter with no
+ *   dims, or [HP_ERROR_STATE][error@Hp.Error] when @self is a unit
+ *   already; on error nothing changes. No collective.
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_module_fully_shard (HpModule      *self,
+                       HpDeviceMesh  *mesh,
+                       GError       **error)
+{
+  const gchar * const *dim_names;
+  g_autoptr(GPtrArray) compute_names = NULL;
+  g_autoptr(HpDeviceMesh) compute_mesh = NULL;
+  g_autoptr(HpStateDict) named = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  g_autoptr(GPtrArray) shards = NULL;
+  g_autoptr(GArray) plain = NULL;
+  guint64 data_dims = 0;
+  guint ndim;
+  FsdpUnit *unit;
+
+  g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
+  g_return_val_if_fail (HP_IS_DEVICE_MESH (mesh), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (g_object_get_data (G_OBJECT (self), UNIT_KEY) != NULL)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_STATE,
+                   "%s: fully_shard was called on this module already", _hp_module_type_name (self));
+      return FALSE;
+    }
+  if (hp_device_mesh_get_dim_index (mesh, "dp_shard", NULL) < 0)
+    {
+      g_autofree gchar *text = hp_device_mesh_to_string (mesh);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_MESH,
+                   "%s: fully_shard needs a mesh with a dp_shard dim, got %s",
+                   _hp_module_type_name (self), text);
+      return FALSE;
+    }
+
+  ndim = hp_device_mesh_get_ndim (mesh);
+  dim_names = hp_device_mesh_get_dim_names (mesh);
+  compute_names = g_ptr_array_new ();
+  for (guint d = 0; d < ndim; d++)
+    if (g_strcmp0 (dim_names[d], "dp_shard") == 0 || g_strcmp0 (dim_names[d], "dp_replicate") == 0)
+      data_dims |= G_GUINT64_CONSTANT (1) << d;
+    else
+      g_ptr_array_add (compute_names, (gpointer) dim_names[d]);
+  g_ptr_array_add (compute_names, NULL);
+  if (compute_names->len > 1)
+    {
+      compute_mesh = hp_device_mesh_slice (mesh, (const gchar * const *) compute_names->pdata, error);
+      if (compute_mesh == NULL)
+        return FALSE;
+    }
+
+  /* every check first, so that an error leaves the module as it was */
+  named = hp_module_named_parameters (self);
+  names = g_ptr_array_new_with_free_func (g_free);
+  shards = g_ptr_array_new_with_free_func (g_object_unref);
+  plain = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  for (guint i = 0; i < hp_state_dict_get_size (named); i++)
+    {
+      const gchar *name = hp_state_dict_get_name (named, i);
+      HpTensor *tensor = hp_state_dict_get_tensor (named, i);
+      HpTensor *local = HP_IS_DTENSOR (tensor) ? _hp_dtensor_peek_local (HP_DTENSOR (tensor)) : tensor;
+      g_autoptr(GPtrArray) inner = NULL;
+      g_autoptr(GPtrArray) replicated = NULL;
+      g_autoptr(GPtrArray) sharded = NULL;
+      g_autoptr(HpTensor) detached = NULL;
+      g_autoptr(HpDTensor) whole = NULL;
+      g_autoptr(HpDTensor) shard = NULL;
+      const gint64 *shape;
+      guint tensor_ndim;
+      guint c = 0;
+      gboolean is_plain;
+
+      if (g_object_get_data (G_OBJECT (tensor), SHARDED_KEY) != NULL)
+        continue;               /* an inner unit's */
+      shape = hp_tensor_get_shape (tensor, &tensor_ndim);
+      if (tensor_ndim == 0)
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                       "%s.%s: fully_shard cannot shard a parameter with no dims over dp_shard",
+                       _hp_module_type_name (self), name);
+          return FALSE;
+        }
+      inner = compute_placements (self, name, tensor, compute_mesh, error);
+      if (inner == NULL)
+        return FALSE;
+      replicated = g_ptr_array_new_with_free_func (g_object_unref);
+      sharded = g_ptr_array_new_with_free_func (g_object_unref);
+      for (guint d = 0; d < ndim; d++)
+        if (data_dims & (G_GUINT64_CONSTANT (1) << d))
+          {
+            g_ptr_array_add (replicated, hp_replicate_new ());
+            g_ptr_array_add (sharded, g_strcmp0 (dim_names[d], "dp_shard") == 0
+                             ? hp_shard_new (0) : hp_replicate_new ());
+          }
+        else
+          {
+            g_ptr_array_add (replicated, g_object_ref (g_ptr_array_index (inner, c)));
+            g_ptr_array_add (sharded, g_object_ref (g_ptr_array_index (inner, c)));
+            c++;
+          }
+      /* every rank holds the same values: Replicate to Shard is a slice */
+      detached = hp_tensor_detach (local);
+      whole = _hp_dtensor_new (detached, mesh, replicated, shape, tensor_ndim);
+      shard = hp_dtensor_redistribute (whole, sharded, error);
+      if (shard == NULL)
+        return FALSE;
+      is_plain = !HP_IS_DTENSOR (tensor);
+      g_array_append_val (plain, is_plain);
+      g_ptr_array_add (names, g_strdup (name));
+      g_ptr_array_add (shards, g_steal_pointer (&shard));
+    }
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      HpTensor *shard = g_ptr_array_index (shards, i);
+
+      hp_tensor_set_requires_grad (shard, TRUE);
+      g_object_set_data (G_OBJECT (shard), SHARDED_KEY, GINT_TO_POINTER (1));
+      swap_in (self, g_ptr_array_index (names, i), shard);
+    }
+
+  unit = g_new0 (FsdpUnit, 1);
+  unit->compute_mesh = g_steal_pointer (&compute_mesh);
+  unit->data_dims = data_dims;
+  unit->names = g_steal_pointer (&names);
+  unit->shards = g_steal_pointer (&shards);
+  unit->plain = g_steal_pointer (&plain);
+  g_signal_connect (self, "forward-pre", G_CALLBACK (on_forward_pre), unit);
+  g_signal_connect (self, "forward-post", G_CALLBACK (on_forward_post), unit);
+  g_object_set_data_full (G_OBJECT (self), UNIT_KEY, unit, fsdp_unit_free);
+  return TRUE;
+}

@@ -1,0 +1,280 @@
+/* test-fsdp.c: a decoder under fully sharded data parallelism (FSDP,
+ * HSDP, FSDP x TP) trains as on one rank
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Runs alone and under mpirun (suite mpi). Each layout that fits the
+ * world size trains a small decoder for ten AdamW steps with clipped
+ * gradients; every rank takes its share of the batch, and the mean loss
+ * and the final weights match one rank training on the whole batch.
+ * The vocabulary (11) and the hidden size (12) do not divide most
+ * dp_shard degrees, so shards are uneven.
+ */
+
+#include <math.h>
+#include <string.h>
+
+#include "hp-test-utils.h"
+
+static gint world_size;
+
+typedef struct
+{
+  HpDType dtype;
+  gint dp_replicate;            /* 0: as many as fit after the others */
+  gint dp_shard;                /* 0: the rest of the world */
+  gint tp;
+  HpActivationCheckpointing ac;
+} Case;
+
+static HpDecoderConfig *
+decoder_config (gint        tp,
+                const Case *c)
+{
+  return g_object_new (HP_TYPE_DECODER_CONFIG,
+                       "dim", 8 * tp, "n-layers", 2, "n-heads", 2 * tp, "n-kv-heads", tp,
+                       "vocab-size", 11, "ffn-hidden", 12, "max-seq-len", 16,
+                       "dtype", c->dtype, "activation-checkpointing", c->ac,
+                       NULL);
+}
+
+static HpModule *
+build (HpDecoderConfig *config,
+       gint             tp,
+       HpDeviceMesh    *tp_mesh)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
+  g_autoptr(HpParallelDims) resolved = NULL;
+  g_autoptr(GObject) model = NULL;
+
+  g_object_set (dims, "dp-shard", 1, "tp", tp, NULL);
+  resolved = hp_parallel_dims_resolve (dims, tp, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                          HP_CONFIG (resolved), &error));
+  model = hp_config_build (HP_CONFIG (config), &error);
+  g_assert_no_error (error);
+  if (tp_mesh != NULL)
+    g_assert_true (hp_module_parallelize (HP_MODULE (model), tp_mesh, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
+  g_assert_no_error (error);
+  return HP_MODULE (g_steal_pointer (&model));
+}
+
+static void
+make_batch (gint       step,
+            gint       first,
+            gint       rows,
+            HpTensor **ids,
+            HpTensor **targets)
+{
+  g_autofree gint64 *a = g_new (gint64, rows * 6);
+  g_autofree gint64 *b = g_new (gint64, rows * 6);
+
+  for (gint r = 0; r < rows; r++)
+    for (gint s = 0; s < 6; s++)
+      {
+        a[r * 6 + s] = ((first + r) * 7 + s * 3 + step) % 11;
+        b[r * 6 + s] = ((first + r) * 5 + s * 4 + 1 + 2 * step) % 11;
+      }
+  *ids = hp_test_tensor_ids (a, rows * 6, HP_TEST_SHAPE (rows, 6));
+  *targets = hp_test_tensor_ids (b, rows * 6, HP_TEST_SHAPE (rows, 6));
+}
+
+/* Ten steps of @model on rows [first, first + rows) of each batch; the
+ * losses averaged over @dp_meshes */
+static void
+train (HpModule      *model,
+       HpDeviceMesh  *tp_mesh,
+       HpDeviceMesh **dp_meshes,
+       guint          n_dp_meshes,
+       gint           first,
+       gint           rows,
+       gdouble       *losses)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) params = hp_module_parameters (model);
+  g_autoptr(HpOptimizerConfig) config = g_object_new (HP_TYPE_ADAMW_CONFIG, "lr", 0.01,
+                                                      "weight-decay", 0.1, NULL);
+  g_autoptr(HpOptimizer) optimizer = hp_optimizer_config_build_optimizer (config, params, &error);
+
+  g_assert_no_error (error);
+  for (gint step = 0; step < 10; step++)
+    {
+      g_autoptr(HpTensor) ids = NULL;
+      g_autoptr(HpTensor) targets = NULL;
+      g_autoptr(HpTensor) logits = NULL;
+      g_autoptr(HpTensor) loss = NULL;
+      g_autoptr(HpTensor) whole = NULL;
+
+      make_batch (step, first, rows, &ids, &targets);
+      if (tp_mesh != NULL)
+        {
+          g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", &error);
+          HpDTensor *laid_out = hp_dtensor_new_from_local (targets, tp_mesh, replicate,
+                                                           NULL, 0, FALSE, &error);
+
+          g_assert_no_error (error);
+          g_set_object (&targets, HP_TENSOR (laid_out));
+          g_object_unref (laid_out);
+        }
+      hp_optimizer_zero_grad (optimizer);
+      logits = hp_module_call1 (model, ids, &error);
+      g_assert_no_error (error);
+      loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+      g_assert_no_error (error);
+      g_assert_true (hp_tensor_backward (loss, NULL, &error));
+      g_assert_no_error (error);
+      hp_clip_grad_norm (params, 1.0, 2.0, &error);
+      g_assert_no_error (error);
+      g_assert_true (hp_optimizer_step (optimizer, &error));
+      whole = HP_IS_DTENSOR (loss) ? hp_test_full_tensor (loss) : g_object_ref (loss);
+      losses[step] = hp_tensor_item (whole, &error);
+      g_assert_no_error (error);
+      for (guint m = 0; m < n_dp_meshes; m++)
+        g_assert_true (hp_data_parallel_average_scalar (dp_meshes[m], &losses[step], &error));
+      g_assert_no_error (error);
+    }
+}
+
+static void
+test_layout (gconstpointer data)
+{
+  const Case *c = data;
+  g_autoptr(GError) error = NULL;
+  gint tp = c->tp;
+  gint dp_replicate = c->dp_replicate;
+  gint dp_shard = c->dp_shard;
+  gint shape[3];
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpDeviceMesh) tp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) shard_mesh = NULL;
+  g_autoptr(HpDeviceMesh) replicate_mesh = NULL;
+  g_autoptr(HpDecoderConfig) reference_config = decoder_config (tp, c);
+  g_autoptr(HpDecoderConfig) config = decoder_config (tp, c);
+  g_autoptr(HpModule) reference = NULL;
+  g_autoptr(HpModule) model = NULL;
+  g_autoptr(HpStateDict) params = NULL;
+  g_autoptr(HpStateDict) expected = NULL;
+  HpDeviceMesh *dp_meshes[2];
+  gdouble losses[10], reference_losses[10];
+  gdouble rtol = c->dtype == HP_DTYPE_FLOAT64 ? 1e-10 : 1e-5;
+  gint dp_index;
+
+  if (dp_shard == 0)
+    dp_shard = world_size / (tp * MAX (dp_replicate, 1));
+  if (dp_replicate == 0)
+    dp_replicate = world_size / (tp * dp_shard);
+  if (dp_replicate * dp_shard * tp != world_size || dp_shard < 1)
+    {
+      g_test_skip ("the layout does not fit this world size");
+      return;
+    }
+  shape[0] = dp_replicate;
+  shape[1] = dp_shard;
+  shape[2] = tp;
+  mesh = hp_device_mesh_new (shape, 3, (const gchar *[]) { "dp_replicate", "dp_shard", "tp", NULL },
+                             &error);
+  g_assert_no_error (error);
+  tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, &error);
+  shard_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_shard", NULL }, &error);
+  replicate_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, &error);
+  g_assert_no_error (error);
+  dp_meshes[0] = shard_mesh;
+  dp_meshes[1] = replicate_mesh;
+
+  reference = build (reference_config, 1, NULL);
+  model = build (config, tp, tp > 1 ? tp_mesh : NULL);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree gchar *path = g_strdup_printf ("layers.%u", i);
+
+      g_assert_true (hp_module_fully_shard (hp_module_get_child (model, path), mesh, &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (hp_module_fully_shard (model, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.feed_forward.w1.weight")));
+  g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "norm.weight")));
+
+  dp_index = hp_device_mesh_get_local_rank (replicate_mesh, 0) * dp_shard +
+             hp_device_mesh_get_local_rank (shard_mesh, 0);
+  train (reference, NULL, NULL, 0, 0, 2 * dp_replicate * dp_shard, reference_losses);
+  train (model, tp > 1 ? tp_mesh : NULL, dp_meshes, 2, 2 * dp_index, 2, losses);
+  for (gint step = 0; step < 10; step++)
+    g_assert_cmpfloat_with_epsilon (losses[step], reference_losses[step],
+                                    rtol * fabs (reference_losses[step]));
+
+  params = hp_module_named_parameters (model);
+  expected = hp_module_named_parameters (reference);
+  g_assert_cmpuint (hp_state_dict_get_size (params), ==, hp_state_dict_get_size (expected));
+  for (guint i = 0; i < hp_state_dict_get_size (params); i++)
+    {
+      g_autoptr(HpTensor) full = hp_test_full_tensor (hp_state_dict_get_tensor (params, i));
+
+      g_assert_cmpstr (hp_state_dict_get_name (params, i), ==, hp_state_dict_get_name (expected, i));
+      hp_test_assert_close (full, hp_state_dict_get_tensor (expected, i), rtol * 100, rtol);
+    }
+}
+
+static void
+test_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  Case c = { HP_DTYPE_FLOAT64, 1, 1, 1, HP_ACTIVATION_CHECKPOINTING_NONE };
+  g_autoptr(HpDecoderConfig) config = decoder_config (1, &c);
+  g_autoptr(HpModule) model = build (config, 1, NULL);
+  gint shape[] = { world_size };
+  g_autoptr(HpDeviceMesh) no_shard = hp_device_mesh_new (shape, 1, (const gchar *[]) { "dp", NULL },
+                                                         &error);
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  HpTensor *before = hp_module_get_parameter (model, "norm.weight");
+
+  g_assert_no_error (error);
+  g_assert_false (hp_module_fully_shard (model, no_shard, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
+  g_assert_nonnull (strstr (error->message, "fully_shard needs a mesh with a dp_shard dim"));
+  g_clear_error (&error);
+  g_assert_true (hp_module_get_parameter (model, "norm.weight") == before);
+
+  mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "dp_shard", NULL }, &error);
+  g_assert_true (hp_module_fully_shard (model, mesh, &error));
+  g_assert_no_error (error);
+  g_assert_false (hp_module_fully_shard (model, mesh, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_nonnull (strstr (error->message, "fully_shard was called on this module already"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  static const Case cases[] = {
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE },
+    { HP_DTYPE_FLOAT32, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_FULL },
+    { HP_DTYPE_FLOAT64, 2, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE },
+    { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_NONE },
+    { HP_DTYPE_FLOAT32, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL },
+    { HP_DTYPE_FLOAT64, 2, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL },
+  };
+  static const gchar *names[] = {
+    "fsdp/float64", "fsdp/float32", "fsdp/float64/ac", "hsdp/float64",
+    "fsdp-tp/float64", "fsdp-tp/float32/ac", "hsdp-tp/float64/ac",
+  };
+
+  hp_test_init (&argc, &argv);
+  g_assert_true (hp_init (&error));
+  world_size = hp_get_world_size ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree gchar *path = g_strdup_printf ("/fsdp/%s", names[i]);
+
+      g_test_add_data_func (path, &cases[i], test_layout);
+    }
+  g_test_add_func ("/fsdp/errors", test_errors);
+  return g_test_run ();
+}
