@@ -60,6 +60,7 @@ typedef struct
   gchar *config_file;
   gchar **sets;
   gint tp;
+  gint fsdp;
   gint dp;
   gint steps;
   gint64 seed;
@@ -143,7 +144,9 @@ parse_options (Options   *options,
       "Set a configuration field, e.g. layers.0.attention.n-heads=4 (repeatable)", "PATH=VALUE" },
     { "tp", 0, 0, G_OPTION_ARG_INT, &options->tp, "Tensor-parallel degree (default 1)", "N" },
     { "dp", 0, 0, G_OPTION_ARG_INT, &options->dp,
-      "Data-parallel degree (default: ranks / tp)", "N" },
+      "Replicated data-parallel degree, dp_replicate (default: ranks / (fsdp x tp))", "N" },
+    { "fsdp", 0, 0, G_OPTION_ARG_INT, &options->fsdp,
+      "Fully sharded data-parallel degree, dp_shard (default 1)", "N" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &options->steps, "Training steps (default 200)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &options->seed, "Seed of the task and the weights", "N" },
     { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &options->lr, "AdamW learning rate (default 3e-3)", "X" },
@@ -197,6 +200,7 @@ parse_options (Options   *options,
   g_autoptr(GOptionContext) context = g_option_context_new ("- train a tiny Llama under MPI");
 
   options->tp = 1;
+  options->fsdp = 1;
   options->steps = 200;
   options->seed = 0;
   options->lr = 3e-3;
@@ -215,12 +219,12 @@ parse_options (Options   *options,
     return FALSE;
 
   /* --lr is checked by the optimizer configuration's field */
-  if (options->tp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
+  if (options->tp < 1 || options->fsdp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
       options->batch < 1 || options->seq_len < 1 || options->save_every < 0 || options->keep < 0 ||
       options->eval_every < 0 || options->eval_batches < 1)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--tp, --batch, --seq-len, --log-every and --eval-batches must be at least 1, "
+                   "--tp, --fsdp, --batch, --seq-len, --log-every and --eval-batches must be at least 1, "
                    "--dp, --steps, --save-every, --keep and --eval-every not negative");
       return FALSE;
     }
@@ -454,7 +458,9 @@ typedef struct
   HpOptimizer *optimizer;
   GPtrArray *params;
   HpDeviceMesh *tp_mesh;        /* NULL when not tensor-parallel */
-  HpDeviceMesh *dp_mesh;
+  HpDeviceMesh *dp_mesh;        /* dp_replicate */
+  HpDeviceMesh *shard_mesh;     /* dp_shard */
+  gboolean fsdp;                /* gradients are reduced in the backward */
   Task task;
   gint local_batch;
   gint64 *tokens;
@@ -462,6 +468,17 @@ typedef struct
   HpTokenLoader *val_loader;    /* NULL without --eval-every */
   gint64 data_usec;             /* in the training batches of train_loader */
 } Trainer;
+
+/* @value averaged over dp_shard and dp_replicate: equal shares, so the
+ * mean of the means is the mean */
+static gboolean
+average_over_data (Trainer  *trainer,
+                   gdouble  *value,
+                   GError  **error)
+{
+  return hp_data_parallel_average_scalar (trainer->shard_mesh, value, error) &&
+         hp_data_parallel_average_scalar (trainer->dp_mesh, value, error);
+}
 
 /* This replica's rows of the next batch of @loader, or of the bigram
  * task's batch of @step when @loader is NULL */
@@ -475,7 +492,8 @@ next_rows (Trainer        *trainer,
 {
   Options *options = trainer->options;
   gint len = options->seq_len;
-  gint first = hp_device_mesh_get_local_rank (trainer->dp_mesh, 0) * trainer->local_batch;
+  gint first = (hp_device_mesh_get_local_rank (trainer->dp_mesh, 0) * trainer->options->fsdp +
+                hp_device_mesh_get_local_rank (trainer->shard_mesh, 0)) * trainer->local_batch;
   g_autofree gint64 *ids_data = NULL;
   g_autofree gint64 *target_data = NULL;
   gint64 shape[] = { trainer->local_batch, len };
@@ -550,7 +568,7 @@ train_step (Trainer  *trainer,
   loss = replica_loss (trainer, ids, targets, error);
   if (loss == NULL || !hp_tensor_backward (loss, NULL, error))
     return FALSE;
-  if (!hp_data_parallel_average_gradients (trainer->params, trainer->dp_mesh, error))
+  if (!trainer->fsdp && !hp_data_parallel_average_gradients (trainer->params, trainer->dp_mesh, error))
     return FALSE;
   /* an infinite maximum clips nothing: the norm is all it gives */
   if (grad_norm != NULL && (*grad_norm = hp_clip_grad_norm (trainer->params, INFINITY, 2, error)) < 0)
@@ -560,7 +578,7 @@ train_step (Trainer  *trainer,
   hp_optimizer_zero_grad (trainer->optimizer);
 
   *loss_value = scalar_value (loss, error);
-  return !isnan (*loss_value) && hp_data_parallel_average_scalar (trainer->dp_mesh, loss_value, error);
+  return !isnan (*loss_value) && average_over_data (trainer, loss_value, error);
 }
 
 /* The mean loss of the first --eval-batches batches of the validation
@@ -589,7 +607,7 @@ evaluate (Trainer  *trainer,
     }
   hp_grad_mode_set_enabled (grad_mode);
   *val_loss = sum / trainer->options->eval_batches;
-  return ok && hp_data_parallel_average_scalar (trainer->dp_mesh, val_loss, error);
+  return ok && average_over_data (trainer, val_loss, error);
 }
 
 /* @states with every DTensor gathered whole; collective, in the same
@@ -888,13 +906,14 @@ run (Options  *options,
   g_autoptr(HpDeviceMesh) mesh = NULL;
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) shard_mesh = NULL;
   g_autoptr(GObject) model = NULL;
   g_autoptr(HpAdamWConfig) optimizer_config = NULL;
   g_autoptr(HpOptimizer) optimizer = NULL;
   g_autoptr(GPtrArray) params = NULL;
   g_autofree gint64 *tokens = NULL;
   Trainer trainer = { 0 };
-  gint dp = options->dp > 0 ? options->dp : world / options->tp;
+  gint dp = options->dp > 0 ? options->dp : world / (options->tp * options->fsdp);
   gint64 nparams = 0;
   gint64 flops = 0;
   gdouble loss = NAN;
@@ -926,10 +945,15 @@ run (Options  *options,
       return FALSE;
     }
   hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (optimizer_config), 0.0);
-  if (options->dp == 0 && world % options->tp != 0)
+  /* every rank knows the layout alike: an error here stops them all
+   * before any collective */
+  if ((options->dp == 0 && world % (options->tp * options->fsdp) != 0) ||
+      (options->dp > 0 && (gint64) options->dp * options->fsdp * options->tp != world))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--tp %d does not divide world size %d", options->tp, world);
+                   "--dp %d x --fsdp %d x --tp %d does not fit world size %d: the degrees' "
+                   "product must be the number of ranks", options->dp > 0 ? options->dp : world / (options->tp * options->fsdp),
+                   options->fsdp, options->tp, world);
       return FALSE;
     }
 
@@ -991,16 +1015,17 @@ run (Options  *options,
     }
 
   config_json = hp_config_to_json (HP_CONFIG (config), TRUE);
-  g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", 1, NULL);
+  g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", options->fsdp, NULL);
   resolved = hp_parallel_dims_resolve (dims, world, error);
   if (resolved == NULL ||
       !hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
                                                 HP_CONFIG (resolved), error))
     return FALSE;
-  if (options->batch % dp != 0)
+  if (options->batch % (dp * options->fsdp) != 0)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--batch %d cannot be split over dp = %d", options->batch, dp);
+                   "--batch %d cannot be split over dp_replicate x dp_shard = %d",
+                   options->batch, dp * options->fsdp);
       return FALSE;
     }
 
@@ -1017,17 +1042,18 @@ run (Options  *options,
   if (model == NULL)
     return FALSE;
 
-  /* a 2-D (dp_replicate, tp) mesh, or 1-D when one degree is 1 */
+  /* the 3-D (dp_replicate, dp_shard, tp) mesh, degrees of 1 included */
   {
-    const gchar *names[] = { "dp_replicate", "tp", NULL };
-    gint shape[] = { dp, options->tp };
+    const gchar *names[] = { "dp_replicate", "dp_shard", "tp", NULL };
+    gint shape[] = { dp, options->fsdp, options->tp };
 
-    mesh = hp_device_mesh_new (shape, 2, names, error);
+    mesh = hp_device_mesh_new (shape, 3, names, error);
     if (mesh == NULL)
       return FALSE;
     tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, error);
     dp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, error);
-    if (tp_mesh == NULL || dp_mesh == NULL)
+    shard_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_shard", NULL }, error);
+    if (tp_mesh == NULL || dp_mesh == NULL || shard_mesh == NULL)
       return FALSE;
   }
   if (options->tp > 1 && !hp_module_parallelize (HP_MODULE (model), tp_mesh, error))
@@ -1036,6 +1062,19 @@ run (Options  *options,
       !hp_base_model_init_weights (HP_BASE_MODEL (model), (guint64) options->seed, error))
     return FALSE;
 
+  /* FSDP: each block a unit, then the root for the rest, as torchtitan */
+  if (options->fsdp > 1)
+    {
+      for (gint i = 0; i < hp_decoder_config_get_n_layers (config); i++)
+        {
+          g_autofree gchar *path = g_strdup_printf ("layers.%d", i);
+
+          if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), mesh, error))
+            return FALSE;
+        }
+      if (!hp_module_fully_shard (HP_MODULE (model), mesh, error))
+        return FALSE;
+    }
   params = hp_module_parameters (HP_MODULE (model));
   optimizer = hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (optimizer_config),
                                                    params, error);
@@ -1050,7 +1089,9 @@ run (Options  *options,
   trainer.params = params;
   trainer.tp_mesh = options->tp > 1 ? tp_mesh : NULL;
   trainer.dp_mesh = dp_mesh;
-  trainer.local_batch = options->batch / dp;
+  trainer.shard_mesh = shard_mesh;
+  trainer.fsdp = options->fsdp > 1;
+  trainer.local_batch = options->batch / (dp * options->fsdp);
   trainer.tokens = tokens;
   trainer.train_loader = train_loader;
   trainer.val_loader = val_loader;
@@ -1065,9 +1106,9 @@ run (Options  *options,
         ? g_strdup_printf ("every-%d", hp_decoder_config_get_ac_every (config))
         : g_strdup (ac == HP_ACTIVATION_CHECKPOINTING_FULL ? "full" : "none");
 
-      g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (dp %d x tp %d), "
+      g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (dp_replicate %d x dp_shard %d x tp %d), "
                "%d steps of %d x %d tokens, activation checkpointing %s\n",
-               nparams, world, dp, options->tp, options->steps, options->batch, options->seq_len,
+               nparams, world, dp, options->fsdp, options->tp, options->steps, options->batch, options->seq_len,
                ac_text);
     }
 
