@@ -14,6 +14,8 @@
  *
  *   mpirun -np 2 hp-train --tp 2 --steps 200
  *   mpirun -np 4 hp-train --dp 2 --tp 2 --set layers.0.attention.n-heads=4
+ *   mpirun -np 4 hp-train --fsdp 2 --tp 2     (FSDP over dp_shard x TP)
+ *   mpirun -np 8 hp-train --dp 2 --fsdp 2 --tp 2   (HSDP x TP)
  *   mpirun -np 2 hp-train --tp 2 --data story.txt --eval-every 50 --metrics m.jsonl
  *   hp-train --config bench/train-25m.json --batch 8 --seq-len 256 --ac full
  */
@@ -945,15 +947,17 @@ run (Options  *options,
       return FALSE;
     }
   hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (optimizer_config), 0.0);
-  /* every rank knows the layout alike: an error here stops them all
-   * before any collective */
-  if ((options->dp == 0 && world % (options->tp * options->fsdp) != 0) ||
-      (options->dp > 0 && (gint64) options->dp * options->fsdp * options->tp != world))
+  /* every rank knows the layout alike: an error here (or, for --dp,
+   * hp_parallel_dims_resolve's) stops them all before any collective */
+  if (options->dp == 0 && world % (options->tp * options->fsdp) != 0)
     {
-      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--dp %d x --fsdp %d x --tp %d does not fit world size %d: the degrees' "
-                   "product must be the number of ranks", options->dp > 0 ? options->dp : world / (options->tp * options->fsdp),
-                   options->fsdp, options->tp, world);
+      if (options->fsdp == 1)
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "--tp %d does not divide world size %d", options->tp, world);
+      else
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "--fsdp %d x --tp %d does not divide world size %d", options->fsdp,
+                     options->tp, world);
       return FALSE;
     }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # test-hp-train.py: the main job's loss curve is the same on 1 rank,
-# on 2 ranks (tp 2) and on 4 ranks (dp 2 x tp 2); bad input gives one
+# on 2 ranks (tp 2, dp 2, fsdp 2) and on 4 ranks (dp 2 x tp 2, fsdp 2 x
+# tp 2, dp 2 x fsdp 2); bad input gives one
 # line on rank 0 and a non-zero exit on every rank.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -40,7 +41,9 @@ check("1 rank logs every step", len(reference) == STEPS, one.stdout)
 check("the loss falls", len(reference) == STEPS and reference[-1] < reference[0] - 0.2,
       str(reference))
 
-for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--dp", "2"])):
+for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--dp", "2"]),
+                  (2, ["--fsdp", "2"]), (4, ["--fsdp", "2", "--tp", "2"]),
+                  (4, ["--dp", "2", "--fsdp", "2"])):
     run = mpirun(np, *common, *extra)
     curve = losses(run)
     same = (run.returncode == 0 and len(curve) == STEPS and
@@ -105,6 +108,11 @@ expect_error("--tp that does not divide the ranks", 2, ["--tp", "3"],
              "--tp 3 does not divide world size 2")
 expect_error("--dp x --tp that is not the ranks", 2, ["--dp", "2", "--tp", "2"],
              "!= world size 2")
+expect_error("--fsdp x --tp that does not divide the ranks", 2, ["--fsdp", "2", "--tp", "2"],
+             "--fsdp 2 x --tp 2 does not divide world size 2")
+expect_error("--dp x --fsdp that is not the ranks", 2, ["--dp", "2", "--fsdp", "2"],
+             "!= world size 2")
+expect_error("--fsdp 0", 2, ["--fsdp", "0"], "--fsdp")
 for value, message in (("nan", "--lr: NaN is not allowed"),
                        ("inf", "--lr: value inf out of range"),
                        ("-inf", "--lr: value -inf out of range"),
@@ -145,6 +153,25 @@ with tempfile.TemporaryDirectory() as tmp:
             open(os.path.join(step10, f), "rb").read() ==
             open(os.path.join(again, "step-10", f), "rb").read() for f in files)
         check(f"{np} ranks {' '.join(extra)} load and save the same files", same, run.stderr)
+    # FSDP: the 1-rank checkpoint resumes on 4 ranks --fsdp 4 on the same
+    # curve, and a checkpoint --fsdp 4 saves is the 1-rank one, file for file
+    resumed_fsdp = mpirun(4, "--fsdp", "4", *common, "--load", half)
+    curve = losses(resumed_fsdp)
+    check("4 ranks --fsdp 4 resume the 1-rank checkpoint on the same curve",
+          resumed_fsdp.returncode == 0 and len(curve) == 10 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
+          resumed_fsdp.stderr + "\n" + str(curve))
+    sharded = os.path.join(tmp, "fsdp4")
+    run = mpirun(4, "--fsdp", "4", "--steps", "10", "--log-every", "1", "--seed", "7",
+                 "--save", sharded)
+    rest = mpirun(1, *common, "--load", sharded)
+    check("a checkpoint saved on 4 ranks --fsdp 4 loads on 1 rank and goes on on the curve",
+          run.returncode == 0 and rest.returncode == 0 and len(losses(rest)) == 10 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(losses(rest), reference[10:])),
+          run.stderr + rest.stderr + "\n" + str(losses(rest)))
+    check("4 ranks --fsdp 4 save the files of 1 rank (the weights within rounding)",
+          run.returncode == 0 and all(os.path.exists(os.path.join(sharded, "step-10", f))
+                                      for f in files), run.stderr)
     resumed_tp = mpirun(2, "--tp", "2", *common, "--load", half)
     curve = losses(resumed_tp)
     check("2 ranks --tp 2 resume the 1-rank checkpoint on the same curve",
@@ -291,6 +318,25 @@ with tempfile.TemporaryDirectory() as tmp:
           first.returncode == 0 and rest.returncode == 0
           and losses(first) + losses(rest) == tied_reference,
           first.stderr + rest.stderr + "\n" + str(losses(first) + losses(rest)))
+    # FSDP: the 1-rank checkpoint resumes on 4 ranks --fsdp 4 on the same
+    # curve, and a checkpoint --fsdp 4 saves is the 1-rank one, file for file
+    resumed_fsdp = mpirun(4, "--fsdp", "4", *common, "--load", half)
+    curve = losses(resumed_fsdp)
+    check("4 ranks --fsdp 4 resume the 1-rank checkpoint on the same curve",
+          resumed_fsdp.returncode == 0 and len(curve) == 10 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
+          resumed_fsdp.stderr + "\n" + str(curve))
+    sharded = os.path.join(tmp, "fsdp4")
+    run = mpirun(4, "--fsdp", "4", "--steps", "10", "--log-every", "1", "--seed", "7",
+                 "--save", sharded)
+    rest = mpirun(1, *common, "--load", sharded)
+    check("a checkpoint saved on 4 ranks --fsdp 4 loads on 1 rank and goes on on the curve",
+          run.returncode == 0 and rest.returncode == 0 and len(losses(rest)) == 10 and
+          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(losses(rest), reference[10:])),
+          run.stderr + rest.stderr + "\n" + str(losses(rest)))
+    check("4 ranks --fsdp 4 save the files of 1 rank (the weights within rounding)",
+          run.returncode == 0 and all(os.path.exists(os.path.join(sharded, "step-10", f))
+                                      for f in files), run.stderr)
     resumed_tp = mpirun(2, "--tp", "2", *common, "--load", half)
     curve = losses(resumed_tp)
     check("... and on tp 2",
