@@ -13,6 +13,7 @@
 import unittest
 
 import numpy as np
+from gi.repository import GLib
 
 from hptest import Hp, to_numpy
 
@@ -135,6 +136,39 @@ class TensorParallelTrainingTest(unittest.TestCase):
         loss.backward(None)
         self.assertTrue(Hp.data_parallel_average_gradients(model.parameters(), dp_mesh))
         ok, mean_loss = Hp.data_parallel_average_scalar(dp_mesh, whole(loss).item())
+        self.assertTrue(ok)
+        self.assertAlmostEqual(mean_loss, reference_loss.item(), delta=1e-12)
+        Hp.clip_grad_norm(model.parameters(), 1.0, 2.0)
+        optimizer.step()
+        self.assert_same_parameters(model, reference, grads=True)
+
+    def test_fully_sharded_step(self):
+        # FSDP over every rank: each block a unit, then the root; each
+        # rank takes its rows, and the step is that of the whole batch
+        rows = 2
+        reference = self.build(decoder_config(1), Hp.ParallelDims(dp_shard=1, tp=1).resolve(1))
+        dims = Hp.ParallelDims(dp_shard=self.world, tp=1).resolve(self.world)
+        model = self.build(decoder_config(1), Hp.ParallelDims(dp_shard=1, tp=1).resolve(1))
+        mesh = Hp.DeviceMesh.new([self.world], ["dp_shard"])
+        self.assertEqual(dims.get_dp_shard(), self.world)
+        for layer in model.layers:
+            self.assertTrue(layer.fully_shard(mesh))
+        self.assertTrue(model.fully_shard(mesh))
+        weight = model.layers[0].feed_forward.w1.weight
+        self.assertIsInstance(weight, Hp.DTensor)
+        self.assertEqual([p.to_string() for p in weight.get_placements()], ["S(0)"])
+        with self.assertRaises(GLib.Error) as raised:
+            model.fully_shard(mesh)
+        self.assertIn("fully_shard was called on this module already", raised.exception.message)
+        self.assert_same_parameters(model, reference, grads=False)
+
+        ids, targets = batch(0, self.world * rows)
+        reference_loss, _, _ = self.step(reference, ids, targets)
+        ids, targets = batch(rows * mesh.get_local_rank(0), rows)
+        optimizer = adamw().build_optimizer(model.parameters())
+        loss = model(ids).cross_entropy(targets, -100)
+        loss.backward(None)
+        ok, mean_loss = Hp.data_parallel_average_scalar(mesh, loss.item())
         self.assertTrue(ok)
         self.assertAlmostEqual(mean_loss, reference_loss.item(), delta=1e-12)
         Hp.clip_grad_norm(model.parameters(), 1.0, 2.0)
