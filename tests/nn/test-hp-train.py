@@ -154,7 +154,7 @@ with tempfile.TemporaryDirectory() as tmp:
             open(os.path.join(again, "step-10", f), "rb").read() for f in files)
         check(f"{np} ranks {' '.join(extra)} load and save the same files", same, run.stderr)
     # FSDP: the 1-rank checkpoint resumes on 4 ranks --fsdp 4 on the same
-    # curve, and a checkpoint --fsdp 4 saves is the 1-rank one, file for file
+    # curve, and a checkpoint --fsdp 4 saves loads on one rank
     resumed_fsdp = mpirun(4, "--fsdp", "4", *common, "--load", half)
     curve = losses(resumed_fsdp)
     check("4 ranks --fsdp 4 resume the 1-rank checkpoint on the same curve",
@@ -318,25 +318,6 @@ with tempfile.TemporaryDirectory() as tmp:
           first.returncode == 0 and rest.returncode == 0
           and losses(first) + losses(rest) == tied_reference,
           first.stderr + rest.stderr + "\n" + str(losses(first) + losses(rest)))
-    # FSDP: the 1-rank checkpoint resumes on 4 ranks --fsdp 4 on the same
-    # curve, and a checkpoint --fsdp 4 saves is the 1-rank one, file for file
-    resumed_fsdp = mpirun(4, "--fsdp", "4", *common, "--load", half)
-    curve = losses(resumed_fsdp)
-    check("4 ranks --fsdp 4 resume the 1-rank checkpoint on the same curve",
-          resumed_fsdp.returncode == 0 and len(curve) == 10 and
-          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(curve, reference[10:])),
-          resumed_fsdp.stderr + "\n" + str(curve))
-    sharded = os.path.join(tmp, "fsdp4")
-    run = mpirun(4, "--fsdp", "4", "--steps", "10", "--log-every", "1", "--seed", "7",
-                 "--save", sharded)
-    rest = mpirun(1, *common, "--load", sharded)
-    check("a checkpoint saved on 4 ranks --fsdp 4 loads on 1 rank and goes on on the curve",
-          run.returncode == 0 and rest.returncode == 0 and len(losses(rest)) == 10 and
-          all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(losses(rest), reference[10:])),
-          run.stderr + rest.stderr + "\n" + str(losses(rest)))
-    check("4 ranks --fsdp 4 save the files of 1 rank (the weights within rounding)",
-          run.returncode == 0 and all(os.path.exists(os.path.join(sharded, "step-10", f))
-                                      for f in files), run.stderr)
     resumed_tp = mpirun(2, "--tp", "2", *common, "--load", half)
     curve = losses(resumed_tp)
     check("... and on tp 2",
