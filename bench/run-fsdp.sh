@@ -1,0 +1,48 @@
+#!/bin/sh
+# bench/run-fsdp.sh: what fully sharded data parallelism saves per rank,
+# and what it costs (see README.md)
+#
+#   bench/run-fsdp.sh [BUILDDIR] [STEPS]
+#
+# 1. The bytes of parameters + gradients + AdamW state per rank for
+#    bench/train-25m.json after one step, from the sizes of the tensors
+#    the library holds (bench/fsdp_state.py): 1 rank, 4 ranks --dp 4
+#    (replicas) and 4 ranks --fsdp 4, with the target of issue 18
+#    (0.3 x the 1-rank figure + one block's full parameters).
+# 2. hp-train's step time and peak RSS on 8 x 256 tokens with --fsdp on 2
+#    and 4 ranks next to --dp on as many, one BLAS thread per rank.
+#    There is no prefetch to switch off yet: every unit's all-gather
+#    runs when the unit starts.
+# A measurement: it always exits 0.
+
+builddir=${1:-build}
+steps=${2:-3}
+srcdir=$(dirname "$0")
+train="$builddir/examples/hp-train"
+
+python=${PYTHON:-/usr/bin/python3}
+export OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GI_TYPELIB_PATH="$builddir/introspection${GI_TYPELIB_PATH:+:$GI_TYPELIB_PATH}"
+export LD_LIBRARY_PATH="$builddir/hp-protocols${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+echo "== parameters + gradients + AdamW state per rank (tensor sizes), $srcdir/train-25m.json"
+"$python" "$srcdir/fsdp_state.py" "$srcdir/train-25m.json" one
+mpirun --oversubscribe -np 4 -x GI_TYPELIB_PATH -x LD_LIBRARY_PATH -x OPENBLAS_NUM_THREADS \
+  "$python" "$srcdir/fsdp_state.py" "$srcdir/train-25m.json" dp
+mpirun --oversubscribe -np 4 -x GI_TYPELIB_PATH -x LD_LIBRARY_PATH -x OPENBLAS_NUM_THREADS \
+  "$python" "$srcdir/fsdp_state.py" "$srcdir/train-25m.json" fsdp
+
+echo "== hp-train, 8 x 256 tokens, $steps steps: median step and peak RSS of the largest rank"
+for np in 2 4; do
+  for layout in "--dp $np" "--fsdp $np"; do
+    mpirun --oversubscribe -np $np -x OPENBLAS_NUM_THREADS "$train" --config "$srcdir/train-25m.json" \
+        --steps "$steps" --batch 8 --seq-len 256 --log-every 1 $layout |
+      awk -v key="$np ranks $layout" -v tokens=2048 \
+          '/^step / { t[++n] = tokens / $6 }
+           /^peak memory per rank:/ { peak = $5 }
+           END { asort(t); printf "%-16s median %6.2f s/step  peak %7.1f MiB/rank\n", key, t[int((n + 1) / 2)], peak }'
+  done
+done
+exit 0
