@@ -48,8 +48,8 @@ def main():
     if layout == "fsdp":
         mesh = Hp.DeviceMesh.new([world], ["dp_shard"])
         for layer in model.layers:
-            layer.fully_shard(mesh)
-        model.fully_shard(mesh)
+            layer.fully_shard(mesh, True)
+        model.fully_shard(mesh, True)
     else:
         mesh = Hp.DeviceMesh.new([world], ["dp_replicate"])
     optimizer = Hp.AdamWConfig(lr=1e-3).build_optimizer(model.parameters())

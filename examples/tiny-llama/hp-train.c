@@ -1073,10 +1073,11 @@ run (Options  *options,
         {
           g_autofree gchar *path = g_strdup_printf ("layers.%d", i);
 
-          if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), mesh, error))
+          if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), mesh,
+                                      TRUE, error))
             return FALSE;
         }
-      if (!hp_module_fully_shard (HP_MODULE (model), mesh, error))
+      if (!hp_module_fully_shard (HP_MODULE (model), mesh, TRUE, error))
         return FALSE;
     }
   params = hp_module_parameters (HP_MODULE (model));

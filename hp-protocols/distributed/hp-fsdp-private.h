@@ -14,4 +14,15 @@ HpTensor *_hp_fsdp_unshard (HpDTensor     *shard,
                             HpDeviceMesh  *compute_mesh,
                             GError       **error);
 
+void      _hp_fsdp_release                (HpTensor      *full,
+                                           HpDTensor     *shard);
+gboolean  _hp_fsdp_refill                 (HpTensor      *full,
+                                           HpDTensor     *shard,
+                                           guint64        data_dims,
+                                           GError       **error);
+HpTensor *_hp_fsdp_refill_before_backward (HpTensor      *output,
+                                           GPtrArray     *fulls,
+                                           GPtrArray     *shards,
+                                           guint64        data_dims);
+
 G_END_DECLS

@@ -16,9 +16,18 @@
  * shard over `dp_replicate`. Both directions are redistributions, so
  * they use the library's collective agreement and deadline, and uneven
  * shards are exact.
+ *
+ * A unit that reshards after its forward gives the gathered memory back
+ * (_hp_fsdp_release) and gathers it again when its backward begins
+ * (_hp_fsdp_refill_before_backward): the backward's saved tensors alias
+ * the gathered buffers, so the values are put back at the same address.
  */
 
 #include "config.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "hp-autograd-private.h"
 #include "hp-dtensor-private.h"
@@ -143,4 +152,111 @@ _hp_fsdp_unshard (HpDTensor     *shard,
                            result, NULL, 0, data, unshard_data_free);
     }
   return result;
+}
+
+/* The tensor that holds @tensor's values on this rank */
+static HpTensor *
+values_of (HpTensor *tensor)
+{
+  return HP_IS_DTENSOR (tensor) ? _hp_dtensor_peek_local (HP_DTENSOR (tensor)) : tensor;
+}
+
+/* Gives the memory of @full, the gathered form of @shard, back to the
+ * system while the tensor (and the aliases the backward keeps of it)
+ * stays at its address: the whole pages inside its buffer are dropped
+ * (MADV_DONTNEED, so they read as zeros until written) and
+ * _hp_fsdp_refill() gathers the values into them again. Nothing is
+ * dropped when the gathered tensor is the shard's own memory (a data
+ * dim of size 1) or a buffer smaller than a page. */
+void
+_hp_fsdp_release (HpTensor  *full,
+                  HpDTensor *shard)
+{
+  HpTensor *local = values_of (full);
+  guint8 *data = _hp_tensor_data (local);
+  gsize size = hp_tensor_get_numel (local) * hp_dtype_get_size (hp_tensor_get_dtype (local));
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  guintptr start = ((guintptr) data + page - 1) & ~(guintptr) (page - 1);
+  guintptr end = ((guintptr) data + size) & ~(guintptr) (page - 1);
+
+  if ((gpointer) data == _hp_tensor_data (_hp_dtensor_peek_local (shard)) || end <= start)
+    return;
+  (void) madvise ((gpointer) start, end - start, MADV_DONTNEED);
+}
+
+/* Gathers @shard again into the memory of @full (see _hp_fsdp_release) */
+gboolean
+_hp_fsdp_refill (HpTensor   *full,
+                 HpDTensor  *shard,
+                 guint64     data_dims,
+                 GError    **error)
+{
+  HpTensor *local = values_of (full);
+  g_autoptr(HpTensor) again = NULL;
+  gboolean was_enabled = hp_grad_mode_is_enabled ();
+
+  if (_hp_tensor_data (local) == _hp_tensor_data (_hp_dtensor_peek_local (shard)))
+    return TRUE;
+  hp_grad_mode_set_enabled (FALSE);
+  again = _hp_fsdp_unshard (shard, data_dims, NULL, error);
+  hp_grad_mode_set_enabled (was_enabled);
+  if (again == NULL)
+    return FALSE;
+  memcpy (_hp_tensor_data (local), _hp_tensor_data (again),
+          hp_tensor_get_numel (local) * hp_dtype_get_size (hp_tensor_get_dtype (local)));
+  return TRUE;
+}
+
+typedef struct
+{
+  GPtrArray *fulls;             /* HpTensor */
+  GPtrArray *shards;            /* HpDTensor */
+  guint64 data_dims;
+} RefillData;
+
+static void
+refill_data_free (gpointer pointer)
+{
+  RefillData *data = pointer;
+
+  g_ptr_array_unref (data->fulls);
+  g_ptr_array_unref (data->shards);
+  g_free (data);
+}
+
+static gboolean
+refill_backward (HpAutogradNode  *node,
+                 HpTensor       **grad_outputs,
+                 HpTensor       **grad_inputs,
+                 GError         **error)
+{
+  RefillData *data = _hp_autograd_node_get_data (node);
+
+  for (guint i = 0; i < data->fulls->len; i++)
+    if (!_hp_fsdp_refill (g_ptr_array_index (data->fulls, i), g_ptr_array_index (data->shards, i),
+                          data->data_dims, error))
+      return FALSE;
+  grad_inputs[0] = g_object_ref (grad_outputs[0]);
+  return TRUE;
+}
+
+/* An alias of @output whose backward, which runs before that of the
+ * ops that made @output, gathers each of @shards into @fulls again:
+ * the parameters a unit freed after its forward are back before its
+ * backward reads them */
+HpTensor *
+_hp_fsdp_refill_before_backward (HpTensor  *output,
+                                 GPtrArray *fulls,
+                                 GPtrArray *shards,
+                                 guint64    data_dims)
+{
+  HpTensor *alias = hp_tensor_detach (output);
+  RefillData *data = g_new0 (RefillData, 1);
+
+  data->fulls = g_ptr_array_ref (fulls);
+  data->shards = g_ptr_array_ref (shards);
+  data->data_dims = data_dims;
+  _hp_autograd_record ("fsdp_refill", refill_backward, &output, 1, alias, NULL, 0, data,
+                       refill_data_free);
+  return alias;
 }

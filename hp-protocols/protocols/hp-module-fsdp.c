@@ -14,6 +14,7 @@
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-fsdp-private.h"
+#include "hp-grad-mode.h"
 #include "hp-module-private.h"
 #include "hp-replicate.h"
 #include "hp-shard.h"
@@ -28,6 +29,8 @@ typedef struct
   GPtrArray *names;             /* gchar *, the fqns below the unit */
   GPtrArray *shards;            /* HpDTensor, one per name */
   GArray *plain;                /* gboolean per name: it was a plain tensor */
+  gboolean reshard_after_forward;
+  GPtrArray *fulls;             /* HpTensor, the gathered ones, during a forward */
 } FsdpUnit;
 
 static void
@@ -39,6 +42,7 @@ fsdp_unit_free (gpointer pointer)
   g_ptr_array_unref (unit->names);
   g_ptr_array_unref (unit->shards);
   g_array_unref (unit->plain);
+  g_clear_pointer (&unit->fulls, g_ptr_array_unref);
   g_free (unit);
 }
 
@@ -60,6 +64,8 @@ on_forward_pre (HpModule  *self,
 {
   FsdpUnit *unit = user_data;
 
+  g_clear_pointer (&unit->fulls, g_ptr_array_unref);
+  unit->fulls = g_ptr_array_new_with_free_func (g_object_unref);
   for (guint i = 0; i < unit->names->len; i++)
     {
       g_autoptr(GError) error = NULL;
@@ -77,6 +83,7 @@ on_forward_pre (HpModule  *self,
           return;
         }
       swap_in (self, g_ptr_array_index (unit->names, i), full);
+      g_ptr_array_add (unit->fulls, g_steal_pointer (&full));
     }
   (void) args;
 }
@@ -88,9 +95,23 @@ on_forward_post (HpModule  *self,
                  gpointer   user_data)
 {
   FsdpUnit *unit = user_data;
+  g_autoptr(GPtrArray) fulls = g_steal_pointer (&unit->fulls);
+  HpTensor *output = outputs->len == 1 ? g_ptr_array_index (outputs, 0) : NULL;
 
   for (guint i = 0; i < unit->names->len; i++)
     swap_in (self, g_ptr_array_index (unit->names, i), g_ptr_array_index (unit->shards, i));
+
+  /* the backward keeps the gathered parameters: give their memory back
+   * until it begins, when they are gathered again */
+  if (unit->reshard_after_forward && fulls != NULL && fulls->len == unit->shards->len &&
+      output != NULL && hp_grad_mode_is_enabled () && hp_tensor_get_requires_grad (output))
+    {
+      for (guint i = 0; i < fulls->len; i++)
+        _hp_fsdp_release (g_ptr_array_index (fulls, i), g_ptr_array_index (unit->shards, i));
+      outputs->pdata[0] = _hp_fsdp_refill_before_backward (output, fulls, unit->shards,
+                                                           unit->data_dims);
+      g_object_unref (output);
+    }
   (void) args;
   (void) outputs;
 }
@@ -133,6 +154,10 @@ compute_placements (HpModule      *self,
  * @mesh: the mesh: a `dp_shard` dim, optionally `dp_replicate`, and the
  *   dims the parameters are already laid out over (such as `tp`), in the
  *   order [method@Hp.ParallelDims.build_mesh] gives them
+ * @reshard_after_forward: whether the gathered parameters give their
+ *   memory back after the forward and are gathered again when the
+ *   unit's backward begins (%TRUE, torchtitan's default), or stay
+ *   gathered until the backward is through
  * @error: return location for a [struct@GLib.Error]
  *
  * Fully sharded data parallelism (FSDP2's `fully_shard`): makes @self a
@@ -150,7 +175,11 @@ compute_placements (HpModule      *self,
  * Before each forward of @self ([signal@Hp.Module::forward-pre]) its
  * parameters are all-gathered over the data dims; the module computes
  * with the gathered tensors, which autograd keeps for the backward, and
- * holds its shards again once the forward is done. In the backward, the
+ * holds its shards again once the forward is done. With
+ * @reshard_after_forward the memory of the gathered tensors (whole
+ * pages) goes back to the system at the end of the forward and the
+ * tensors are all-gathered again into the same place when the unit's
+ * backward begins; otherwise the backward keeps them. In the backward, the
  * gradient of each gathered parameter is reduce-scattered into its
  * shard as the mean over `dp_shard` and then averaged over
  * `dp_replicate` (HSDP), as soon as the unit's backward is through: no
@@ -170,6 +199,7 @@ compute_placements (HpModule      *self,
 gboolean
 hp_module_fully_shard (HpModule      *self,
                        HpDeviceMesh  *mesh,
+                       gboolean       reshard_after_forward,
                        GError       **error)
 {
   const gchar * const *dim_names;
@@ -295,6 +325,7 @@ hp_module_fully_shard (HpModule      *self,
   unit->names = g_steal_pointer (&names);
   unit->shards = g_steal_pointer (&shards);
   unit->plain = g_steal_pointer (&plain);
+  unit->reshard_after_forward = reshard_after_forward;
   g_signal_connect (self, "forward-pre", G_CALLBACK (on_forward_pre), unit);
   g_signal_connect (self, "forward-post", G_CALLBACK (on_forward_post), unit);
   g_object_set_data_full (G_OBJECT (self), UNIT_KEY, unit, fsdp_unit_free);

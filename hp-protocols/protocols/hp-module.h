@@ -227,6 +227,7 @@ gboolean          hp_module_parallelize                 (HpModule            *se
 HP_AVAILABLE_IN_ALL
 gboolean          hp_module_fully_shard                 (HpModule            *self,
                                                          HpDeviceMesh        *mesh,
+                                                         gboolean             reshard_after_forward,
                                                          GError             **error);
 HP_AVAILABLE_IN_ALL
 HpDeviceMesh     *hp_module_get_mesh                    (HpModule            *self);

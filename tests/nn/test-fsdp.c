@@ -8,7 +8,9 @@
  * gradients; every rank takes its share of the batch, and the mean loss
  * and the final weights match one rank training on the whole batch.
  * The vocabulary (11) and the hidden size (12) do not divide most
- * dp_shard degrees, so shards are uneven.
+ * dp_shard degrees, so shards are uneven. Both reshard-after-forward
+ * choices run; the wide cases have gathered weights of several pages,
+ * whose memory resharding gives back and gathers again.
  */
 
 #include <math.h>
@@ -25,6 +27,8 @@ typedef struct
   gint dp_shard;                /* 0: the rest of the world */
   gint tp;
   HpActivationCheckpointing ac;
+  gboolean reshard;             /* reshard after forward */
+  gint width;                   /* dim 8 * tp * width: 12 puts whole pages in the weights */
 } Case;
 
 static HpDecoderConfig *
@@ -32,7 +36,7 @@ decoder_config (gint        tp,
                 const Case *c)
 {
   return g_object_new (HP_TYPE_DECODER_CONFIG,
-                       "dim", 8 * tp, "n-layers", 2, "n-heads", 2 * tp, "n-kv-heads", tp,
+                       "dim", 8 * tp * MAX (c->width, 1), "n-layers", 2, "n-heads", 2 * tp, "n-kv-heads", tp,
                        "vocab-size", 11, "ffn-hidden", 12, "max-seq-len", 16,
                        "dtype", c->dtype, "activation-checkpointing", c->ac,
                        NULL);
@@ -190,10 +194,11 @@ test_layout (gconstpointer data)
     {
       g_autofree gchar *path = g_strdup_printf ("layers.%u", i);
 
-      g_assert_true (hp_module_fully_shard (hp_module_get_child (model, path), mesh, &error));
+      g_assert_true (hp_module_fully_shard (hp_module_get_child (model, path), mesh, c->reshard,
+                                            &error));
       g_assert_no_error (error);
     }
-  g_assert_true (hp_module_fully_shard (model, mesh, &error));
+  g_assert_true (hp_module_fully_shard (model, mesh, c->reshard, &error));
   g_assert_no_error (error);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.feed_forward.w1.weight")));
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "norm.weight")));
@@ -222,7 +227,7 @@ static void
 test_errors (void)
 {
   g_autoptr(GError) error = NULL;
-  Case c = { HP_DTYPE_FLOAT64, 1, 1, 1, HP_ACTIVATION_CHECKPOINTING_NONE };
+  Case c = { HP_DTYPE_FLOAT64, 1, 1, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE };
   g_autoptr(HpDecoderConfig) config = decoder_config (1, &c);
   g_autoptr(HpModule) model = build (config, 1, NULL);
   gint shape[] = { world_size };
@@ -232,16 +237,16 @@ test_errors (void)
   HpTensor *before = hp_module_get_parameter (model, "norm.weight");
 
   g_assert_no_error (error);
-  g_assert_false (hp_module_fully_shard (model, no_shard, &error));
+  g_assert_false (hp_module_fully_shard (model, no_shard, TRUE, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_MESH);
   g_assert_nonnull (strstr (error->message, "fully_shard needs a mesh with a dp_shard dim"));
   g_clear_error (&error);
   g_assert_true (hp_module_get_parameter (model, "norm.weight") == before);
 
   mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "dp_shard", NULL }, &error);
-  g_assert_true (hp_module_fully_shard (model, mesh, &error));
+  g_assert_true (hp_module_fully_shard (model, mesh, TRUE, &error));
   g_assert_no_error (error);
-  g_assert_false (hp_module_fully_shard (model, mesh, &error));
+  g_assert_false (hp_module_fully_shard (model, mesh, FALSE, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
   g_assert_nonnull (strstr (error->message, "fully_shard was called on this module already"));
 }
@@ -252,17 +257,23 @@ main (int    argc,
 {
   g_autoptr(GError) error = NULL;
   static const Case cases[] = {
-    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE },
-    { HP_DTYPE_FLOAT32, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE },
-    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_FULL },
-    { HP_DTYPE_FLOAT64, 2, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE },
-    { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_NONE },
-    { HP_DTYPE_FLOAT32, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL },
-    { HP_DTYPE_FLOAT64, 2, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, FALSE },
+    { HP_DTYPE_FLOAT32, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_FULL, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_FULL, FALSE },
+    { HP_DTYPE_FLOAT64, 2, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_NONE, FALSE },
+    { HP_DTYPE_FLOAT32, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL, TRUE },
+    { HP_DTYPE_FLOAT64, 2, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE, 12 },
+    { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL, TRUE, 12 },
   };
   static const gchar *names[] = {
-    "fsdp/float64", "fsdp/float32", "fsdp/float64/ac", "hsdp/float64",
-    "fsdp-tp/float64", "fsdp-tp/float32/ac", "hsdp-tp/float64/ac",
+    "fsdp/float64", "fsdp/float64/keep", "fsdp/float32", "fsdp/float64/ac",
+    "fsdp/float64/ac/keep", "hsdp/float64", "fsdp-tp/float64", "fsdp-tp/float64/keep",
+    "fsdp-tp/float32/ac", "hsdp-tp/float64/ac", "fsdp/float64/wide", "fsdp-tp/float64/ac/wide",
   };
 
   hp_test_init (&argc, &argv);

@@ -152,13 +152,13 @@ class TensorParallelTrainingTest(unittest.TestCase):
         mesh = Hp.DeviceMesh.new([self.world], ["dp_shard"])
         self.assertEqual(dims.get_dp_shard(), self.world)
         for layer in model.layers:
-            self.assertTrue(layer.fully_shard(mesh))
-        self.assertTrue(model.fully_shard(mesh))
+            self.assertTrue(layer.fully_shard(mesh, True))
+        self.assertTrue(model.fully_shard(mesh, False))
         weight = model.layers[0].feed_forward.w1.weight
         self.assertIsInstance(weight, Hp.DTensor)
         self.assertEqual([p.to_string() for p in weight.get_placements()], ["S(0)"])
         with self.assertRaises(GLib.Error) as raised:
-            model.fully_shard(mesh)
+            model.fully_shard(mesh, True)
         self.assertIn("fully_shard was called on this module already", raised.exception.message)
         self.assert_same_parameters(model, reference, grads=False)
 
