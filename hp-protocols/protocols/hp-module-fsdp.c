@@ -29,6 +29,8 @@ typedef struct
   GPtrArray *names;             /* gchar *, the fqns below the unit */
   GPtrArray *shards;            /* HpDTensor, one per name */
   GArray *plain;                /* gboolean per name: it was a plain tensor */
+  GPtrArray *alias_names;       /* gchar *, other paths of the same tensors (tied) */
+  GArray *alias_of;             /* guint per alias: its index in names */
   gboolean reshard_after_forward;
   GPtrArray *fulls;             /* HpTensor, the gathered ones, during a forward */
 } FsdpUnit;
@@ -42,6 +44,8 @@ fsdp_unit_free (gpointer pointer)
   g_ptr_array_unref (unit->names);
   g_ptr_array_unref (unit->shards);
   g_array_unref (unit->plain);
+  g_ptr_array_unref (unit->alias_names);
+  g_array_unref (unit->alias_of);
   g_clear_pointer (&unit->fulls, g_ptr_array_unref);
   g_free (unit);
 }
@@ -85,6 +89,13 @@ on_forward_pre (HpModule  *self,
       swap_in (self, g_ptr_array_index (unit->names, i), full);
       g_ptr_array_add (unit->fulls, g_steal_pointer (&full));
     }
+  for (guint a = 0; a < unit->alias_names->len; a++)
+    {
+      guint i = g_array_index (unit->alias_of, guint, a);
+
+      if (i < unit->fulls->len)
+        swap_in (self, g_ptr_array_index (unit->alias_names, a), g_ptr_array_index (unit->fulls, i));
+    }
   (void) args;
 }
 
@@ -100,6 +111,9 @@ on_forward_post (HpModule  *self,
 
   for (guint i = 0; i < unit->names->len; i++)
     swap_in (self, g_ptr_array_index (unit->names, i), g_ptr_array_index (unit->shards, i));
+  for (guint a = 0; a < unit->alias_names->len; a++)
+    swap_in (self, g_ptr_array_index (unit->alias_names, a),
+             g_ptr_array_index (unit->shards, g_array_index (unit->alias_of, guint, a)));
 
   /* the backward keeps the gathered parameters: give their memory back
    * until it begins, when they are gathered again */
@@ -114,6 +128,32 @@ on_forward_post (HpModule  *self,
     }
   (void) args;
   (void) outputs;
+}
+
+/* Every parameter slot of @self's tree, with its path: a tensor that
+ * two modules hold (tied weights) is there twice */
+static void
+collect_slots (HpModule    *self,
+               const gchar *prefix,
+               GPtrArray   *paths,
+               GPtrArray   *tensors)
+{
+  HpModulePrivate *priv = _hp_module_get_private (self);
+
+  for (guint i = 0; i < priv->parameters->len; i++)
+    {
+      HpModuleStateEntry *entry = g_ptr_array_index (priv->parameters, i);
+
+      g_ptr_array_add (paths, g_strconcat (prefix, entry->name, NULL));
+      g_ptr_array_add (tensors, entry->tensor);
+    }
+  for (guint i = 0; i < priv->children->len; i++)
+    {
+      HpModuleChildEntry *child = g_ptr_array_index (priv->children, i);
+      g_autofree gchar *inner = g_strconcat (prefix, child->name, ".", NULL);
+
+      collect_slots (child->module, inner, paths, tensors);
+    }
 }
 
 /* The placements of @tensor over the compute dims of @mesh: its own
@@ -187,6 +227,9 @@ compute_placements (HpModule      *self,
  * its equal share of the batch. Activation checkpointing composes: a
  * recomputation gathers again.
  *
+ * A tensor that several modules of the tree hold (tied weights) is
+ * sharded once, and each of them holds the same shard.
+ *
  * Returns: %TRUE, or %FALSE with [HP_ERROR_MESH][error@Hp.Error] when
  *   @mesh has no `dp_shard` dim or a parameter is a DTensor over another
  *   mesh than the slice of the non-data dims,
@@ -209,6 +252,8 @@ hp_module_fully_shard (HpModule      *self,
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(GPtrArray) shards = NULL;
   g_autoptr(GArray) plain = NULL;
+  g_autoptr(GPtrArray) alias_names = NULL;
+  g_autoptr(GArray) alias_of = NULL;
   guint64 data_dims = 0;
   guint ndim;
   FsdpUnit *unit;
@@ -310,6 +355,27 @@ hp_module_fully_shard (HpModule      *self,
       g_ptr_array_add (shards, g_steal_pointer (&shard));
     }
 
+  /* the other slots of the same tensors, which get the same shard */
+  alias_names = g_ptr_array_new_with_free_func (g_free);
+  alias_of = g_array_new (FALSE, FALSE, sizeof (guint));
+  {
+    g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+    g_autoptr(GPtrArray) tensors = g_ptr_array_new ();
+
+    collect_slots (self, "", paths, tensors);
+    for (guint k = 0; k < paths->len; k++)
+      for (guint i = 0; i < names->len; i++)
+        if (g_ptr_array_index (tensors, k) == hp_state_dict_lookup (named, g_ptr_array_index (names, i)) &&
+            g_strcmp0 (g_ptr_array_index (paths, k), g_ptr_array_index (names, i)) != 0)
+          {
+            g_ptr_array_add (alias_names, g_strdup (g_ptr_array_index (paths, k)));
+            g_array_append_val (alias_of, i);
+          }
+  }
+
+  for (guint a = 0; a < alias_names->len; a++)
+    swap_in (self, g_ptr_array_index (alias_names, a),
+             g_ptr_array_index (shards, g_array_index (alias_of, guint, a)));
   for (guint i = 0; i < names->len; i++)
     {
       HpTensor *shard = g_ptr_array_index (shards, i);
@@ -325,6 +391,8 @@ hp_module_fully_shard (HpModule      *self,
   unit->names = g_steal_pointer (&names);
   unit->shards = g_steal_pointer (&shards);
   unit->plain = g_steal_pointer (&plain);
+  unit->alias_names = g_steal_pointer (&alias_names);
+  unit->alias_of = g_steal_pointer (&alias_of);
   unit->reshard_after_forward = reshard_after_forward;
   g_signal_connect (self, "forward-pre", G_CALLBACK (on_forward_pre), unit);
   g_signal_connect (self, "forward-post", G_CALLBACK (on_forward_post), unit);

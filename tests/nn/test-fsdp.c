@@ -29,6 +29,7 @@ typedef struct
   HpActivationCheckpointing ac;
   gboolean reshard;             /* reshard after forward */
   gint width;                   /* dim 8 * tp * width: 12 puts whole pages in the weights */
+  gboolean tied;                /* the head is the embedding table */
 } Case;
 
 static HpDecoderConfig *
@@ -39,6 +40,7 @@ decoder_config (gint        tp,
                        "dim", 8 * tp * MAX (c->width, 1), "n-layers", 2, "n-heads", 2 * tp, "n-kv-heads", tp,
                        "vocab-size", 11, "ffn-hidden", 12, "max-seq-len", 16,
                        "dtype", c->dtype, "activation-checkpointing", c->ac,
+                       "tie-word-embeddings", c->tied,
                        NULL);
 }
 
@@ -202,6 +204,9 @@ test_layout (gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.feed_forward.w1.weight")));
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "norm.weight")));
+  if (c->tied)
+    g_assert_true (hp_module_get_parameter (model, "tok_embeddings.weight") ==
+                   hp_module_get_parameter (model, "lm_head.weight"));
 
   dp_index = hp_device_mesh_get_local_rank (replicate_mesh, 0) * dp_shard +
              hp_device_mesh_get_local_rank (shard_mesh, 0);
@@ -269,11 +274,14 @@ main (int    argc,
     { HP_DTYPE_FLOAT64, 2, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL, TRUE },
     { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE, 12 },
     { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_FULL, TRUE, 12 },
+    { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE, 12, TRUE },
+    { HP_DTYPE_FLOAT64, 1, 0, 2, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE, 1, TRUE },
   };
   static const gchar *names[] = {
     "fsdp/float64", "fsdp/float64/keep", "fsdp/float32", "fsdp/float64/ac",
     "fsdp/float64/ac/keep", "hsdp/float64", "fsdp-tp/float64", "fsdp-tp/float64/keep",
     "fsdp-tp/float32/ac", "hsdp-tp/float64/ac", "fsdp/float64/wide", "fsdp-tp/float64/ac/wide",
+    "fsdp/float64/wide/tied", "fsdp-tp/float64/tied",
   };
 
   hp_test_init (&argc, &argv);

@@ -151,6 +151,7 @@ class TensorParallelTrainingTest(unittest.TestCase):
         model = self.build(decoder_config(1), Hp.ParallelDims(dp_shard=1, tp=1).resolve(1))
         mesh = Hp.DeviceMesh.new([self.world], ["dp_shard"])
         self.assertEqual(dims.get_dp_shard(), self.world)
+        self.assertIsInstance(model, Hp.Module)
         for layer in model.layers:
             self.assertTrue(layer.fully_shard(mesh, True))
         self.assertTrue(model.fully_shard(mesh, False))
