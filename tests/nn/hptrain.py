@@ -3,18 +3,40 @@
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
+import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
 
 _results = []
 
 
-def mpirun(hp_train, np, args, wrapper=(), env=None):
-    """Runs hp-train with ARGS on NP ranks, each under WRAPPER (a command
-    prefix such as strace's)"""
-    command = ["mpirun", "--oversubscribe", "-np", str(np), *wrapper, hp_train, *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+def mpirun(program, np, args, wrapper=(), env=None):
+    """Runs PROGRAM (hp-train, hp-generate) with ARGS on NP ranks, each
+    under WRAPPER (a command prefix such as strace's), with ENV (default:
+    this process's environment). Each run has a private temporary
+    directory, removed afterwards, for Open MPI's session directory
+    (TMPDIR), PMIx's rendezvous files and the shared-memory segments, as
+    ../run-mpi.sh gives: no two runs on the machine share a file name,
+    not even with a run killed midway that left its files behind. A run
+    past its 600 s is killed with every process it started (its own
+    process group), never by name"""
+    command = ["mpirun", "--oversubscribe", "-np", str(np), *wrapper, program, *args]
+    with tempfile.TemporaryDirectory(prefix="hp-mpi.", ignore_cleanup_errors=True) as private:
+        env = dict(os.environ if env is None else env, TMPDIR=private,
+                   OMPI_MCA_btl_vader_backing_directory=private,
+                   OMPI_MCA_osc_sm_backing_directory=private)
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env, start_new_session=True) as job:
+            try:
+                out, err = job.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                os.killpg(job.pid, signal.SIGKILL)
+                job.communicate()
+                raise
+        return subprocess.CompletedProcess(command, job.returncode, out, err)
 
 
 def loss_lines(text):

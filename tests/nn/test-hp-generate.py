@@ -10,7 +10,6 @@
 
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -24,8 +23,7 @@ TEXT = ("The cat sat on the mat. The dog sat on the log. A bird sang in the tree
 
 
 def generate(np, *args):
-    command = ["mpirun", "--oversubscribe", "-np", str(np), HP_GENERATE, *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return hptrain.mpirun(HP_GENERATE, np, args)
 
 
 def expect_error(name, np, args, message):
