@@ -25,6 +25,7 @@
 #include "hp-replicate.h"
 #include "hp-partial.h"
 #include "hp-dtensor.h"
+#include "hp-pipeline-schedule.h"
 #include "hp-local-map.h"
 
 #include "hp-mesh-axis-name.h"

@@ -85,6 +85,10 @@ typedef struct
   gchar *ac_name;
   HpActivationCheckpointing ac;
   gint ac_every;
+  gint pp;
+  gchar *pp_schedule_name;
+  HpPipelineScheduleKind pp_schedule;
+  gint microbatches;
 } Options;
 
 typedef struct
@@ -104,6 +108,7 @@ options_clear (Options *options)
   g_free (options->data);
   g_free (options->metrics);
   g_free (options->ac_name);
+  g_free (options->pp_schedule_name);
 }
 
 /* --ac none, full or every-K */
@@ -146,9 +151,15 @@ parse_options (Options   *options,
       "Set a configuration field, e.g. layers.0.attention.n-heads=4 (repeatable)", "PATH=VALUE" },
     { "tp", 0, 0, G_OPTION_ARG_INT, &options->tp, "Tensor-parallel degree (default 1)", "N" },
     { "dp", 0, 0, G_OPTION_ARG_INT, &options->dp,
-      "Replicated data-parallel degree, dp_replicate (default: ranks / (fsdp x tp))", "N" },
+      "Replicated data-parallel degree, dp_replicate (default: ranks / (fsdp x tp x pp))", "N" },
     { "fsdp", 0, 0, G_OPTION_ARG_INT, &options->fsdp,
       "Fully sharded data-parallel degree, dp_shard (default 1)", "N" },
+    { "pp", 0, 0, G_OPTION_ARG_INT, &options->pp,
+      "Pipeline-parallel degree: the decoder's blocks split into N stages (default 1)", "N" },
+    { "pp-schedule", 0, 0, G_OPTION_ARG_STRING, &options->pp_schedule_name,
+      "Pipeline schedule: gpipe or 1f1b (default 1f1b)", "NAME" },
+    { "microbatches", 0, 0, G_OPTION_ARG_INT, &options->microbatches,
+      "Microbatches a replica's batch is split into for the pipeline (default: --pp)", "M" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &options->steps, "Training steps (default 200)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &options->seed, "Seed of the task and the weights", "N" },
     { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &options->lr, "AdamW learning rate (default 3e-3)", "X" },
@@ -203,6 +214,8 @@ parse_options (Options   *options,
 
   options->tp = 1;
   options->fsdp = 1;
+  options->pp = 1;
+  options->pp_schedule = HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B;
   options->steps = 200;
   options->seed = 0;
   options->lr = 3e-3;
@@ -216,18 +229,20 @@ parse_options (Options   *options,
   g_option_context_set_summary (context,
     "Trains a Llama-style decoder on text or token shards (--data), or on sequences\n"
     "drawn from a random bigram table given by --seed. Run it under mpirun:\n"
-    "ranks = tp * dp.");
+    "ranks = pp * dp * tp.");
   if (!g_option_context_parse (context, argc, argv, error))
     return FALSE;
 
   /* --lr is checked by the optimizer configuration's field */
-  if (options->tp < 1 || options->fsdp < 1 || options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
+  if (options->tp < 1 || options->fsdp < 1 || options->pp < 1 || options->microbatches < 0 ||
+      options->dp < 0 || options->steps < 0 || options->log_every < 1 ||
       options->batch < 1 || options->seq_len < 1 || options->save_every < 0 || options->keep < 0 ||
       options->eval_every < 0 || options->eval_batches < 1)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--tp, --fsdp, --batch, --seq-len, --log-every and --eval-batches must be at least 1, "
-                   "--dp, --steps, --save-every, --keep and --eval-every not negative");
+                   "--tp, --fsdp, --pp, --batch, --seq-len, --log-every and --eval-batches must be "
+                   "at least 1, --dp, --microbatches, --steps, --save-every, --keep and --eval-every "
+                   "not negative");
       return FALSE;
     }
   if (options->data == NULL && (options->eval_every > 0 || options->val_fraction >= 0))
@@ -258,6 +273,33 @@ parse_options (Options   *options,
     }
   if (options->ac_name != NULL && !parse_ac (options, error))
     return FALSE;
+  if (options->pp_schedule_name != NULL)
+    {
+      if (g_str_equal (options->pp_schedule_name, "gpipe"))
+        options->pp_schedule = HP_PIPELINE_SCHEDULE_KIND_GPIPE;
+      else if (!g_str_equal (options->pp_schedule_name, "1f1b"))
+        {
+          g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                       "--pp-schedule %s: expected gpipe or 1f1b", options->pp_schedule_name);
+          return FALSE;
+        }
+    }
+  if (options->microbatches == 0)
+    options->microbatches = options->pp;
+  if (options->pp > 1 && options->fsdp > 1)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "--pp %d with --fsdp %d: pipeline stages are not fully sharded yet",
+                   options->pp, options->fsdp);
+      return FALSE;
+    }
+  if (options->pp > 1 && options->eval_every > 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "--eval-every with --pp %d: validation does not run through the pipeline yet",
+                   options->pp);
+      return FALSE;
+    }
   if (options->load != NULL && options->sets != NULL)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
@@ -463,6 +505,10 @@ typedef struct
   HpDeviceMesh *dp_mesh;        /* dp_replicate */
   HpDeviceMesh *shard_mesh;     /* dp_shard */
   gboolean fsdp;                /* gradients are reduced in the backward */
+  HpDeviceMesh *mesh;           /* (dp_replicate, dp_shard, tp, pp) */
+  HpDeviceMesh *pp_mesh;        /* NULL when not pipeline-parallel */
+  HpPipelineSchedule *schedule; /* NULL without --pp or --microbatches */
+  GHashTable *global_index;     /* a stage's parameter index -> the whole model's */
   Task task;
   gint local_batch;
   gint64 *tokens;
@@ -549,6 +595,52 @@ replica_loss (Trainer   *trainer,
   return logits != NULL ? hp_tensor_cross_entropy (logits, laid_out, -100, error) : NULL;
 }
 
+/* The microbatches of this replica's rows, for stage_forward() */
+typedef struct
+{
+  Trainer *trainer;
+  GPtrArray *ids;
+  GPtrArray *targets;
+} Microbatches;
+
+/* @tensor as a replicated DTensor over the tp mesh, or itself without one */
+static HpTensor *
+over_tp (Trainer   *trainer,
+         HpTensor  *tensor,
+         GError   **error)
+{
+  g_autoptr(GPtrArray) replicate = NULL;
+
+  if (trainer->tp_mesh == NULL)
+    return g_object_ref (tensor);
+  replicate = hp_placements_new_from_string ("R", error);
+  return replicate != NULL
+    ? HP_TENSOR (hp_dtensor_new_from_local (tensor, trainer->tp_mesh, replicate, NULL, 0, FALSE, error))
+    : NULL;
+}
+
+/* This rank's pipeline stage on one microbatch: the hidden states it
+ * passes on, or on the last stage the microbatch's loss */
+static HpTensor *
+stage_forward (HpPipelineSchedule  *schedule,
+               guint                microbatch,
+               HpTensor            *input,
+               gpointer             user_data,
+               GError             **error)
+{
+  Microbatches *parts = user_data;
+  Trainer *trainer = parts->trainer;
+  g_autoptr(HpTensor) in = input != NULL ? over_tp (trainer, input, error)
+                                         : g_object_ref (g_ptr_array_index (parts->ids, microbatch));
+  g_autoptr(HpTensor) out = in != NULL ? hp_module_call1 (HP_MODULE (trainer->model), in, error) : NULL;
+  g_autoptr(HpTensor) targets = NULL;
+
+  if (out == NULL || !hp_pipeline_schedule_is_last_stage (schedule))
+    return g_steal_pointer (&out);
+  targets = over_tp (trainer, g_ptr_array_index (parts->targets, microbatch), error);
+  return targets != NULL ? hp_tensor_cross_entropy (out, targets, -100, error) : NULL;
+}
+
 /* One optimizer step on this replica's rows; returns the loss averaged
  * over the replicas and, when @grad_norm is not NULL, the norm of the
  * averaged gradients */
@@ -567,20 +659,48 @@ train_step (Trainer  *trainer,
   if (!next_rows (trainer, trainer->train_loader, step, &ids, &targets, error))
     return FALSE;
   trainer->data_usec += g_get_monotonic_time () - data_start;
-  loss = replica_loss (trainer, ids, targets, error);
-  if (loss == NULL || !hp_tensor_backward (loss, NULL, error))
-    return FALSE;
+  if (trainer->schedule != NULL)
+    {
+      Microbatches parts = { trainer, NULL, NULL };
+
+      parts.ids = hp_pipeline_schedule_split (trainer->schedule, ids, error);
+      parts.targets = parts.ids != NULL ? hp_pipeline_schedule_split (trainer->schedule, targets, error)
+                                        : NULL;
+      *loss_value = parts.targets != NULL
+        ? hp_pipeline_schedule_step (trainer->schedule, stage_forward, &parts, error) : NAN;
+      g_clear_pointer (&parts.ids, g_ptr_array_unref);
+      g_clear_pointer (&parts.targets, g_ptr_array_unref);
+      if (isnan (*loss_value))
+        return FALSE;
+    }
+  else
+    {
+      loss = replica_loss (trainer, ids, targets, error);
+      if (loss == NULL || !hp_tensor_backward (loss, NULL, error))
+        return FALSE;
+      *loss_value = scalar_value (loss, error);
+      if (isnan (*loss_value))
+        return FALSE;
+    }
   if (!trainer->fsdp && !hp_data_parallel_average_gradients (trainer->params, trainer->dp_mesh, error))
     return FALSE;
-  /* an infinite maximum clips nothing: the norm is all it gives */
+  /* an infinite maximum clips nothing: the norm is all it gives; with
+   * pipeline stages, the squares of the stages' norms add up */
   if (grad_norm != NULL && (*grad_norm = hp_clip_grad_norm (trainer->params, INFINITY, 2, error)) < 0)
     return FALSE;
+  if (grad_norm != NULL && trainer->pp_mesh != NULL)
+    {
+      gdouble square = *grad_norm * *grad_norm;
+
+      if (!hp_data_parallel_average_scalar (trainer->pp_mesh, &square, error))
+        return FALSE;
+      *grad_norm = sqrt (square * trainer->options->pp);
+    }
   if (!hp_optimizer_step (trainer->optimizer, error))
     return FALSE;
   hp_optimizer_zero_grad (trainer->optimizer);
 
-  *loss_value = scalar_value (loss, error);
-  return !isnan (*loss_value) && average_over_data (trainer, loss_value, error);
+  return average_over_data (trainer, loss_value, error);
 }
 
 /* The mean loss of the first --eval-batches batches of the validation
@@ -632,6 +752,114 @@ gather (HpStateDict  *states,
       hp_state_dict_insert (out, hp_state_dict_get_name (states, i), whole);
     }
   return g_steal_pointer (&out);
+}
+
+/* The optimizer states @states (named `<index>.<state>` by the
+ * parameter's index) renamed by @rename from one index to another;
+ * entries whose index @rename does not hold are left out */
+static HpStateDict *
+reindex_states (HpStateDict  *states,
+                GHashTable   *rename)
+{
+  HpStateDict *out = hp_state_dict_new ();
+
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    {
+      const gchar *name = hp_state_dict_get_name (states, i);
+      const gchar *dot = strchr (name, '.');
+      guint64 index;
+      g_autofree gchar *head = dot != NULL ? g_strndup (name, dot - name) : NULL;
+      gpointer to;
+
+      if (head == NULL || !g_ascii_string_to_unsigned (head, 10, 0, G_MAXUINT, &index, NULL) ||
+          !g_hash_table_lookup_extended (rename, GUINT_TO_POINTER ((guint) index), NULL, &to))
+        continue;
+      {
+        g_autofree gchar *renamed = g_strdup_printf ("%u%s", GPOINTER_TO_UINT (to), dot);
+
+        hp_state_dict_insert (out, renamed, hp_state_dict_get_tensor (states, i));
+      }
+    }
+  return out;
+}
+
+/* The whole tensors of every pipeline stage on the first stage's rank
+ * of (dp_replicate 0, dp_shard 0, tp 0), which then holds the whole
+ * model: each stage's rank of that row sends it its tensors; the ranks
+ * of other rows keep their own */
+static gboolean
+collect_stages (Trainer      *trainer,
+                HpStateDict  *whole,
+                GError      **error)
+{
+  MPI_Comm comm;
+  gint stage;
+
+  if (trainer->pp_mesh == NULL ||
+      hp_device_mesh_get_local_rank (trainer->mesh, 0) != 0 ||
+      hp_device_mesh_get_local_rank (trainer->mesh, 1) != 0 ||
+      hp_device_mesh_get_local_rank (trainer->mesh, 2) != 0)
+    return TRUE;
+  comm = hp_device_mesh_get_dim_comm (trainer->mesh, 3);
+  stage = hp_device_mesh_get_local_rank (trainer->mesh, 3);
+  for (gint from = 1; from < trainer->options->pp; from++)
+    {
+      gint count = (gint) hp_state_dict_get_size (whole);
+
+      if (stage == from)
+        MPI_Send (&count, 1, MPI_INT, 0, 0, comm);
+      else if (stage == 0)
+        MPI_Recv (&count, 1, MPI_INT, from, 0, comm, MPI_STATUS_IGNORE);
+      else
+        continue;
+      for (gint i = 0; i < count; i++)
+        {
+          gchar name[256] = { 0 };
+          gint64 head[2 + HP_TENSOR_MAX_NDIM] = { 0 };
+          g_autoptr(HpTensor) tensor = NULL;
+          gsize size;
+
+          if (stage == from)
+            {
+              HpTensor *mine = hp_state_dict_get_tensor (whole, (guint) i);
+              guint ndim;
+              const gint64 *shape = hp_tensor_get_shape (mine, &ndim);
+
+              g_strlcpy (name, hp_state_dict_get_name (whole, (guint) i), sizeof name);
+              head[0] = hp_tensor_get_dtype (mine);
+              head[1] = ndim;
+              memcpy (head + 2, shape, ndim * sizeof (gint64));
+              size = hp_tensor_get_numel (mine) * hp_dtype_get_size (hp_tensor_get_dtype (mine));
+              MPI_Send (name, sizeof name, MPI_CHAR, 0, 1, comm);
+              MPI_Send (head, G_N_ELEMENTS (head), MPI_INT64_T, 0, 2, comm);
+              {
+                g_autoptr(GBytes) bytes = hp_tensor_get_bytes (mine);
+
+                MPI_Send (g_bytes_get_data (bytes, NULL), (int) size, MPI_BYTE, 0, 3, comm);
+              }
+              continue;
+            }
+          MPI_Recv (name, sizeof name, MPI_CHAR, from, 1, comm, MPI_STATUS_IGNORE);
+          MPI_Recv (head, G_N_ELEMENTS (head), MPI_INT64_T, from, 2, comm, MPI_STATUS_IGNORE);
+          size = hp_dtype_get_size ((HpDType) head[0]);
+          for (gint64 k = 0; k < head[1]; k++)
+            size *= (gsize) head[2 + k];
+          {
+            gpointer data = g_malloc (MAX (size, 1));
+            g_autoptr(GBytes) bytes = NULL;
+
+            MPI_Recv (data, (int) size, MPI_BYTE, from, 3, comm, MPI_STATUS_IGNORE);
+            bytes = g_bytes_new_take (data, size);
+            tensor = hp_tensor_new_from_bytes (bytes, (HpDType) head[0], head + 2, (guint) head[1],
+                                               error);
+          }
+          if (tensor == NULL)
+            return FALSE;
+          if (!hp_state_dict_contains (whole, name))
+            hp_state_dict_insert (whole, name, tensor);
+        }
+    }
+  return TRUE;
 }
 
 /* Whether rank 0 succeeded, on every rank; the others get an error
@@ -693,10 +921,13 @@ save_checkpoint (Trainer              *trainer,
                  GError              **error)
 {
   g_autoptr(HpStateDict) model_states = hp_module_state_dict (HP_MODULE (trainer->model));
-  g_autoptr(HpStateDict) optimizer_states = hp_optimizer_get_state (trainer->optimizer);
+  g_autoptr(HpStateDict) own_states = hp_optimizer_get_state (trainer->optimizer);
+  g_autoptr(HpStateDict) optimizer_states = reindex_states (own_states, trainer->global_index);
   g_autoptr(HpStateDict) model_whole = gather (model_states, error);
   g_autoptr(HpStateDict) optimizer_whole = model_whole != NULL ? gather (optimizer_states, error) : NULL;
-  gboolean ok = optimizer_whole != NULL;
+  gboolean ok = optimizer_whole != NULL &&
+                collect_stages (trainer, model_whole, error) &&
+                collect_stages (trainer, optimizer_whole, error);
 
   if (ok && hp_get_world_rank () == 0)
     {
@@ -736,6 +967,10 @@ load_checkpoint (Trainer        *trainer,
   const gchar *dir = hp_model_source_get_path (source);
   g_autofree gchar *optimizer_file = NULL;
   g_autoptr(HpStateDict) optimizer_states = NULL;
+  g_autoptr(HpStateDict) own_states = NULL;
+  g_autoptr(GHashTable) local_index = g_hash_table_new (NULL, NULL);
+  GHashTableIter iter;
+  gpointer from, to;
 
   if (!hp_model_source_load_weights (source, trainer->model, error))
     return FALSE;
@@ -748,9 +983,14 @@ load_checkpoint (Trainer        *trainer,
       return FALSE;
     }
   optimizer_file = hp_checkpoint_step_get_file (step, "optimizer.safetensors", error);
+  /* the file names the whole model's parameters: a stage takes its own */
+  g_hash_table_iter_init (&iter, trainer->global_index);
+  while (g_hash_table_iter_next (&iter, &from, &to))
+    g_hash_table_insert (local_index, to, from);
   return optimizer_file != NULL &&
          (optimizer_states = hp_safetensors_load (optimizer_file, error)) != NULL &&
-         hp_optimizer_load_state (trainer->optimizer, optimizer_states,
+         (own_states = reindex_states (optimizer_states, local_index)) != NULL &&
+         hp_optimizer_load_state (trainer->optimizer, own_states,
                                   (gint) hp_checkpoint_step_get_step (step), error);
 }
 
@@ -909,13 +1149,17 @@ run (Options  *options,
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
   g_autoptr(HpDeviceMesh) shard_mesh = NULL;
-  g_autoptr(GObject) model = NULL;
+  g_autoptr(HpDeviceMesh) pp_mesh = NULL;
+  g_autoptr(HpModelSpec) spec = NULL;
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  g_autoptr(GHashTable) global_index = g_hash_table_new (NULL, NULL);
+  g_autoptr(HpBaseModel) model = NULL;
   g_autoptr(HpAdamWConfig) optimizer_config = NULL;
   g_autoptr(HpOptimizer) optimizer = NULL;
   g_autoptr(GPtrArray) params = NULL;
   g_autofree gint64 *tokens = NULL;
   Trainer trainer = { 0 };
-  gint dp = options->dp > 0 ? options->dp : world / (options->tp * options->fsdp);
+  gint dp = options->dp > 0 ? options->dp : world / (options->tp * options->fsdp * options->pp);
   gint64 nparams = 0;
   gint64 flops = 0;
   gdouble loss = NAN;
@@ -949,15 +1193,15 @@ run (Options  *options,
   hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (optimizer_config), 0.0);
   /* every rank knows the layout alike: an error here (or, for --dp,
    * hp_parallel_dims_resolve's) stops them all before any collective */
-  if (options->dp == 0 && world % (options->tp * options->fsdp) != 0)
+  if (options->dp == 0 && world % (options->tp * options->fsdp * options->pp) != 0)
     {
-      if (options->fsdp == 1)
+      if (options->fsdp == 1 && options->pp == 1)
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                      "--tp %d does not divide world size %d", options->tp, world);
       else
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "--fsdp %d x --tp %d does not divide world size %d", options->fsdp,
-                     options->tp, world);
+                     "--fsdp %d x --tp %d x --pp %d does not divide world size %d", options->fsdp,
+                     options->tp, options->pp, world);
       return FALSE;
     }
 
@@ -1019,7 +1263,8 @@ run (Options  *options,
     }
 
   config_json = hp_config_to_json (HP_CONFIG (config), TRUE);
-  g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", options->fsdp, NULL);
+  g_object_set (dims, "tp", options->tp, "dp-replicate", dp, "dp-shard", options->fsdp,
+                "pp", options->pp, NULL);
   resolved = hp_parallel_dims_resolve (dims, world, error);
   if (resolved == NULL ||
       !hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
@@ -1032,6 +1277,15 @@ run (Options  *options,
                    options->batch, dp * options->fsdp);
       return FALSE;
     }
+  if ((options->batch / (dp * options->fsdp)) % options->microbatches != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--microbatches %d: a replica's %d rows of --batch %d cannot be split into "
+                   "%d microbatches of equal size", options->microbatches,
+                   options->batch / (dp * options->fsdp),
+                   options->batch, options->microbatches);
+      return FALSE;
+    }
 
   if (options->print_config)
     {
@@ -1042,24 +1296,48 @@ run (Options  *options,
       return TRUE;
     }
 
-  model = hp_config_build (HP_CONFIG (config), error);
+  spec = hp_decoder_new_model_spec (config);
+  model = hp_model_spec_build_model (spec, error);
   if (model == NULL)
     return FALSE;
-
-  /* the 3-D (dp_replicate, dp_shard, tp) mesh, degrees of 1 included */
+  /* the whole model's size, and the index of each parameter in it, which
+   * the optimizer's file names */
+  hp_base_model_config_get_nparams_and_flops (HP_BASE_MODEL_CONFIG (config), model,
+                                              options->seq_len, &nparams, &flops);
   {
-    const gchar *names[] = { "dp_replicate", "dp_shard", "tp", NULL };
-    gint shape[] = { dp, options->fsdp, options->tp };
+    g_autoptr(HpStateDict) named = hp_module_named_parameters (HP_MODULE (model));
+    g_autoptr(HpStateDict) kept = NULL;
 
-    mesh = hp_device_mesh_new (shape, 3, names, error);
+    /* the stage of this rank: the pp coordinate of the mesh below */
+    if (options->pp > 1 && !hp_model_spec_pipeline (spec, model, resolved, error))
+      return FALSE;
+    kept = hp_module_named_parameters (HP_MODULE (model));
+    for (guint i = 0, k = 0; i < hp_state_dict_get_size (named) && k < hp_state_dict_get_size (kept); i++)
+      if (g_str_equal (hp_state_dict_get_name (named, i), hp_state_dict_get_name (kept, k)))
+        g_hash_table_insert (global_index, GUINT_TO_POINTER (k++), GUINT_TO_POINTER (i));
+  }
+
+  /* the 4-D (dp_replicate, dp_shard, tp, pp) mesh, degrees of 1
+   * included, in HpParallelDims' order of dims: the pp coordinate is the
+   * world rank modulo pp, as the decoder's pipelining function takes it */
+  {
+    const gchar *names[] = { "dp_replicate", "dp_shard", "tp", "pp", NULL };
+    gint shape[] = { dp, options->fsdp, options->tp, options->pp };
+
+    mesh = hp_device_mesh_new (shape, 4, names, error);
     if (mesh == NULL)
       return FALSE;
     tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, error);
     dp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, error);
     shard_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_shard", NULL }, error);
-    if (tp_mesh == NULL || dp_mesh == NULL || shard_mesh == NULL)
+    pp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "pp", NULL }, error);
+    if (tp_mesh == NULL || dp_mesh == NULL || shard_mesh == NULL || pp_mesh == NULL)
       return FALSE;
   }
+  if ((options->pp > 1 || options->microbatches > 1) &&
+      !(schedule = hp_pipeline_schedule_new (pp_mesh, "pp", options->pp_schedule,
+                                             (guint) options->microbatches, error)))
+    return FALSE;
   if (options->tp > 1 && !hp_module_parallelize (HP_MODULE (model), tp_mesh, error))
     return FALSE;
   if (!hp_base_model_verify_module_protocol (HP_BASE_MODEL (model), error) ||
@@ -1096,13 +1374,15 @@ run (Options  *options,
   trainer.dp_mesh = dp_mesh;
   trainer.shard_mesh = shard_mesh;
   trainer.fsdp = options->fsdp > 1;
+  trainer.mesh = mesh;
+  trainer.pp_mesh = options->pp > 1 ? pp_mesh : NULL;
+  trainer.schedule = schedule;
+  trainer.global_index = global_index;
   trainer.local_batch = options->batch / (dp * options->fsdp);
   trainer.tokens = tokens;
   trainer.train_loader = train_loader;
   trainer.val_loader = val_loader;
 
-  hp_base_model_config_get_nparams_and_flops (HP_BASE_MODEL_CONFIG (config), HP_BASE_MODEL (model),
-                                              options->seq_len, &nparams, &flops);
   if (chatty)
     {
       HpActivationCheckpointing ac = hp_decoder_config_get_activation_checkpointing (config);
@@ -1111,10 +1391,20 @@ run (Options  *options,
         ? g_strdup_printf ("every-%d", hp_decoder_config_get_ac_every (config))
         : g_strdup (ac == HP_ACTIVATION_CHECKPOINTING_FULL ? "full" : "none");
 
-      g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (dp_replicate %d x dp_shard %d x tp %d), "
+      g_autofree gchar *pp_text =
+        schedule != NULL
+        ? g_strdup_printf (", %s, %d microbatches",
+                           options->pp_schedule == HP_PIPELINE_SCHEDULE_KIND_GPIPE ? "gpipe" : "1f1b",
+                           options->microbatches)
+        : g_strdup ("");
+      g_autofree gchar *dp_text = options->fsdp > 1
+        ? g_strdup_printf ("dp_replicate %d x dp_shard %d", dp, options->fsdp)
+        : g_strdup_printf ("dp %d", dp);
+
+      g_print ("hp-train: %" G_GINT64_FORMAT " parameters, %d ranks (pp %d x %s x tp %d%s), "
                "%d steps of %d x %d tokens, activation checkpointing %s\n",
-               nparams, world, dp, options->fsdp, options->tp, options->steps, options->batch, options->seq_len,
-               ac_text);
+               nparams, world, options->pp, dp_text, options->tp, pp_text, options->steps,
+               options->batch, options->seq_len, ac_text);
     }
 
   if (options->load != NULL)

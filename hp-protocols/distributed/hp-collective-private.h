@@ -49,6 +49,9 @@ typedef enum
   HP_COLLECTIVE_SCATTERV,
   HP_COLLECTIVE_COMM_DUP,
   HP_COLLECTIVE_COMM_SPLIT,
+  /* point to point, between pipeline stages */
+  HP_COLLECTIVE_SEND,
+  HP_COLLECTIVE_RECV,
 } HpCollective;
 
 /* What a rank is about to do. Fields the ranks need not agree on stay

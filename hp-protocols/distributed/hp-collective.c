@@ -49,6 +49,8 @@ static const gchar * const op_names[] = {
   [HP_COLLECTIVE_SCATTERV] = "MPI_Scatterv",
   [HP_COLLECTIVE_COMM_DUP] = "MPI_Comm_dup",
   [HP_COLLECTIVE_COMM_SPLIT] = "MPI_Comm_split",
+  [HP_COLLECTIVE_SEND] = "MPI_Isend",
+  [HP_COLLECTIVE_RECV] = "MPI_Irecv",
 };
 
 /* Placement codes: the kind in the low 4 bits, its argument above */

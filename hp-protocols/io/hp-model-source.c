@@ -10,6 +10,7 @@
 #include "hp-decoder-state-dict-adapter.h"
 #include "hp-error.h"
 #include "hp-model-source.h"
+#include "hp-module-list.h"
 #include "hp-parallel-dims.h"
 
 /**
@@ -229,7 +230,8 @@ hp_model_source_load_config (HpModelSource  *self,
  * Loads the weights (Hugging Face names, converted with a
  * [class@Hp.DecoderStateDictAdapter] of @model's configuration, in its
  * dtype) into @model; every parameter must be there. Each rank reads
- * the files and keeps its own shards.
+ * the files and keeps its own shards; a pipeline stage of a decoder
+ * ([method@Hp.Decoder.split_stage]) takes the weights of its own parts.
  *
  * Returns: %TRUE, or %FALSE with the error of reading the weights
  *   ([HP_ERROR_IO][error@Hp.Error], [HP_ERROR_FORMAT][error@Hp.Error])
@@ -258,9 +260,25 @@ hp_model_source_load_weights (HpModelSource  *self,
   g_object_get (config, "dtype", &dtype, NULL);
   hf = hp_state_dict_adapter_load_hf_state_dict (HP_STATE_DICT_ADAPTER (adapter), self->path,
                                                  HP_BASE_MODEL_CONFIG (config), dtype, error);
-  return hf != NULL &&
-         (states = hp_state_dict_adapter_from_hf (HP_STATE_DICT_ADAPTER (adapter), hf, error)) &&
-         hp_module_load_state_dict (HP_MODULE (model), states, TRUE, error);
+  if (hf == NULL ||
+      !(states = hp_state_dict_adapter_from_hf (HP_STATE_DICT_ADAPTER (adapter), hf, error)))
+    return FALSE;
+  /* a pipeline stage ([method@Hp.Decoder.split_stage]) takes its own */
+  if (!HP_IS_MODULE_LIST (hp_module_get_child (HP_MODULE (model), "layers")))
+    {
+      g_autoptr(HpStateDict) mine = hp_module_state_dict (HP_MODULE (model));
+      g_autoptr(HpStateDict) own = hp_state_dict_new ();
+
+      for (guint i = 0; i < hp_state_dict_get_size (mine); i++)
+        {
+          const gchar *name = hp_state_dict_get_name (mine, i);
+
+          if (hp_state_dict_contains (states, name))
+            hp_state_dict_insert (own, name, hp_state_dict_lookup (states, name));
+        }
+      g_set_object (&states, own);
+    }
+  return hp_module_load_state_dict (HP_MODULE (model), states, TRUE, error);
 }
 
 /**

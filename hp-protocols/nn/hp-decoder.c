@@ -12,6 +12,8 @@
 #include "hp-decoder-sharding.h"
 #include "hp-error.h"
 #include "hp-kv-cache-private.h"
+#include "hp-init.h"
+#include "hp-module-dict.h"
 #include "hp-module-list.h"
 #include "hp-module-private.h"
 #include "hp-attention-private.h"
@@ -972,13 +974,24 @@ call_block (HpDecoderConfig  *config,
   return outputs != NULL ? g_object_ref (g_ptr_array_index (outputs, 0)) : NULL;
 }
 
+/* The global index of block @name of a decoder: its position in the
+ * whole model, which a pipeline stage's blocks keep as their names */
+static guint
+block_index (const gchar *name)
+{
+  return (guint) g_ascii_strtoull (name, NULL, 10);
+}
+
 static GPtrArray *
 hp_decoder_forward (HpModule   *module,
                     GPtrArray  *args,
                     GError    **error)
 {
-  HpModuleList *layers = HP_MODULE_LIST (hp_module_get_child (module, "layers"));
+  HpModule *layers = hp_module_get_child (module, "layers");
+  HpModule *tok_embeddings = hp_module_get_child (module, "tok_embeddings");
+  HpModule *norm = hp_module_get_child (module, "norm");
   HpDecoderConfig *config = HP_DECODER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (module)));
+  g_auto(GStrv) names = hp_module_get_child_names (layers);
   g_autoptr(HpTensor) h = NULL;
   g_autoptr(HpTensor) normed = NULL;
   HpTensor *logits;
@@ -992,24 +1005,35 @@ hp_decoder_forward (HpModule   *module,
       return NULL;
     }
 
-  h = hp_module_call1 (hp_module_get_child (module, "tok_embeddings"), g_ptr_array_index (args, 0),
-                       error);
-  for (guint i = 0; h != NULL && i < hp_module_list_get_length (layers); i++)
+  /* a pipeline stage after the first takes the hidden states of the
+   * one before it, and one before the last gives its own */
+  h = tok_embeddings != NULL
+    ? hp_module_call1 (tok_embeddings, g_ptr_array_index (args, 0), error)
+    : g_object_ref (g_ptr_array_index (args, 0));
+  for (guint i = 0; h != NULL && names[i] != NULL; i++)
     {
-      HpTensor *next = call_block (config, hp_module_list_get (layers, i), i, h, error);
+      HpTensor *next = call_block (config, hp_module_get_child (layers, names[i]),
+                                   block_index (names[i]), h, error);
 
       g_object_unref (h);
       h = next;
     }
   if (h == NULL)
     return NULL;
-  normed = hp_module_call1 (hp_module_get_child (module, "norm"), h, error);
-  if (normed == NULL)
-    return NULL;
-  logits = hp_module_call1 (hp_module_get_child (module, "lm_head"), normed, error);
-  if (logits == NULL)
-    return NULL;
   outputs = g_ptr_array_new_with_free_func (g_object_unref);
+  if (norm == NULL)
+    {
+      g_ptr_array_add (outputs, g_steal_pointer (&h));
+      return outputs;
+    }
+  normed = hp_module_call1 (norm, h, error);
+  logits = normed != NULL ? hp_module_call1 (hp_module_get_child (module, "lm_head"), normed, error)
+                          : NULL;
+  if (logits == NULL)
+    {
+      g_ptr_array_unref (outputs);
+      return NULL;
+    }
   g_ptr_array_add (outputs, logits);
   return outputs;
 }
@@ -1143,6 +1167,13 @@ hp_decoder_forward_with_cache (HpDecoder  *self,
   g_return_val_if_fail (HP_IS_KV_CACHE (cache), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  if (!HP_IS_MODULE_LIST (hp_module_get_child (HP_MODULE (self), "layers")))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HpDecoder.forward_with_cache: the decoder is one pipeline stage; "
+                   "generation runs on the whole model");
+      return NULL;
+    }
   if (!check_cached_ids (self, ids, cache, error))
     return NULL;
 
@@ -1159,6 +1190,179 @@ hp_decoder_forward_with_cache (HpDecoder  *self,
     }
   _hp_kv_cache_commit (cache, hp_tensor_get_shape (ids, NULL)[1]);
   return logits;
+}
+
+/**
+ * hp_decoder_stage_layers:
+ * @n_layers: the number of blocks of the whole decoder
+ * @n_stages: the number of pipeline stages, at least 1
+ * @stage: a stage, below @n_stages
+ * @n_stage_layers: (out) (optional): the number of blocks of @stage
+ *
+ * How [method@Hp.Decoder.split_stage] balances blocks over stages: each
+ * stage gets `n_layers / n_stages` blocks and the first
+ * `n_layers % n_stages` stages one more (3 blocks on 2 stages are 2 + 1).
+ *
+ * Returns: the global index of the first block of @stage
+ *
+ * Since: 1.0
+ */
+guint
+hp_decoder_stage_layers (guint  n_layers,
+                         guint  n_stages,
+                         guint  stage,
+                         guint *n_stage_layers)
+{
+  guint base, extra;
+
+  g_return_val_if_fail (n_stages > 0, 0);
+  g_return_val_if_fail (stage < n_stages, 0);
+
+  base = n_layers / n_stages;
+  extra = n_layers % n_stages;
+  if (n_stage_layers != NULL)
+    *n_stage_layers = base + (stage < extra ? 1 : 0);
+  return stage * base + MIN (stage, extra);
+}
+
+/**
+ * hp_decoder_split_stage:
+ * @self: a whole [class@Hp.Decoder], not parallelized yet
+ * @stage: which stage @self becomes, below @n_stages
+ * @n_stages: the number of pipeline stages
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Makes @self pipeline stage @stage of @n_stages, in place (torchtitan's
+ * pipeline split of Llama): it keeps its share of the blocks
+ * ([func@Hp.Decoder.stage_layers]) under their global names
+ * (`layers.3.attention.wq.weight` stays that on stage 1), the first
+ * stage keeps `tok_embeddings` and the last `norm` and `lm_head`, and
+ * the parts that other stages hold are removed. The forward of a stage
+ * after the first takes the hidden states the stage before it gives,
+ * and a stage before the last returns its hidden states. Its state dict
+ * holds only its own tensors, under the names of the whole model's, and
+ * initialising it with a seed gives them the values the whole model
+ * gets with that seed. One stage is the whole model: nothing changes.
+ *
+ * Returns: %TRUE, or %FALSE with @self unchanged and
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when the decoder has
+ *   fewer blocks than @n_stages, or was split already,
+ *   [HP_ERROR_NOT_SUPPORTED][error@Hp.Error] when @n_stages is above 1
+ *   and the embedding and head are tied (the first and the last stage
+ *   would share a tensor)
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_decoder_split_stage (HpDecoder  *self,
+                        guint       stage,
+                        guint       n_stages,
+                        GError    **error)
+{
+  HpModule *module = HP_MODULE (self);
+  HpDecoderConfig *config;
+  HpModule *layers;
+  g_autoptr(HpModuleDict) kept = NULL;
+  guint n_layers, first, count;
+
+  g_return_val_if_fail (HP_IS_DECODER (self), FALSE);
+  g_return_val_if_fail (stage < n_stages, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  config = HP_DECODER_CONFIG (hp_configurable_get_config (HP_CONFIGURABLE (self)));
+  layers = hp_module_get_child (module, "layers");
+  if (!HP_IS_MODULE_LIST (layers))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpDecoder: the decoder is a pipeline stage already");
+      return FALSE;
+    }
+  n_layers = hp_module_list_get_length (HP_MODULE_LIST (layers));
+  if (n_layers < n_stages)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpDecoder: n-layers %u cannot be split into %u pipeline stages: "
+                   "every stage needs a block", n_layers, n_stages);
+      return FALSE;
+    }
+  if (n_stages > 1 && config->tie_word_embeddings)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HpDecoder: tie-word-embeddings with %u pipeline stages: the embedding "
+                   "of the first stage and the head of the last would be one tensor", n_stages);
+      return FALSE;
+    }
+  if (n_stages == 1)
+    return TRUE;
+
+  first = hp_decoder_stage_layers (n_layers, n_stages, stage, &count);
+  kept = hp_module_dict_new ();
+  for (guint i = first; i < first + count; i++)
+    {
+      g_autofree gchar *name = g_strdup_printf ("%u", i);
+
+      if (!hp_module_dict_insert (kept, name, hp_module_list_get (HP_MODULE_LIST (layers), i), error))
+        return FALSE;
+    }
+  if (!hp_module_add_child (module, "layers", HP_MODULE (kept), error))
+    return FALSE;
+  if (stage > 0)
+    hp_module_remove_child (module, "tok_embeddings");
+  if (stage + 1 < n_stages)
+    {
+      hp_module_remove_child (module, "norm");
+      hp_module_remove_child (module, "lm_head");
+    }
+  return TRUE;
+}
+
+/* The pipelining function of hp_decoder_new_model_spec() */
+static gboolean
+pipeline_decoder (HpBaseModel     *model,
+                  HpParallelDims  *dims,
+                  gpointer         user_data,
+                  GError         **error)
+{
+  gint pp = 1;
+
+  g_object_get (dims, "pp", &pp, NULL);
+  if (!HP_IS_DECODER (model))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "decoder pipelining: the model is a %s, not a HpDecoder",
+                   G_OBJECT_TYPE_NAME (model));
+      return FALSE;
+    }
+  /* the pp dim is the last of HpParallelDims' meshes, so a rank's stage
+   * is its world rank modulo pp */
+  return hp_decoder_split_stage (HP_DECODER (model), (guint) (hp_get_world_rank () % MAX (pp, 1)),
+                                 (guint) MAX (pp, 1), error);
+}
+
+/**
+ * hp_decoder_new_model_spec:
+ * @config: (nullable): the decoder configuration, or %NULL for the
+ *   defaults
+ *
+ * Makes the [class@Hp.ModelSpec] of a decoder: @config as its model,
+ * and a pipelining function that makes the model the stage of this
+ * rank ([method@Hp.Decoder.split_stage]; the stage is the rank's
+ * coordinate on the `pp` dim of [method@Hp.ParallelDims.build_mesh],
+ * which is the last: the world rank modulo the pp degree).
+ *
+ * Returns: (transfer full): a new model spec named `decoder`
+ *
+ * Since: 1.0
+ */
+HpModelSpec *
+hp_decoder_new_model_spec (HpDecoderConfig *config)
+{
+  g_autoptr(HpDecoderConfig) own = config != NULL ? g_object_ref (config) : hp_decoder_config_new ();
+  HpModelSpec *spec = hp_model_spec_new ("decoder");
+
+  hp_model_spec_set_model (spec, HP_BASE_MODEL_CONFIG (own));
+  hp_model_spec_set_pipelining_func (spec, pipeline_decoder, NULL, NULL);
+  return spec;
 }
 
 #include "hp-decoder-fields.c"

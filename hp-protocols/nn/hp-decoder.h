@@ -17,6 +17,7 @@
 #include "hp-rms-norm.h"
 #include "hp-rotary-embedding.h"
 #include "hp-kv-cache.h"
+#include "hp-model-spec.h"
 #include "hp-version-macros.h"
 
 G_BEGIN_DECLS
@@ -67,6 +68,19 @@ HpTensor        *hp_decoder_forward_with_cache    (HpDecoder        *self,
                                                    HpTensor         *ids,
                                                    HpKVCache        *cache,
                                                    GError          **error);
+
+HP_AVAILABLE_IN_ALL
+guint            hp_decoder_stage_layers          (guint             n_layers,
+                                                   guint             n_stages,
+                                                   guint             stage,
+                                                   guint            *n_stage_layers);
+HP_AVAILABLE_IN_ALL
+gboolean         hp_decoder_split_stage           (HpDecoder        *self,
+                                                   guint             stage,
+                                                   guint             n_stages,
+                                                   GError          **error);
+HP_AVAILABLE_IN_ALL
+HpModelSpec     *hp_decoder_new_model_spec        (HpDecoderConfig  *config);
 
 G_END_DECLS
 

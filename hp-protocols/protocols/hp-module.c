@@ -809,6 +809,35 @@ hp_module_add_child (HpModule     *self,
   return TRUE;
 }
 
+/**
+ * hp_module_remove_child:
+ * @self: a [class@Hp.Module]
+ * @name: the name of a child of @self
+ *
+ * Removes the child @name from @self (torchtitan sets it to `None`), so
+ * that its parameters and buffers leave @self's state dict; the other
+ * children keep their names and order. A pipeline stage removes the
+ * parts of a model that other stages hold this way.
+ *
+ * Returns: %TRUE if @self had a child @name
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_module_remove_child (HpModule    *self,
+                        const gchar *name)
+{
+  HpModuleChildEntry *entry;
+
+  g_return_val_if_fail (HP_IS_MODULE (self), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  entry = find_child (self, name);
+  if (entry == NULL)
+    return FALSE;
+  return g_ptr_array_remove (_hp_module_get_private (self)->children, entry);
+}
+
 /* The module that holds the last component of @path, and that
  * component; NULL when a module on the way does not exist */
 static HpModule *

@@ -138,6 +138,9 @@ gboolean          hp_module_add_child                   (HpModule            *se
                                                          GError             **error);
 
 HP_AVAILABLE_IN_ALL
+gboolean          hp_module_remove_child                (HpModule            *self,
+                                                         const gchar         *name);
+HP_AVAILABLE_IN_ALL
 HpTensor         *hp_module_get_parameter               (HpModule            *self,
                                                          const gchar         *path);
 HP_AVAILABLE_IN_ALL

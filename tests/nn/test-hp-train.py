@@ -395,4 +395,72 @@ with tempfile.TemporaryDirectory() as tmp:
     expect_error("--save-dtype without --save", 1, ["--save-dtype", "f16"],
                  "--save-dtype f16: there is no --save DIR to write")
 
+# Pipeline parallelism: the blocks split into stages (--pp), GPipe or
+# 1F1B over microbatches, alone and with tp or dp: the 1-rank curve; a
+# checkpoint is the same files in any layout and resumes in any other
+for np, extra in ((2, ["--pp", "2"]), (2, ["--pp", "2", "--pp-schedule", "gpipe"]),
+                  (2, ["--pp", "2", "--microbatches", "4"]),
+                  (4, ["--pp", "2", "--tp", "2"]), (4, ["--pp", "2", "--tp", "2", "--pp-schedule", "gpipe"]),
+                  (4, ["--pp", "2", "--dp", "2"]), (4, ["--pp", "2", "--dp", "2", "--ac", "full"])):
+    run = mpirun(np, *common, *extra)
+    curve = losses(run)
+    check(f"{np} ranks {' '.join(extra)} give the 1-rank losses",
+          run.returncode == 0 and len(curve) == STEPS and
+          all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(curve, reference)),
+          run.stderr + "\n" + str(curve) + "\n" + str(reference))
+layout = mpirun(4, *common, "--pp", "2", "--tp", "2", "--microbatches", "4")
+check("the header shows the pipeline layout",
+      "4 ranks (pp 2 x dp 1 x tp 2, 1f1b, 4 microbatches)" in layout.stdout, layout.stdout)
+with tempfile.TemporaryDirectory() as tmp:
+    half = os.path.join(tmp, "half")
+    first = mpirun(1, "--steps", "10", "--log-every", "1", "--seed", "7", "--save", half)
+    staged = os.path.join(tmp, "staged")
+    run = mpirun(2, "--pp", "2", "--steps", "10", "--seed", "7", "--load", half, "--save", staged)
+    files = ("config.json", "hp-config.json", "model.safetensors", "optimizer.safetensors")
+    check("--pp 2 loads a 1-rank checkpoint and saves the same files",
+          first.returncode == 0 and run.returncode == 0 and all(
+              open(os.path.join(half, "step-10", f), "rb").read() ==
+              open(os.path.join(staged, "step-10", f), "rb").read() for f in files),
+          first.stderr + run.stderr)
+    for np, extra in ((2, ["--pp", "2"]), (4, ["--pp", "2", "--tp", "2", "--pp-schedule", "gpipe"])):
+        rest = mpirun(np, *extra, *common, "--load", half)
+        curve = losses(rest)
+        check(f"{np} ranks {' '.join(extra)} resume the 1-rank checkpoint on its curve",
+              rest.returncode == 0 and len(curve) == 10 and
+              all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(curve, reference[10:])),
+              rest.stderr + "\n" + str(curve))
+    pp_half = os.path.join(tmp, "pp-half")
+    saved = mpirun(2, "--pp", "2", "--steps", "10", "--log-every", "1", "--seed", "7",
+                   "--save", pp_half)
+    rest = mpirun(1, *common, "--load", pp_half)
+    check("a checkpoint saved with --pp 2 resumes on 1 rank on the same curve",
+          saved.returncode == 0 and rest.returncode == 0 and
+          all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(losses(saved) + losses(rest), reference))
+          and len(losses(rest)) == 10,
+          saved.stderr + rest.stderr + str(losses(saved) + losses(rest)))
+
+expect_error("--pp with more stages than blocks", 3, ["--pp", "3", "--batch", "12"],
+             "HpDecoder: n-layers 2 cannot be split into 3 pipeline stages: every stage needs a block")
+expect_error("--microbatches that do not divide a replica's rows", 2,
+             ["--pp", "2", "--batch", "6", "--microbatches", "4"],
+             "--microbatches 4: a replica's 6 rows of --batch 6 cannot be split into 4 "
+             "microbatches of equal size")
+expect_error("--pp-schedule unknown", 2, ["--pp", "2", "--pp-schedule", "zigzag"],
+             "--pp-schedule zigzag: expected gpipe or 1f1b")
+expect_error("--pp with tied embeddings", 2, ["--pp", "2", "--set", "tie-word-embeddings=true"],
+             "HpDecoder: tie-word-embeddings with 2 pipeline stages")
+expect_error("--pp x --tp that does not divide the ranks", 3, ["--pp", "2", "--tp", "1"],
+             "--pp 2 x --tp 1 does not divide world size 3")
+expect_error("--pp x --dp x --tp that is not the ranks", 4, ["--pp", "2", "--dp", "1", "--tp", "1"],
+             "world size 4")
+with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as text:
+    text.write("the pipeline carries the hidden states from stage to stage. " * 40)
+try:
+    expect_error("--pp with --eval-every", 2,
+                 ["--pp", "2", "--data", text.name, "--eval-every", "5"],
+                 "--eval-every with --pp 2: validation does not run through the pipeline yet")
+finally:
+    os.unlink(text.name)
+
+
 report()

@@ -1,0 +1,795 @@
+/* hp-pipeline-schedule.c: GPipe and 1F1B over the pp dim of a mesh
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "hp-collective-private.h"
+#include "hp-device-mesh-mpi.h"
+#include "hp-dtensor-private.h"
+#include "hp-distributed-enum-types.h"
+#include "hp-error.h"
+#include "hp-mpi-private.h"
+#include "hp-pipeline-schedule.h"
+#include "hp-tensor-ops.h"
+#include "hp-tensor-private.h"
+
+/**
+ * HpPipelineSchedule:
+ *
+ * Runs one training step of pipeline parallelism on this rank's stage:
+ * the batch is split into microbatches ([method@Hp.PipelineSchedule.split]),
+ * and [method@Hp.PipelineSchedule.step] runs the stage's forward on each
+ * (an [callback@Hp.PipelineStageFunc]) and its backward, in the order of
+ * the [enum@Hp.PipelineScheduleKind], sending the activations to the
+ * next stage and their gradients to the one before with MPI
+ * point-to-point messages on one dim of a [class@Hp.DeviceMesh] (the
+ * stage is the rank's coordinate on it). The last stage's loss of each
+ * microbatch is scaled by 1 / microbatches before its backward, so the
+ * gradients that accumulate over the microbatches, and the loss the
+ * step returns, are those of the whole batch's mean.
+ *
+ * Each message is preceded by its dtype and shape; a gradient that does
+ * not have the shape of the activation it belongs to, or an activation
+ * whose shape is not that of the microbatches before it, is an
+ * [HP_ERROR_MPI][error@Hp.Error] and never data read as another shape.
+ * Every wait has the deadline of the library's collectives
+ * (`HP_COLLECTIVE_TIMEOUT`).
+ *
+ * Since: 1.0
+ */
+
+/* the dtype, the number of dims and the dims */
+#define HEADER_SIZE (2 + HP_TENSOR_MAX_NDIM)
+
+struct _HpPipelineSchedule
+{
+  GObject parent_instance;
+
+  HpDeviceMesh *mesh;
+  gint dim;
+  HpPipelineScheduleKind kind;
+  guint n_microbatches;
+  guint stage;
+  guint n_stages;
+};
+
+G_DEFINE_FINAL_TYPE (HpPipelineSchedule, hp_pipeline_schedule, G_TYPE_OBJECT)
+
+enum
+{
+  PROP_0,
+  PROP_KIND,
+  PROP_N_MICROBATCHES,
+  PROP_STAGE,
+  PROP_N_STAGES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+hp_pipeline_schedule_finalize (GObject *object)
+{
+  HpPipelineSchedule *self = HP_PIPELINE_SCHEDULE (object);
+
+  g_clear_object (&self->mesh);
+  G_OBJECT_CLASS (hp_pipeline_schedule_parent_class)->finalize (object);
+}
+
+static void
+hp_pipeline_schedule_get_property (GObject    *object,
+                                   guint       prop_id,
+                                   GValue     *value,
+                                   GParamSpec *pspec)
+{
+  HpPipelineSchedule *self = HP_PIPELINE_SCHEDULE (object);
+
+  switch (prop_id)
+    {
+    case PROP_KIND:
+      g_value_set_enum (value, self->kind);
+      break;
+    case PROP_N_MICROBATCHES:
+      g_value_set_uint (value, self->n_microbatches);
+      break;
+    case PROP_STAGE:
+      g_value_set_uint (value, self->stage);
+      break;
+    case PROP_N_STAGES:
+      g_value_set_uint (value, self->n_stages);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hp_pipeline_schedule_class_init (HpPipelineScheduleClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = hp_pipeline_schedule_finalize;
+  object_class->get_property = hp_pipeline_schedule_get_property;
+
+  /**
+   * HpPipelineSchedule:kind:
+   *
+   * The order of the forwards and backwards.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_KIND] =
+    g_param_spec_enum ("kind", NULL, NULL, HP_TYPE_PIPELINE_SCHEDULE_KIND,
+                       HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * HpPipelineSchedule:n-microbatches:
+   *
+   * The number of microbatches a step splits the batch into.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_N_MICROBATCHES] =
+    g_param_spec_uint ("n-microbatches", NULL, NULL, 1, G_MAXUINT, 1,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * HpPipelineSchedule:stage:
+   *
+   * This rank's stage, its coordinate on the pipeline dim.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_STAGE] =
+    g_param_spec_uint ("stage", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * HpPipelineSchedule:n-stages:
+   *
+   * The number of stages, the size of the pipeline dim.
+   *
+   * Since: 1.0
+   */
+  properties[PROP_N_STAGES] =
+    g_param_spec_uint ("n-stages", NULL, NULL, 1, G_MAXUINT, 1,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+hp_pipeline_schedule_init (HpPipelineSchedule *self)
+{
+  self->n_microbatches = 1;
+  self->n_stages = 1;
+}
+
+/**
+ * hp_pipeline_schedule_new:
+ * @mesh: the device mesh
+ * @dim_name: (nullable): the name of its pipeline dim, usually `pp`, or
+ *   %NULL for a 1-D @mesh
+ * @kind: the schedule
+ * @n_microbatches: how many microbatches a step splits the batch into
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Makes the schedule of this rank's stage. Not collective.
+ *
+ * Returns: (transfer full): a new schedule, or %NULL with
+ *   [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error] when @n_microbatches is
+ *   0, [HP_ERROR_MESH][error@Hp.Error] when @dim_name is %NULL and @mesh
+ *   is not 1-D, or the error of [method@Hp.DeviceMesh.get_dim_index]
+ *   when @mesh has no dim @dim_name
+ *
+ * Since: 1.0
+ */
+HpPipelineSchedule *
+hp_pipeline_schedule_new (HpDeviceMesh            *mesh,
+                          const gchar             *dim_name,
+                          HpPipelineScheduleKind   kind,
+                          guint                    n_microbatches,
+                          GError                 **error)
+{
+  HpPipelineSchedule *self;
+  gint dim = 0;
+
+  g_return_val_if_fail (HP_IS_DEVICE_MESH (mesh), NULL);
+  g_return_val_if_fail (kind == HP_PIPELINE_SCHEDULE_KIND_GPIPE ||
+                        kind == HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (n_microbatches == 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpPipelineSchedule: a step needs at least one microbatch, got 0");
+      return NULL;
+    }
+  if (dim_name != NULL)
+    {
+      dim = hp_device_mesh_get_dim_index (mesh, dim_name, error);
+      if (dim < 0)
+        return NULL;
+    }
+  else if (hp_device_mesh_get_ndim (mesh) != 1)
+    {
+      g_autofree gchar *text = hp_device_mesh_to_string (mesh);
+
+      g_set_error (error, HP_ERROR, HP_ERROR_MESH,
+                   "HpPipelineSchedule: the mesh %s is not 1-D and no pipeline dim was named",
+                   text);
+      return NULL;
+    }
+
+  self = g_object_new (HP_TYPE_PIPELINE_SCHEDULE, NULL);
+  self->mesh = g_object_ref (mesh);
+  self->dim = dim;
+  self->kind = kind;
+  self->n_microbatches = n_microbatches;
+  self->stage = (guint) hp_device_mesh_get_local_rank (mesh, dim);
+  self->n_stages = (guint) hp_device_mesh_get_shape (mesh, NULL)[dim];
+  return self;
+}
+
+/**
+ * hp_pipeline_schedule_get_kind:
+ * @self: a [class@Hp.PipelineSchedule]
+ *
+ * Gets [property@Hp.PipelineSchedule:kind].
+ *
+ * Returns: the schedule's kind
+ *
+ * Since: 1.0
+ */
+HpPipelineScheduleKind
+hp_pipeline_schedule_get_kind (HpPipelineSchedule *self)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B);
+  return self->kind;
+}
+
+/**
+ * hp_pipeline_schedule_get_n_microbatches:
+ * @self: a [class@Hp.PipelineSchedule]
+ *
+ * Gets [property@Hp.PipelineSchedule:n-microbatches].
+ *
+ * Returns: the number of microbatches of a step
+ *
+ * Since: 1.0
+ */
+guint
+hp_pipeline_schedule_get_n_microbatches (HpPipelineSchedule *self)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), 0);
+  return self->n_microbatches;
+}
+
+/**
+ * hp_pipeline_schedule_get_stage:
+ * @self: a [class@Hp.PipelineSchedule]
+ *
+ * Gets [property@Hp.PipelineSchedule:stage].
+ *
+ * Returns: this rank's stage, from 0
+ *
+ * Since: 1.0
+ */
+guint
+hp_pipeline_schedule_get_stage (HpPipelineSchedule *self)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), 0);
+  return self->stage;
+}
+
+/**
+ * hp_pipeline_schedule_get_n_stages:
+ * @self: a [class@Hp.PipelineSchedule]
+ *
+ * Gets [property@Hp.PipelineSchedule:n-stages].
+ *
+ * Returns: the number of stages
+ *
+ * Since: 1.0
+ */
+guint
+hp_pipeline_schedule_get_n_stages (HpPipelineSchedule *self)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), 0);
+  return self->n_stages;
+}
+
+/**
+ * hp_pipeline_schedule_is_first_stage:
+ * @self: a [class@Hp.PipelineSchedule]
+ *
+ * Whether this rank's stage is the first, which takes the data.
+ *
+ * Returns: %TRUE on the first stage
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_pipeline_schedule_is_first_stage (HpPipelineSchedule *self)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), FALSE);
+  return self->stage == 0;
+}
+
+/**
+ * hp_pipeline_schedule_is_last_stage:
+ * @self: a [class@Hp.PipelineSchedule]
+ *
+ * Whether this rank's stage is the last, which computes the loss.
+ *
+ * Returns: %TRUE on the last stage
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_pipeline_schedule_is_last_stage (HpPipelineSchedule *self)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), FALSE);
+  return self->stage + 1 == self->n_stages;
+}
+
+/**
+ * hp_pipeline_schedule_split:
+ * @self: a [class@Hp.PipelineSchedule]
+ * @batch: a batch, split along dim 0
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Splits @batch into [property@Hp.PipelineSchedule:n-microbatches]
+ * equal parts along dim 0, in order.
+ *
+ * Returns: (transfer container) (element-type Hp.Tensor): the
+ *   microbatches, or %NULL with [HP_ERROR_INVALID_ARGUMENT][error@Hp.Error]
+ *   when @batch has no dims or its dim 0 is not a multiple of the
+ *   number of microbatches
+ *
+ * Since: 1.0
+ */
+GPtrArray *
+hp_pipeline_schedule_split (HpPipelineSchedule  *self,
+                            HpTensor            *batch,
+                            GError             **error)
+{
+  g_autoptr(GPtrArray) parts = NULL;
+  guint ndim;
+  const gint64 *shape;
+  gint64 rows;
+
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), NULL);
+  g_return_val_if_fail (HP_IS_TENSOR (batch), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  shape = hp_tensor_get_shape (batch, &ndim);
+  if (ndim == 0 || shape[0] % self->n_microbatches != 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "HpPipelineSchedule: a batch of %" G_GINT64_FORMAT " rows cannot be split "
+                   "into %u microbatches of equal size", ndim > 0 ? shape[0] : 0,
+                   self->n_microbatches);
+      return NULL;
+    }
+  rows = shape[0] / self->n_microbatches;
+  parts = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint m = 0; m < self->n_microbatches; m++)
+    {
+      HpTensor *part = hp_tensor_narrow (batch, 0, m * rows, rows, error);
+
+      if (part == NULL)
+        return NULL;
+      g_ptr_array_add (parts, part);
+    }
+  return g_steal_pointer (&parts);
+}
+
+/* A message on its way: its header and the tensor whose data it sends */
+typedef struct
+{
+  MPI_Request requests[2];
+  gint64 header[HEADER_SIZE];
+  HpTensor *tensor;
+} Sending;
+
+/* What one step keeps of each microbatch between its forward and its
+ * backward */
+typedef struct
+{
+  HpPipelineSchedule *self;
+  HpPipelineStageFunc func;
+  gpointer user_data;
+  MPI_Comm comm;
+  HpTensor **inputs;
+  HpTensor **outputs;
+  GPtrArray *sendings;
+  gint64 first_input[HEADER_SIZE];
+  gdouble loss;
+} Step;
+
+static void
+fill_header (gint64    *header,
+             HpTensor  *tensor)
+{
+  guint ndim;
+  const gint64 *shape = hp_tensor_get_shape (tensor, &ndim);
+
+  memset (header, 0, HEADER_SIZE * sizeof (gint64));
+  header[0] = hp_tensor_get_dtype (tensor);
+  header[1] = ndim;
+  for (guint k = 0; k < ndim; k++)
+    header[2 + k] = shape[k];
+}
+
+static gchar *
+header_to_string (const gint64 *header)
+{
+  GString *text = g_string_new (NULL);
+
+  if (header[0] >= HP_DTYPE_FLOAT32 && header[0] <= HP_DTYPE_INT64)
+    g_string_append (text, hp_dtype_to_string ((HpDType) header[0]));
+  else
+    g_string_append_printf (text, "dtype %" G_GINT64_FORMAT, header[0]);
+  g_string_append (text, " [");
+  for (gint64 k = 0; k < MIN (header[1], HP_TENSOR_MAX_NDIM); k++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, k > 0 ? ", " : "", header[2 + k]);
+  g_string_append (text, "]");
+  return g_string_free (text, FALSE);
+}
+
+/* message tags: one pair (header, data) per microbatch and direction */
+static int
+tag_of (guint    microbatch,
+        gboolean gradient,
+        gboolean data)
+{
+  return (int) ((microbatch * 2 + (gradient ? 1 : 0)) * 2 + (data ? 1 : 0));
+}
+
+static gboolean
+data_count (HpTensor  *tensor,
+            int       *count,
+            GError   **error)
+{
+  gint64 bytes = hp_tensor_get_numel (tensor) * (gint64) hp_dtype_get_size (hp_tensor_get_dtype (tensor));
+
+  if (bytes > G_MAXINT)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
+                   "HpPipelineSchedule: a message of %" G_GINT64_FORMAT " bytes is more than "
+                   "one MPI message holds", bytes);
+      return FALSE;
+    }
+  *count = (int) bytes;
+  return TRUE;
+}
+
+/* Starts sending @tensor to stage @peer; waited for at the end of the step */
+static gboolean
+start_send (Step      *step,
+            HpTensor  *tensor,
+            guint      peer,
+            guint      microbatch,
+            gboolean   gradient,
+            GError   **error)
+{
+  Sending *sending = g_new0 (Sending, 1);
+  int count;
+
+  sending->tensor = g_object_ref (tensor);
+  fill_header (sending->header, tensor);
+  g_ptr_array_add (step->sendings, sending);
+  return data_count (tensor, &count, error) &&
+         _hp_mpi_check (MPI_Isend (sending->header, HEADER_SIZE, MPI_INT64_T, (int) peer,
+                                   tag_of (microbatch, gradient, FALSE), step->comm,
+                                   &sending->requests[0]), "MPI_Isend", error) &&
+         _hp_mpi_check (MPI_Isend (_hp_tensor_data (tensor), count, MPI_BYTE, (int) peer,
+                                   tag_of (microbatch, gradient, TRUE), step->comm,
+                                   &sending->requests[1]), "MPI_Isend", error);
+}
+
+static gboolean
+wait_sends (Step    *step,
+            GError **error)
+{
+  for (guint i = 0; i < step->sendings->len; i++)
+    {
+      Sending *sending = g_ptr_array_index (step->sendings, i);
+
+      for (guint r = 0; r < 2; r++)
+        if (sending->requests[r] != MPI_REQUEST_NULL &&
+            !_hp_collective_wait (&sending->requests[r], step->self->mesh, HP_COLLECTIVE_SEND,
+                                  "pipeline", error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* Receives a tensor from stage @peer; when @expected is not NULL its
+ * dtype and shape must be those */
+static HpTensor *
+receive (Step          *step,
+         guint          peer,
+         guint          microbatch,
+         gboolean       gradient,
+         const gint64  *expected,
+         GError       **error)
+{
+  gint64 *header = g_new0 (gint64, HEADER_SIZE);
+  MPI_Request request = MPI_REQUEST_NULL;
+  g_autoptr(HpTensor) tensor = NULL;
+  int count;
+
+  if (!_hp_mpi_check (MPI_Irecv (header, HEADER_SIZE, MPI_INT64_T, (int) peer,
+                                 tag_of (microbatch, gradient, FALSE), step->comm, &request),
+                      "MPI_Irecv", error) ||
+      !_hp_collective_wait (&request, step->self->mesh, HP_COLLECTIVE_RECV, "pipeline", error))
+    {
+      _hp_collective_abandon (header);
+      return NULL;
+    }
+  if (header[0] < HP_DTYPE_FLOAT32 || header[0] > HP_DTYPE_INT64 || header[1] < 0 ||
+      header[1] > HP_TENSOR_MAX_NDIM ||
+      (expected != NULL && memcmp (header, expected, HEADER_SIZE * sizeof (gint64)) != 0))
+    {
+      g_autofree gchar *got = header_to_string (header);
+      g_autofree gchar *want = expected != NULL ? header_to_string (expected) : g_strdup ("a tensor");
+
+      g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+                   "HpPipelineSchedule: stage %u got %s of microbatch %u from stage %u as %s, "
+                   "but expected %s", step->self->stage, gradient ? "the gradient" : "the activation",
+                   microbatch, peer, got, want);
+      g_free (header);
+      return NULL;
+    }
+  for (gint64 k = 0; k < header[1]; k++)
+    if (header[2 + k] < 0)
+      {
+        g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+                     "HpPipelineSchedule: stage %u got a negative dim from stage %u",
+                     step->self->stage, peer);
+        g_free (header);
+        return NULL;
+      }
+  tensor = hp_tensor_new_zeros ((HpDType) header[0], header + 2, (guint) header[1]);
+  g_free (header);
+  if (!data_count (tensor, &count, error))
+    return NULL;
+  if (!_hp_mpi_check (MPI_Irecv (_hp_tensor_data (tensor), count, MPI_BYTE, (int) peer,
+                                 tag_of (microbatch, gradient, TRUE), step->comm, &request),
+                      "MPI_Irecv", error) ||
+      !_hp_collective_wait (&request, step->self->mesh, HP_COLLECTIVE_RECV, "pipeline", error))
+    {
+      _hp_collective_abandon (g_steal_pointer (&tensor));
+      return NULL;
+    }
+  return g_steal_pointer (&tensor);
+}
+
+/* What the stages exchange of @tensor: itself, or the local tensor of
+ * a DTensor made replicate (differentiable), which is the whole tensor
+ * on every rank of its mesh */
+static HpTensor *
+exchanged (HpTensor  *tensor,
+           GError   **error)
+{
+  g_autoptr(GPtrArray) replicate = NULL;
+  g_autoptr(HpDTensor) whole = NULL;
+
+  if (!HP_IS_DTENSOR (tensor))
+    return g_object_ref (tensor);
+  replicate = _hp_placements_replicated (hp_dtensor_get_placements (HP_DTENSOR (tensor))->len);
+  whole = hp_dtensor_redistribute (HP_DTENSOR (tensor), replicate, error);
+  return whole != NULL ? g_object_ref (hp_dtensor_get_local (whole)) : NULL;
+}
+
+static gboolean
+run_forward (Step    *step,
+             guint    m,
+             GError **error)
+{
+  HpPipelineSchedule *self = step->self;
+  g_autoptr(HpTensor) input = NULL;
+  g_autoptr(HpTensor) output = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (self->stage > 0)
+    {
+      /* every microbatch's activation has the first one's layout */
+      input = receive (step, self->stage - 1, m, FALSE, m > 0 ? step->first_input : NULL, error);
+      if (input == NULL)
+        return FALSE;
+      if (m == 0)
+        fill_header (step->first_input, input);
+      if (hp_dtype_is_floating (hp_tensor_get_dtype (input)))
+        hp_tensor_set_requires_grad (input, TRUE);
+    }
+  output = step->func (self, m, input, step->user_data, &local_error);
+  if (output == NULL)
+    {
+      if (local_error == NULL)
+        g_set_error (&local_error, HP_ERROR, HP_ERROR_STATE,
+                     "HpPipelineSchedule: stage %u gave no tensor for microbatch %u",
+                     self->stage, m);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  if (self->stage + 1 == self->n_stages)
+    {
+      g_autoptr(HpTensor) whole = NULL;
+      gdouble value;
+
+      if (hp_tensor_get_numel (output) != 1)
+        {
+          g_autofree gchar *text = _hp_tensor_shape_to_string (output);
+
+          g_set_error (error, HP_ERROR, HP_ERROR_SHAPE,
+                       "HpPipelineSchedule: the last stage's loss of microbatch %u has shape %s, "
+                       "but a loss has one element", m, text);
+          return FALSE;
+        }
+      whole = HP_IS_DTENSOR (output) ? hp_dtensor_full_tensor (HP_DTENSOR (output), error)
+                                     : g_object_ref (output);
+      if (whole == NULL || isnan (value = hp_tensor_item (whole, error)))
+        return FALSE;
+      step->loss += value / self->n_microbatches;
+      /* the backward starts from the microbatch's share of the mean */
+      step->outputs[m] = hp_tensor_scale (output, 1.0 / self->n_microbatches, error);
+      if (step->outputs[m] == NULL)
+        return FALSE;
+    }
+  else
+    {
+      step->outputs[m] = exchanged (output, error);
+      if (step->outputs[m] == NULL ||
+          !start_send (step, step->outputs[m], self->stage + 1, m, FALSE, error))
+        return FALSE;
+    }
+  step->inputs[m] = g_steal_pointer (&input);
+  return TRUE;
+}
+
+static gboolean
+run_backward (Step    *step,
+              guint    m,
+              GError **error)
+{
+  HpPipelineSchedule *self = step->self;
+  g_autoptr(HpTensor) grad = NULL;
+  g_autoptr(HpTensor) output = g_steal_pointer (&step->outputs[m]);
+  g_autoptr(HpTensor) input = g_steal_pointer (&step->inputs[m]);
+
+  if (self->stage + 1 < self->n_stages)
+    {
+      gint64 expected[HEADER_SIZE];
+
+      fill_header (expected, output);
+      grad = receive (step, self->stage + 1, m, TRUE, expected, error);
+      if (grad == NULL)
+        return FALSE;
+    }
+  if (!hp_tensor_backward (output, grad, error))
+    return FALSE;
+  if (input != NULL && self->stage > 0)
+    {
+      HpTensor *own = hp_tensor_get_grad (input);
+      g_autoptr(HpTensor) input_grad = own != NULL ? g_object_ref (own)
+                                                   : _hp_tensor_new_zeros_like (input);
+
+      if (!start_send (step, input_grad, self->stage - 1, m, TRUE, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+sending_free (gpointer data)
+{
+  Sending *sending = data;
+
+  g_clear_object (&sending->tensor);
+  g_free (sending);
+}
+
+/* After a failure, MPI may still read a pending message's buffers */
+static void
+sending_abandon (gpointer data)
+{
+  Sending *sending = data;
+
+  _hp_collective_abandon (sending->tensor);
+  _hp_collective_abandon (sending);
+}
+
+/**
+ * hp_pipeline_schedule_step:
+ * @self: a [class@Hp.PipelineSchedule]
+ * @func: (scope call) (closure user_data): runs this rank's stage forward
+ *   on one microbatch
+ * @user_data: data for @func
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Runs the forwards and backwards of every microbatch on this rank's
+ * stage, in the schedule's order; collective over the pipeline dim:
+ * every stage calls it. The gradients of the stage's parameters
+ * accumulate the whole batch's (zero them before, and average them
+ * over data-parallel replicas after). The stages first agree on the
+ * schedule, so stages that differ in kind or microbatches fail alike
+ * before any message.
+ *
+ * Returns: the loss of the batch, the mean of the microbatches' losses,
+ *   the same on every stage; NaN with @error set: the error of @func,
+ *   [HP_ERROR_MPI][error@Hp.Error] when the stages disagree on the
+ *   schedule, a message does not have the dtype and shape it must, or
+ *   one does not come within `HP_COLLECTIVE_TIMEOUT`,
+ *   [HP_ERROR_SHAPE][error@Hp.Error] when the last stage's loss has more
+ *   than one element
+ *
+ * Since: 1.0
+ */
+gdouble
+hp_pipeline_schedule_step (HpPipelineSchedule  *self,
+                           HpPipelineStageFunc  func,
+                           gpointer             user_data,
+                           GError             **error)
+{
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_SEND, "pipeline schedule");
+  gint64 agreed[2];
+  Step step = { 0 };
+  guint M, warmup, forwards = 0, backwards = 0;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), NAN);
+  g_return_val_if_fail (func != NULL, NAN);
+  g_return_val_if_fail (error == NULL || *error == NULL, NAN);
+
+  agreed[0] = self->kind;
+  agreed[1] = self->n_microbatches;
+  call.shape = agreed;
+  call.ndim = 2;
+  if (!_hp_collective_agree (self->mesh, &call, error))
+    return NAN;
+
+  M = self->n_microbatches;
+  step.self = self;
+  step.func = func;
+  step.user_data = user_data;
+  step.comm = hp_device_mesh_get_dim_comm (self->mesh, self->dim);
+  step.inputs = g_new0 (HpTensor *, M);
+  step.outputs = g_new0 (HpTensor *, M);
+  step.sendings = g_ptr_array_new_with_free_func (sending_free);
+
+  /* GPipe: all forwards, then all backwards. 1F1B: as many forwards as
+   * stages after this one, then one forward and one backward in turn,
+   * then the backwards left */
+  warmup = self->kind == HP_PIPELINE_SCHEDULE_KIND_GPIPE
+    ? M : MIN (self->n_stages - self->stage - 1, M);
+  while (ok && forwards < warmup)
+    ok = run_forward (&step, forwards++, error);
+  while (ok && forwards < M)
+    ok = run_forward (&step, forwards++, error) && run_backward (&step, backwards++, error);
+  while (ok && backwards < M)
+    ok = run_backward (&step, backwards++, error);
+  ok = ok && wait_sends (&step, error);
+
+  for (guint m = 0; m < M; m++)
+    {
+      g_clear_object (&step.inputs[m]);
+      g_clear_object (&step.outputs[m]);
+    }
+  g_free (step.inputs);
+  g_free (step.outputs);
+  if (!ok)
+    g_ptr_array_set_free_func (step.sendings, sending_abandon);
+  g_ptr_array_unref (step.sendings);
+
+  /* the loss is the last stage's: the others add nothing */
+  if (!ok || (self->n_stages > 1 &&
+              !_hp_collective_allreduce (self->mesh, step.comm, &step.loss, 1, MPI_DOUBLE, MPI_SUM,
+                                         "pipeline schedule", error)))
+    return NAN;
+  return step.loss;
+}

@@ -1,0 +1,430 @@
+/* test-pipeline.c: pipeline parallelism of the decoder (GPipe, 1F1B),
+ * alone and with tensor and data parallelism, against one rank
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every rank first trains the whole decoder alone; the layouts that fit
+ * the world size then train it split into stages and must give the same
+ * loss curve and the same final weights.
+ */
+
+#include <math.h>
+
+#include <hp-protocols/hp-protocols.h>
+#include <hp-protocols/hp-mpi.h>
+
+#include "hp-test-utils.h"
+
+#define N_STEPS 10
+#define BATCH 8
+#define SEQ 6
+#define VOCAB 11
+
+typedef struct
+{
+  gint pp, dp, tp;
+  HpPipelineScheduleKind kind;
+  guint microbatches;
+  HpDType dtype;
+  gboolean checkpointed;
+} Case;
+
+static HpDecoderConfig *
+decoder_config (const Case *c,
+                gint        tp)
+{
+  return g_object_new (HP_TYPE_DECODER_CONFIG,
+                       "dim", 8 * tp, "n-layers", 3, "n-heads", 2 * tp, "n-kv-heads", tp,
+                       "vocab-size", VOCAB, "ffn-hidden", 12, "max-seq-len", 16,
+                       "dtype", c->dtype,
+                       "activation-checkpointing", c->checkpointed ? HP_ACTIVATION_CHECKPOINTING_FULL
+                                                                   : HP_ACTIVATION_CHECKPOINTING_NONE,
+                       NULL);
+}
+
+/* Rows [first, first + rows) of step @step's batch */
+static void
+make_batch (gint       step,
+            gint       first,
+            gint       rows,
+            HpTensor **ids,
+            HpTensor **targets)
+{
+  g_autofree gint64 *a = g_new (gint64, rows * SEQ);
+  g_autofree gint64 *b = g_new (gint64, rows * SEQ);
+
+  for (gint r = 0; r < rows; r++)
+    for (gint s = 0; s < SEQ; s++)
+      {
+        gint row = step * BATCH + first + r;
+
+        a[r * SEQ + s] = (row * 7 + s * 3) % VOCAB;
+        b[r * SEQ + s] = (row * 5 + s * 4 + 1) % VOCAB;
+      }
+  *ids = hp_test_tensor_ids (a, rows * SEQ, HP_TEST_SHAPE (rows, SEQ));
+  *targets = hp_test_tensor_ids (b, rows * SEQ, HP_TEST_SHAPE (rows, SEQ));
+}
+
+static HpOptimizer *
+new_optimizer (GPtrArray *params)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpAdamWConfig) config = hp_adamw_config_new ();
+  HpOptimizer *optimizer;
+
+  hp_optimizer_config_set_weight_decay (HP_OPTIMIZER_CONFIG (config), 0.0);
+  optimizer = hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (config), params, &error);
+  g_assert_no_error (error);
+  return optimizer;
+}
+
+/* The loss curve and final weights of the whole decoder on one rank */
+static HpModule *
+train_alone (const Case *c,
+             gdouble    *losses)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (c, c->tp);
+  g_autoptr(GObject) model = hp_config_build (HP_CONFIG (config), &error);
+  g_autoptr(GPtrArray) params = NULL;
+  g_autoptr(HpOptimizer) optimizer = NULL;
+
+  g_assert_no_error (error);
+  g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
+  params = hp_module_parameters (HP_MODULE (model));
+  optimizer = new_optimizer (params);
+  for (gint step = 0; step < N_STEPS; step++)
+    {
+      g_autoptr(HpTensor) ids = NULL;
+      g_autoptr(HpTensor) targets = NULL;
+      g_autoptr(HpTensor) logits = NULL;
+      g_autoptr(HpTensor) loss = NULL;
+
+      make_batch (step, 0, BATCH, &ids, &targets);
+      logits = hp_module_call1 (HP_MODULE (model), ids, &error);
+      g_assert_no_error (error);
+      loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+      g_assert_no_error (error);
+      g_assert_true (hp_tensor_backward (loss, NULL, &error));
+      losses[step] = hp_tensor_item (loss, &error);
+      g_assert_true (hp_optimizer_step (optimizer, &error));
+      hp_optimizer_zero_grad (optimizer);
+    }
+  return HP_MODULE (g_steal_pointer (&model));
+}
+
+typedef struct
+{
+  HpModule *model;
+  HpDeviceMesh *tp_mesh;
+  GPtrArray *ids;
+  GPtrArray *targets;
+} Stage;
+
+static HpTensor *
+replicated (HpTensor     *tensor,
+            HpDeviceMesh *tp_mesh,
+            GError      **error)
+{
+  g_autoptr(GPtrArray) replicate = NULL;
+
+  if (tp_mesh == NULL)
+    return g_object_ref (tensor);
+  replicate = hp_placements_new_from_string ("R", error);
+  return HP_TENSOR (hp_dtensor_new_from_local (tensor, tp_mesh, replicate, NULL, 0, FALSE, error));
+}
+
+static HpTensor *
+stage_forward (HpPipelineSchedule  *schedule,
+               guint                microbatch,
+               HpTensor            *input,
+               gpointer             user_data,
+               GError             **error)
+{
+  Stage *stage = user_data;
+  g_autoptr(HpTensor) in = input != NULL ? replicated (input, stage->tp_mesh, error)
+                                         : g_object_ref (g_ptr_array_index (stage->ids, microbatch));
+  g_autoptr(HpTensor) out = in != NULL ? hp_module_call1 (stage->model, in, error) : NULL;
+  g_autoptr(HpTensor) targets = NULL;
+
+  if (out == NULL || !hp_pipeline_schedule_is_last_stage (schedule))
+    return g_steal_pointer (&out);
+  targets = replicated (g_ptr_array_index (stage->targets, microbatch), stage->tp_mesh, error);
+  return targets != NULL ? hp_tensor_cross_entropy (out, targets, -100, error) : NULL;
+}
+
+static void
+test_layout (gconstpointer data)
+{
+  const Case *c = data;
+  g_autoptr(GError) error = NULL;
+  gdouble expected[N_STEPS];
+  g_autoptr(HpModule) alone = train_alone (c, expected);
+  g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
+  g_autoptr(HpParallelDims) resolved = NULL;
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpDeviceMesh) pp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) tp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) dp_mesh = NULL;
+  g_autoptr(HpDecoderConfig) config = decoder_config (c, c->tp);
+  g_autoptr(HpModelSpec) spec = hp_decoder_new_model_spec (config);
+  g_autoptr(HpBaseModel) model = NULL;
+  g_autoptr(GPtrArray) params = NULL;
+  g_autoptr(HpOptimizer) optimizer = NULL;
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  g_autoptr(HpStateDict) states = NULL;
+  gdouble tolerance = c->dtype == HP_DTYPE_FLOAT64 ? 1e-10 : 1e-5;
+  gint rows;
+
+  g_object_set (dims, "pp", c->pp, "dp-replicate", c->dp, "dp-shard", 1, "tp", c->tp, NULL);
+  resolved = hp_parallel_dims_resolve (dims, c->pp * c->dp * c->tp, &error);
+  g_assert_no_error (error);
+  mesh = hp_parallel_dims_build_mesh (resolved, &error);
+  g_assert_no_error (error);
+  if (c->pp > 1)
+    pp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "pp", NULL }, &error);
+  if (c->tp > 1)
+    tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, &error);
+  if (c->dp > 1)
+    dp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, &error);
+  g_assert_no_error (error);
+  if (pp_mesh == NULL)
+    pp_mesh = g_object_ref (mesh);
+
+  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                          HP_CONFIG (resolved), &error));
+  model = hp_model_spec_build_model (spec, &error);
+  g_assert_no_error (error);
+  g_assert_true (hp_model_spec_pipeline (spec, model, resolved, &error));
+  g_assert_no_error (error);
+  if (tp_mesh != NULL)
+    g_assert_true (hp_module_parallelize (HP_MODULE (model), tp_mesh, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
+  g_assert_no_error (error);
+  params = hp_module_parameters (HP_MODULE (model));
+  optimizer = new_optimizer (params);
+  schedule = hp_pipeline_schedule_new (pp_mesh, c->pp > 1 ? "pp" : NULL, c->kind,
+                                       c->microbatches, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hp_pipeline_schedule_get_n_stages (schedule), ==, (guint) c->pp);
+
+  rows = BATCH / c->dp;
+  for (gint step = 0; step < N_STEPS; step++)
+    {
+      g_autoptr(HpTensor) ids = NULL;
+      g_autoptr(HpTensor) targets = NULL;
+      Stage stage = { HP_MODULE (model), tp_mesh, NULL, NULL };
+      gint first = dp_mesh != NULL ? hp_device_mesh_get_local_rank (dp_mesh, 0) * rows : 0;
+      gdouble loss;
+
+      make_batch (step, first, rows, &ids, &targets);
+      stage.ids = hp_pipeline_schedule_split (schedule, ids, &error);
+      stage.targets = hp_pipeline_schedule_split (schedule, targets, &error);
+      g_assert_no_error (error);
+      loss = hp_pipeline_schedule_step (schedule, stage_forward, &stage, &error);
+      g_assert_no_error (error);
+      g_ptr_array_unref (stage.ids);
+      g_ptr_array_unref (stage.targets);
+      if (dp_mesh != NULL)
+        {
+          g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
+          g_assert_true (hp_data_parallel_average_scalar (dp_mesh, &loss, &error));
+          g_assert_no_error (error);
+        }
+      g_assert_cmpfloat_with_epsilon (loss, expected[step], tolerance * MAX (1, fabs (expected[step])));
+      g_assert_true (hp_optimizer_step (optimizer, &error));
+      hp_optimizer_zero_grad (optimizer);
+    }
+
+  /* the stage's tensors under the whole model's names, with its values */
+  states = hp_module_state_dict (HP_MODULE (model));
+  g_assert_cmpuint (hp_state_dict_get_size (states), >, 0);
+  for (guint i = 0; i < hp_state_dict_get_size (states); i++)
+    {
+      const gchar *name = hp_state_dict_get_name (states, i);
+      HpTensor *reference = hp_module_get_parameter (alone, name);
+      HpTensor *mine = hp_state_dict_get_tensor (states, i);
+      g_autoptr(HpTensor) full = HP_IS_DTENSOR (mine) ? hp_test_full_tensor (mine) : g_object_ref (mine);
+
+      if (reference == NULL)
+        reference = hp_module_get_buffer (alone, name);
+      g_assert_nonnull (reference);
+      hp_test_assert_close (full, reference, c->dtype == HP_DTYPE_FLOAT64 ? 1e-8 : 1e-4,
+                            c->dtype == HP_DTYPE_FLOAT64 ? 1e-10 : 1e-5);
+    }
+}
+
+/* The stages of 3 blocks, and what cannot be split */
+static void
+test_split (void)
+{
+  g_autoptr(GError) error = NULL;
+  guint n;
+  g_autoptr(HpDecoderConfig) config = g_object_new (HP_TYPE_DECODER_CONFIG, "dim", 8, "n-layers", 3,
+                                                    "n-heads", 2, "vocab-size", VOCAB, NULL);
+  g_autoptr(GObject) model = hp_config_build (HP_CONFIG (config), &error);
+  g_autoptr(HpDecoderConfig) tied = g_object_new (HP_TYPE_DECODER_CONFIG, "dim", 8, "n-layers", 3,
+                                                  "n-heads", 2, "vocab-size", VOCAB,
+                                                  "tie-word-embeddings", TRUE, NULL);
+  g_autoptr(GObject) tied_model = hp_config_build (HP_CONFIG (tied), &error);
+  g_auto(GStrv) names = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (hp_decoder_stage_layers (3, 2, 0, &n), ==, 0);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpuint (hp_decoder_stage_layers (3, 2, 1, &n), ==, 2);
+  g_assert_cmpuint (n, ==, 1);
+
+  g_assert_false (hp_decoder_split_stage (HP_DECODER (model), 0, 4, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==, "HpDecoder: n-layers 3 cannot be split into 4 pipeline "
+                                       "stages: every stage needs a block");
+  g_clear_error (&error);
+  g_assert_false (hp_decoder_split_stage (HP_DECODER (tied_model), 0, 2, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED);
+  g_assert_cmpstr (error->message, ==, "HpDecoder: tie-word-embeddings with 2 pipeline stages: "
+                                       "the embedding of the first stage and the head of the "
+                                       "last would be one tensor");
+  g_clear_error (&error);
+
+  g_assert_true (hp_decoder_split_stage (HP_DECODER (model), 1, 2, &error));
+  g_assert_no_error (error);
+  names = hp_module_get_parameter_names (HP_MODULE (model));
+  {
+    g_autoptr(HpStateDict) states = hp_module_state_dict (HP_MODULE (model));
+
+    g_assert_nonnull (hp_state_dict_lookup (states, "layers.2.attention.wq.weight"));
+    g_assert_nonnull (hp_state_dict_lookup (states, "lm_head.weight"));
+    g_assert_null (hp_state_dict_lookup (states, "tok_embeddings.weight"));
+    g_assert_null (hp_state_dict_lookup (states, "layers.0.attention.wq.weight"));
+  }
+  g_assert_false (hp_decoder_split_stage (HP_DECODER (model), 1, 2, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==, "HpDecoder: the decoder is a pipeline stage already");
+  g_clear_error (&error);
+  {
+    g_autoptr(HpKVCache) cache = hp_kv_cache_new (3, 1, 8);
+    g_autoptr(HpTensor) ids = hp_tensor_new_zeros (HP_DTYPE_INT64, HP_TEST_SHAPE (1, 2));
+
+    g_assert_null (hp_decoder_forward_with_cache (HP_DECODER (model), ids, cache, &error));
+    g_assert_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED);
+    g_assert_cmpstr (error->message, ==, "HpDecoder.forward_with_cache: the decoder is one "
+                                         "pipeline stage; generation runs on the whole model");
+  }
+}
+
+static HpTensor *
+no_output (HpPipelineSchedule  *schedule,
+           guint                microbatch,
+           HpTensor            *input,
+           gpointer             user_data,
+           GError             **error)
+{
+  return NULL;
+}
+
+static HpTensor *
+not_a_loss (HpPipelineSchedule  *schedule,
+            guint                microbatch,
+            HpTensor            *input,
+            gpointer             user_data,
+            GError             **error)
+{
+  return hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3));
+}
+
+/* A batch that does not split into the microbatches, no microbatch, a
+ * stage function that gives nothing or a loss of more than one element */
+static void
+test_schedule_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { 1 };
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  g_autoptr(HpTensor) batch = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (6, 2));
+  g_autoptr(GPtrArray) parts = NULL;
+
+  /* one rank's own mesh: the world's would make every rank collective */
+  mesh = hp_device_mesh_new_for_comm (MPI_COMM_SELF, shape, 1, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (hp_pipeline_schedule_new (mesh, NULL, HP_PIPELINE_SCHEDULE_KIND_GPIPE, 0, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: a step needs at least one "
+                                       "microbatch, got 0");
+  g_clear_error (&error);
+  schedule = hp_pipeline_schedule_new (mesh, NULL, HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B, 4, &error);
+  g_assert_no_error (error);
+  parts = hp_pipeline_schedule_split (schedule, batch, &error);
+  g_assert_null (parts);
+  g_assert_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: a batch of 6 rows cannot be split "
+                                       "into 4 microbatches of equal size");
+  g_clear_error (&error);
+
+  g_assert_true (isnan (hp_pipeline_schedule_step (schedule, no_output, NULL, &error)));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: stage 0 gave no tensor for "
+                                       "microbatch 0");
+  g_clear_error (&error);
+  g_assert_true (isnan (hp_pipeline_schedule_step (schedule, not_a_loss, NULL, &error)));
+  g_assert_error (error, HP_ERROR, HP_ERROR_SHAPE);
+  g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: the last stage's loss of microbatch "
+                                       "0 has shape [2, 3], but a loss has one element");
+}
+
+static void
+add_case (const Case *c)
+{
+  g_autofree gchar *path =
+    g_strdup_printf ("/pipeline/pp%d-dp%d-tp%d/%s/m%u/%s%s", c->pp, c->dp, c->tp,
+                     c->kind == HP_PIPELINE_SCHEDULE_KIND_GPIPE ? "gpipe" : "1f1b", c->microbatches,
+                     c->dtype == HP_DTYPE_FLOAT64 ? "float64" : "float32",
+                     c->checkpointed ? "/ac" : "");
+  Case *copy = g_memdup2 (c, sizeof *c);
+
+  g_test_add_data_func_full (path, copy, test_layout, g_free);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  gint world;
+  /* the layouts of each world size: pp alone on 1 to 3 ranks (3 blocks:
+   * 2 + 1 on 2 stages), pp 2 x tp 2 and pp 2 x dp 2 on 4, all three on 8 */
+  static const gint layouts[][3] = {
+    { 1, 1, 1 }, { 2, 1, 1 }, { 3, 1, 1 }, { 2, 1, 2 }, { 2, 2, 1 }, { 2, 2, 2 },
+  };
+  static const guint microbatches[] = { 1, 2, 4 };
+
+  hp_test_init (&argc, &argv);
+  g_assert_true (hp_init (&error));
+  world = hp_get_world_size ();
+
+  for (guint l = 0; l < G_N_ELEMENTS (layouts); l++)
+    {
+      if (layouts[l][0] * layouts[l][1] * layouts[l][2] != world)
+        continue;
+      for (guint k = 0; k < 2; k++)
+        for (guint m = 0; m < G_N_ELEMENTS (microbatches); m++)
+          {
+            Case c = { layouts[l][0], layouts[l][1], layouts[l][2],
+                       k == 0 ? HP_PIPELINE_SCHEDULE_KIND_GPIPE : HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B,
+                       microbatches[m], HP_DTYPE_FLOAT64, FALSE };
+
+            add_case (&c);
+            if (m == 1)
+              {
+                c.checkpointed = TRUE;
+                add_case (&c);
+                c.dtype = HP_DTYPE_FLOAT32;
+                add_case (&c);
+              }
+          }
+    }
+  g_test_add_func ("/pipeline/split", test_split);
+  g_test_add_func ("/pipeline/schedule-errors", test_schedule_errors);
+  return g_test_run ();
+}
