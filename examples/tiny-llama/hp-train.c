@@ -1296,7 +1296,7 @@ run (Options  *options,
       return TRUE;
     }
 
-  spec = hp_decoder_new_model_spec (config);
+  spec = hp_decoder_config_build_model_spec (config);
   model = hp_model_spec_build_model (spec, error);
   if (model == NULL)
     return FALSE;

@@ -1316,7 +1316,7 @@ hp_decoder_split_stage (HpDecoder  *self,
   return TRUE;
 }
 
-/* The pipelining function of hp_decoder_new_model_spec() */
+/* The pipelining function of hp_decoder_config_build_model_spec() */
 static gboolean
 pipeline_decoder (HpBaseModel     *model,
                   HpParallelDims  *dims,
@@ -1340,27 +1340,28 @@ pipeline_decoder (HpBaseModel     *model,
 }
 
 /**
- * hp_decoder_new_model_spec:
- * @config: (nullable): the decoder configuration, or %NULL for the
- *   defaults
+ * hp_decoder_config_build_model_spec:
+ * @self: a [class@Hp.DecoderConfig]
  *
- * Makes the [class@Hp.ModelSpec] of a decoder: @config as its model,
- * and a pipelining function that makes the model the stage of this
- * rank ([method@Hp.Decoder.split_stage]; the stage is the rank's
- * coordinate on the `pp` dim of [method@Hp.ParallelDims.build_mesh],
- * which is the last: the world rank modulo the pp degree).
+ * Makes the [class@Hp.ModelSpec] of a decoder: @self as its model, and
+ * a pipelining function that makes the model the stage of this rank
+ * ([method@Hp.Decoder.split_stage]; the stage is the rank's coordinate
+ * on the `pp` dim of [method@Hp.ParallelDims.build_mesh], which is the
+ * last: the world rank modulo the pp degree).
  *
  * Returns: (transfer full): a new model spec named `decoder`
  *
  * Since: 1.0
  */
 HpModelSpec *
-hp_decoder_new_model_spec (HpDecoderConfig *config)
+hp_decoder_config_build_model_spec (HpDecoderConfig *self)
 {
-  g_autoptr(HpDecoderConfig) own = config != NULL ? g_object_ref (config) : hp_decoder_config_new ();
-  HpModelSpec *spec = hp_model_spec_new ("decoder");
+  HpModelSpec *spec;
 
-  hp_model_spec_set_model (spec, HP_BASE_MODEL_CONFIG (own));
+  g_return_val_if_fail (HP_IS_DECODER_CONFIG (self), NULL);
+
+  spec = hp_model_spec_new ("decoder");
+  hp_model_spec_set_model (spec, HP_BASE_MODEL_CONFIG (self));
   hp_model_spec_set_pipelining_func (spec, pipeline_decoder, NULL, NULL);
   return spec;
 }

@@ -80,7 +80,7 @@ gboolean         hp_decoder_split_stage           (HpDecoder        *self,
                                                    guint             n_stages,
                                                    GError          **error);
 HP_AVAILABLE_IN_ALL
-HpModelSpec     *hp_decoder_new_model_spec        (HpDecoderConfig  *config);
+HpModelSpec     *hp_decoder_config_build_model_spec (HpDecoderConfig *self);
 
 G_END_DECLS
 

@@ -167,7 +167,7 @@ test_layout (gconstpointer data)
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
   g_autoptr(HpDecoderConfig) config = decoder_config (c, c->tp);
-  g_autoptr(HpModelSpec) spec = hp_decoder_new_model_spec (config);
+  g_autoptr(HpModelSpec) spec = hp_decoder_config_build_model_spec (config);
   g_autoptr(HpBaseModel) model = NULL;
   g_autoptr(GPtrArray) params = NULL;
   g_autoptr(HpOptimizer) optimizer = NULL;

@@ -44,7 +44,7 @@ class PipelineTest(unittest.TestCase):
         reference, reference_loss = self.reference(ids, targets)
 
         dims = Hp.ParallelDims(pp=self.world, dp_shard=1).resolve(self.world)
-        spec = Hp.Decoder.new_model_spec(decoder_config())
+        spec = decoder_config().build_model_spec()
         self.assertTrue(spec.has_pipelining_func())
         model = spec.build_model()
         self.assertTrue(spec.pipeline(model, dims))
