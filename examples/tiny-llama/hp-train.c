@@ -1195,13 +1195,18 @@ run (Options  *options,
    * hp_parallel_dims_resolve's) stops them all before any collective */
   if (options->dp == 0 && world % (options->tp * options->fsdp * options->pp) != 0)
     {
+      /* --pp with --fsdp stopped in parse_options() */
       if (options->fsdp == 1 && options->pp == 1)
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                      "--tp %d does not divide world size %d", options->tp, world);
+      else if (options->pp == 1)
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "--fsdp %d x --tp %d does not divide world size %d", options->fsdp,
+                     options->tp, world);
       else
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                     "--fsdp %d x --tp %d x --pp %d does not divide world size %d", options->fsdp,
-                     options->tp, options->pp, world);
+                     "--pp %d x --tp %d does not divide world size %d", options->pp,
+                     options->tp, world);
       return FALSE;
     }
 
@@ -1344,18 +1349,26 @@ run (Options  *options,
       !hp_base_model_init_weights (HP_BASE_MODEL (model), (guint64) options->seed, error))
     return FALSE;
 
-  /* FSDP: each block a unit, then the root for the rest, as torchtitan */
+  /* FSDP: each block a unit, then the root for the rest, as torchtitan;
+   * over the mesh without its pp dim (of size 1: --pp does not compose
+   * with --fsdp yet) */
   if (options->fsdp > 1)
     {
+      g_autoptr(HpDeviceMesh) fsdp_mesh =
+        hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", "dp_shard", "tp", NULL },
+                              error);
+
+      if (fsdp_mesh == NULL)
+        return FALSE;
       for (gint i = 0; i < hp_decoder_config_get_n_layers (config); i++)
         {
           g_autofree gchar *path = g_strdup_printf ("layers.%d", i);
 
-          if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), mesh,
+          if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), fsdp_mesh,
                                       TRUE, error))
             return FALSE;
         }
-      if (!hp_module_fully_shard (HP_MODULE (model), mesh, TRUE, error))
+      if (!hp_module_fully_shard (HP_MODULE (model), fsdp_mesh, TRUE, error))
         return FALSE;
     }
   params = hp_module_parameters (HP_MODULE (model));

@@ -445,6 +445,8 @@ expect_error("--microbatches that do not divide a replica's rows", 2,
              ["--pp", "2", "--batch", "6", "--microbatches", "4"],
              "--microbatches 4: a replica's 6 rows of --batch 6 cannot be split into 4 "
              "microbatches of equal size")
+expect_error("--pp with --fsdp", 4, ["--pp", "2", "--fsdp", "2"],
+             "--pp 2 with --fsdp 2: pipeline stages are not fully sharded yet")
 expect_error("--pp-schedule unknown", 2, ["--pp", "2", "--pp-schedule", "zigzag"],
              "--pp-schedule zigzag: expected gpipe or 1f1b")
 expect_error("--pp with tied embeddings", 2, ["--pp", "2", "--set", "tie-word-embeddings=true"],
