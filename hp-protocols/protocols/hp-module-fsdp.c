@@ -21,8 +21,22 @@
 
 #define UNIT_KEY "hp-fsdp-unit"
 #define SHARDED_KEY "hp-fsdp-sharded"
+#define SCHEDULE_KEY "hp-fsdp-schedule"
 
+typedef struct _FsdpUnit FsdpUnit;
+
+/* What the units over one mesh share: where the current forward is, so
+ * that a unit can start the next one's gather (prefetch) */
 typedef struct
+{
+  HpDeviceMesh *mesh;
+  GPtrArray *units;             /* FsdpUnit, not owned, in registration order */
+  guint depth;                  /* units whose forward runs */
+  FsdpUnit *last;               /* the unit whose forward began last, in this forward */
+  HpFsdpRefill *chain;          /* the refill of the unit whose forward ended last */
+} FsdpSchedule;
+
+struct _FsdpUnit
 {
   HpDeviceMesh *compute_mesh;   /* NULL when the mesh has only data dims */
   guint64 data_dims;
@@ -33,13 +47,100 @@ typedef struct
   GArray *alias_of;             /* guint per alias: its index in names */
   gboolean reshard_after_forward;
   GPtrArray *fulls;             /* HpTensor, the gathered ones, during a forward */
-} FsdpUnit;
+  gboolean has_inner;           /* some of its tree's parameters are inner units' */
+  gboolean prefetch;
+  FsdpSchedule *schedule;
+  FsdpUnit *next;               /* the unit whose forward began after this one's last time */
+  HpFsdpGather **pending;       /* one per name, started ahead, or NULL */
+};
+
+static void
+drop_pending (FsdpUnit *unit)
+{
+  if (unit->pending == NULL)
+    return;
+  for (guint i = 0; i < unit->names->len; i++)
+    _hp_fsdp_gather_drop (g_steal_pointer (&unit->pending[i]));
+  g_clear_pointer (&unit->pending, g_free);
+}
+
+/* The end of a forward (or of one that failed): every gather started
+ * ahead and not used is forgotten, since the optimizer may change the
+ * shards before the next */
+static void
+schedule_reset (FsdpSchedule *schedule)
+{
+  for (guint i = 0; i < schedule->units->len; i++)
+    drop_pending (g_ptr_array_index (schedule->units, i));
+  schedule->depth = 0;
+  schedule->last = NULL;
+  g_clear_pointer (&schedule->chain, _hp_fsdp_refill_unref);
+}
+
+static void
+schedule_free (gpointer pointer)
+{
+  FsdpSchedule *schedule = pointer;
+
+  g_clear_pointer (&schedule->chain, _hp_fsdp_refill_unref);
+  g_ptr_array_unref (schedule->units);
+  g_object_set_data (G_OBJECT (schedule->mesh), SCHEDULE_KEY, NULL);
+  g_object_unref (schedule->mesh);
+}
+
+static FsdpSchedule *
+schedule_for (HpDeviceMesh *mesh)
+{
+  FsdpSchedule *schedule = g_object_get_data (G_OBJECT (mesh), SCHEDULE_KEY);
+
+  if (schedule != NULL)
+    return g_rc_box_acquire (schedule);
+  schedule = g_rc_box_new0 (FsdpSchedule);
+  schedule->mesh = g_object_ref (mesh);
+  schedule->units = g_ptr_array_new ();
+  g_object_set_data (G_OBJECT (mesh), SCHEDULE_KEY, schedule);
+  return schedule;
+}
+
+static void
+schedule_add (FsdpSchedule *schedule,
+              FsdpUnit     *unit)
+{
+  /* until a forward shows the order, the registration order */
+  if (schedule->units->len > 0)
+    {
+      FsdpUnit *before = g_ptr_array_index (schedule->units, schedule->units->len - 1);
+
+      if (before->next == NULL)
+        before->next = unit;
+    }
+  g_ptr_array_add (schedule->units, unit);
+}
+
+static void
+schedule_remove (FsdpSchedule *schedule,
+                 FsdpUnit     *unit)
+{
+  for (guint i = 0; i < schedule->units->len; i++)
+    {
+      FsdpUnit *other = g_ptr_array_index (schedule->units, i);
+
+      if (other->next == unit)
+        other->next = NULL;
+    }
+  if (schedule->last == unit)
+    schedule->last = NULL;
+  g_ptr_array_remove (schedule->units, unit);
+}
 
 static void
 fsdp_unit_free (gpointer pointer)
 {
   FsdpUnit *unit = pointer;
 
+  drop_pending (unit);
+  schedule_remove (unit->schedule, unit);
+  g_rc_box_release_full (unit->schedule, schedule_free);
   g_clear_object (&unit->compute_mesh);
   g_ptr_array_unref (unit->names);
   g_ptr_array_unref (unit->shards);
@@ -61,42 +162,101 @@ swap_in (HpModule    *self,
     g_set_object (&entry->tensor, tensor);
 }
 
+/* Starts the gathers of @unit ahead of its forward */
+static gboolean
+prefetch (FsdpUnit  *unit,
+          GError   **error)
+{
+  unit->pending = g_new0 (HpFsdpGather *, unit->names->len);
+  for (guint i = 0; i < unit->names->len; i++)
+    {
+      unit->pending[i] = _hp_fsdp_gather_start (g_ptr_array_index (unit->shards, i),
+                                                unit->data_dims, NULL, error);
+      if (unit->pending[i] == NULL && error != NULL && *error != NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Puts the shards back in @unit's slots */
+static void
+swap_out (HpModule *self,
+          FsdpUnit *unit)
+{
+  for (guint i = 0; i < unit->names->len; i++)
+    swap_in (self, g_ptr_array_index (unit->names, i), g_ptr_array_index (unit->shards, i));
+  for (guint a = 0; a < unit->alias_names->len; a++)
+    swap_in (self, g_ptr_array_index (unit->alias_names, a),
+             g_ptr_array_index (unit->shards, g_array_index (unit->alias_of, guint, a)));
+}
+
 static void
 on_forward_pre (HpModule  *self,
                 GPtrArray *args,
                 gpointer   user_data)
 {
   FsdpUnit *unit = user_data;
+  FsdpSchedule *schedule = unit->schedule;
+  g_autoptr(GError) error = NULL;
+  g_autofree HpFsdpGather **pending = NULL;
+  gboolean nested;
 
-  g_clear_pointer (&unit->fulls, g_ptr_array_unref);
+  /* a unit still in its forward: that forward failed, start over */
+  if (unit->fulls != NULL)
+    {
+      swap_out (self, unit);
+      g_clear_pointer (&unit->fulls, g_ptr_array_unref);
+      schedule_reset (schedule);
+    }
+  if (schedule->depth == 0)
+    schedule_reset (schedule);
+  nested = schedule->depth > 0;
+  if (nested && schedule->last != NULL && schedule->last != unit)
+    schedule->last->next = unit;
+  schedule->last = unit;
+
+  pending = g_steal_pointer (&unit->pending);
   unit->fulls = g_ptr_array_new_with_free_func (g_object_unref);
   for (guint i = 0; i < unit->names->len; i++)
     {
-      g_autoptr(GError) error = NULL;
       gboolean plain = g_array_index (unit->plain, gboolean, i);
-      g_autoptr(HpTensor) full = _hp_fsdp_unshard (g_ptr_array_index (unit->shards, i),
-                                                   unit->data_dims,
-                                                   plain ? NULL : unit->compute_mesh, &error);
+      HpDeviceMesh *compute_mesh = plain ? NULL : unit->compute_mesh;
+      HpFsdpGather *gather = pending != NULL ? g_steal_pointer (&pending[i]) : NULL;
+      g_autoptr(HpTensor) full = gather != NULL
+        ? _hp_fsdp_gather_finish (gather, compute_mesh, &error)
+        : _hp_fsdp_unshard (g_ptr_array_index (unit->shards, i), unit->data_dims, compute_mesh,
+                            &error);
 
-      /* only an MPI failure gets here; the forward then fails on the
-       * shard it meets */
+      /* only an MPI failure gets here: the module call fails with it */
       if (full == NULL)
         {
-          g_printerr ("%s.%s: %s\n", _hp_module_type_name (self),
-                      (const gchar *) g_ptr_array_index (unit->names, i), error->message);
-          return;
+          for (guint j = i + 1; pending != NULL && j < unit->names->len; j++)
+            _hp_fsdp_gather_drop (g_steal_pointer (&pending[j]));
+          goto failed;
         }
       swap_in (self, g_ptr_array_index (unit->names, i), full);
       g_ptr_array_add (unit->fulls, g_steal_pointer (&full));
     }
   for (guint a = 0; a < unit->alias_names->len; a++)
-    {
-      guint i = g_array_index (unit->alias_of, guint, a);
+    swap_in (self, g_ptr_array_index (unit->alias_names, a),
+             g_ptr_array_index (unit->fulls, g_array_index (unit->alias_of, guint, a)));
+  schedule->depth++;
 
-      if (i < unit->fulls->len)
-        swap_in (self, g_ptr_array_index (unit->alias_names, a), g_ptr_array_index (unit->fulls, i));
-    }
+  /* the next unit's parameters travel while this one computes; not
+   * from a block recomputed alone (activation checkpointing), whose
+   * next unit ran already */
+  if (unit->prefetch && (nested || unit->has_inner) && unit->next != NULL &&
+      unit->next->fulls == NULL && unit->next->pending == NULL && !prefetch (unit->next, &error))
+    goto failed;
   (void) args;
+  return;
+
+failed:
+  swap_out (self, unit);
+  g_clear_pointer (&unit->fulls, g_ptr_array_unref);
+  schedule_reset (schedule);
+  g_prefix_error (&error, "%s: ", _hp_module_type_name (self));
+  _hp_module_fail_forward (self, g_steal_pointer (&error));
 }
 
 static void
@@ -109,11 +269,7 @@ on_forward_post (HpModule  *self,
   g_autoptr(GPtrArray) fulls = g_steal_pointer (&unit->fulls);
   HpTensor *output = outputs->len == 1 ? g_ptr_array_index (outputs, 0) : NULL;
 
-  for (guint i = 0; i < unit->names->len; i++)
-    swap_in (self, g_ptr_array_index (unit->names, i), g_ptr_array_index (unit->shards, i));
-  for (guint a = 0; a < unit->alias_names->len; a++)
-    swap_in (self, g_ptr_array_index (unit->alias_names, a),
-             g_ptr_array_index (unit->shards, g_array_index (unit->alias_of, guint, a)));
+  swap_out (self, unit);
 
   /* the backward keeps the gathered parameters: give their memory back
    * until it begins, when they are gathered again */
@@ -123,9 +279,12 @@ on_forward_post (HpModule  *self,
       for (guint i = 0; i < fulls->len; i++)
         _hp_fsdp_release (g_ptr_array_index (fulls, i), g_ptr_array_index (unit->shards, i));
       outputs->pdata[0] = _hp_fsdp_refill_before_backward (output, fulls, unit->shards,
-                                                           unit->data_dims);
+                                                           unit->data_dims, unit->prefetch,
+                                                           &unit->schedule->chain);
       g_object_unref (output);
     }
+  if (unit->schedule->depth > 0 && --unit->schedule->depth == 0)
+    schedule_reset (unit->schedule);
   (void) args;
   (void) outputs;
 }
@@ -255,6 +414,7 @@ hp_module_fully_shard (HpModule      *self,
   g_autoptr(GPtrArray) alias_names = NULL;
   g_autoptr(GArray) alias_of = NULL;
   guint64 data_dims = 0;
+  gboolean has_inner = FALSE;
   guint ndim;
   FsdpUnit *unit;
 
@@ -316,7 +476,10 @@ hp_module_fully_shard (HpModule      *self,
       gboolean is_plain;
 
       if (g_object_get_data (G_OBJECT (tensor), SHARDED_KEY) != NULL)
-        continue;               /* an inner unit's */
+        {
+          has_inner = TRUE;
+          continue;             /* an inner unit's */
+        }
       shape = hp_tensor_get_shape (tensor, &tensor_ndim);
       if (tensor_ndim == 0)
         {
@@ -394,8 +557,64 @@ hp_module_fully_shard (HpModule      *self,
   unit->alias_names = g_steal_pointer (&alias_names);
   unit->alias_of = g_steal_pointer (&alias_of);
   unit->reshard_after_forward = reshard_after_forward;
+  unit->has_inner = has_inner;
+  unit->prefetch = TRUE;
+  unit->schedule = schedule_for (mesh);
+  schedule_add (unit->schedule, unit);
   g_signal_connect (self, "forward-pre", G_CALLBACK (on_forward_pre), unit);
   g_signal_connect (self, "forward-post", G_CALLBACK (on_forward_post), unit);
   g_object_set_data_full (G_OBJECT (self), UNIT_KEY, unit, fsdp_unit_free);
   return TRUE;
+}
+
+static guint
+set_prefetch (HpModule *self,
+              gboolean  prefetch)
+{
+  HpModulePrivate *priv = _hp_module_get_private (self);
+  FsdpUnit *unit = g_object_get_data (G_OBJECT (self), UNIT_KEY);
+  guint count = 0;
+
+  if (unit != NULL)
+    {
+      unit->prefetch = prefetch;
+      if (!prefetch)
+        drop_pending (unit);
+      count++;
+    }
+  for (guint i = 0; i < priv->children->len; i++)
+    count += set_prefetch (((HpModuleChildEntry *) g_ptr_array_index (priv->children, i))->module,
+                           prefetch);
+  return count;
+}
+
+/**
+ * hp_module_set_fsdp_prefetch:
+ * @self: a [class@Hp.Module]
+ * @prefetch: whether each FSDP unit starts the next unit's all-gather
+ *
+ * Chooses, for every unit of [method@Hp.Module.fully_shard] in @self's
+ * tree (@self included), whether it prefetches (the default): when a
+ * unit's forward begins, it starts the non-blocking all-gather of the
+ * unit whose forward came next the last time (at first, the one made a
+ * unit after it), and when a unit's backward begins and gathers its
+ * parameters again (reshard-after-forward), it starts that of the unit
+ * whose backward comes next, so that the gathers travel while the ranks
+ * compute. The numbers are the same bit for bit either way; only the
+ * time and the memory differ (a prefetching unit holds the next unit's
+ * gathered parameters too). A parameter whose dim 0 is also sharded by
+ * a dim other than `dp_shard` is gathered when its unit needs it. All
+ * the ranks must make the same choice. No collective.
+ *
+ * Returns: the number of units whose choice was set
+ *
+ * Since: 1.0
+ */
+guint
+hp_module_set_fsdp_prefetch (HpModule *self,
+                             gboolean  prefetch)
+{
+  g_return_val_if_fail (HP_IS_MODULE (self), 0);
+
+  return set_prefetch (self, prefetch);
 }

@@ -50,10 +50,15 @@ typedef struct
   GHashTable *in_dst;
   GPtrArray *out_src;             /* per output: placements or NULL */
   GPtrArray *out_dst;
+
+  /* a forward-pre handler's failure, which hp_module_call() returns */
+  GError *forward_pre_error;
 } HpModulePrivate;
 
 HpModulePrivate    *_hp_module_get_private       (HpModule      *self);
 const gchar        *_hp_module_type_name         (gpointer       instance);
+void                _hp_module_fail_forward      (HpModule      *self,
+                                                  GError        *error);
 void                _hp_module_placements_free   (gpointer       placements);
 HpModuleStateEntry *_hp_module_lookup_state      (HpModule      *self,
                                                   const gchar   *path,

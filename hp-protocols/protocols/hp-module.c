@@ -198,6 +198,7 @@ hp_module_finalize (GObject *object)
   g_clear_pointer (&priv->in_dst, g_hash_table_unref);
   g_clear_pointer (&priv->out_src, g_ptr_array_unref);
   g_clear_pointer (&priv->out_dst, g_ptr_array_unref);
+  g_clear_error (&priv->forward_pre_error);
 
   G_OBJECT_CLASS (hp_module_parent_class)->finalize (object);
 }
@@ -1742,6 +1743,21 @@ hp_module_run_callable (HpModule     *self,
                        _hp_module_type_name (self), path);
 }
 
+/* Makes the hp_module_call() that is emitting forward-pre fail with
+ * @error (transfer full) before it computes anything; the first
+ * failure wins */
+void
+_hp_module_fail_forward (HpModule *self,
+                         GError   *error)
+{
+  HpModulePrivate *priv = _hp_module_get_private (self);
+
+  if (priv->forward_pre_error == NULL)
+    priv->forward_pre_error = error;
+  else
+    g_error_free (error);
+}
+
 /**
  * hp_module_call:
  * @self: a [class@Hp.Module]
@@ -1788,6 +1804,11 @@ hp_module_call (HpModule     *self,
 
   priv = _hp_module_get_private (self);
   g_signal_emit (self, signals[SIGNAL_FORWARD_PRE], 0, args);
+  if (priv->forward_pre_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&priv->forward_pre_error));
+      return NULL;
+    }
 
   sharded = priv->mesh != NULL && priv->in_src != NULL;
   inputs = sharded ? _hp_module_shard_inputs (self, args, error) : g_ptr_array_ref (args);

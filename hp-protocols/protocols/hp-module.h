@@ -233,6 +233,9 @@ gboolean          hp_module_fully_shard                 (HpModule            *se
                                                          gboolean             reshard_after_forward,
                                                          GError             **error);
 HP_AVAILABLE_IN_ALL
+guint             hp_module_set_fsdp_prefetch           (HpModule            *self,
+                                                         gboolean             prefetch);
+HP_AVAILABLE_IN_ALL
 HpDeviceMesh     *hp_module_get_mesh                    (HpModule            *self);
 
 G_END_DECLS
