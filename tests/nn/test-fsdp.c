@@ -144,6 +144,26 @@ train (HpModule      *model,
     }
 }
 
+/* The blocks and then the root, as units over @mesh */
+static void
+fully_shard (HpModule     *model,
+             HpDeviceMesh *mesh,
+             gboolean      reshard)
+{
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree gchar *path = g_strdup_printf ("layers.%u", i);
+
+      g_assert_true (hp_module_fully_shard (hp_module_get_child (model, path), mesh, reshard,
+                                            &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (hp_module_fully_shard (model, mesh, reshard, &error));
+  g_assert_no_error (error);
+}
+
 static void
 test_layout (gconstpointer data)
 {
@@ -161,10 +181,12 @@ test_layout (gconstpointer data)
   g_autoptr(HpDecoderConfig) config = decoder_config (tp, c);
   g_autoptr(HpModule) reference = NULL;
   g_autoptr(HpModule) model = NULL;
+  g_autoptr(HpModule) unfetched = NULL;
   g_autoptr(HpStateDict) params = NULL;
+  g_autoptr(HpStateDict) unfetched_params = NULL;
   g_autoptr(HpStateDict) expected = NULL;
   HpDeviceMesh *dp_meshes[2];
-  gdouble losses[10], reference_losses[10];
+  gdouble losses[10], reference_losses[10], unfetched_losses[10];
   gdouble rtol = c->dtype == HP_DTYPE_FLOAT64 ? 1e-10 : 1e-5;
   gint dp_index;
 
@@ -192,16 +214,10 @@ test_layout (gconstpointer data)
 
   reference = build (reference_config, 1, NULL);
   model = build (config, tp, tp > 1 ? tp_mesh : NULL);
-  for (guint i = 0; i < 2; i++)
-    {
-      g_autofree gchar *path = g_strdup_printf ("layers.%u", i);
-
-      g_assert_true (hp_module_fully_shard (hp_module_get_child (model, path), mesh, c->reshard,
-                                            &error));
-      g_assert_no_error (error);
-    }
-  g_assert_true (hp_module_fully_shard (model, mesh, c->reshard, &error));
-  g_assert_no_error (error);
+  fully_shard (model, mesh, c->reshard);
+  unfetched = build (config, tp, tp > 1 ? tp_mesh : NULL);
+  fully_shard (unfetched, mesh, c->reshard);
+  g_assert_cmpuint (hp_module_set_fsdp_prefetch (unfetched, FALSE), ==, 3);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.feed_forward.w1.weight")));
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "norm.weight")));
   if (c->tied)
@@ -212,19 +228,28 @@ test_layout (gconstpointer data)
              hp_device_mesh_get_local_rank (shard_mesh, 0);
   train (reference, NULL, NULL, 0, 0, 2 * dp_replicate * dp_shard, reference_losses);
   train (model, tp > 1 ? tp_mesh : NULL, dp_meshes, 2, 2 * dp_index, 2, losses);
+  train (unfetched, tp > 1 ? tp_mesh : NULL, dp_meshes, 2, 2 * dp_index, 2, unfetched_losses);
   for (gint step = 0; step < 10; step++)
-    g_assert_cmpfloat_with_epsilon (losses[step], reference_losses[step],
-                                    rtol * fabs (reference_losses[step]));
+    {
+      g_assert_cmpfloat_with_epsilon (losses[step], reference_losses[step],
+                                      rtol * fabs (reference_losses[step]));
+      /* prefetch changes when the gathers travel, not a bit of the numbers */
+      g_assert_cmpmem (&losses[step], sizeof (gdouble), &unfetched_losses[step], sizeof (gdouble));
+    }
 
   params = hp_module_named_parameters (model);
+  unfetched_params = hp_module_named_parameters (unfetched);
   expected = hp_module_named_parameters (reference);
   g_assert_cmpuint (hp_state_dict_get_size (params), ==, hp_state_dict_get_size (expected));
   for (guint i = 0; i < hp_state_dict_get_size (params); i++)
     {
       g_autoptr(HpTensor) full = hp_test_full_tensor (hp_state_dict_get_tensor (params, i));
+      g_autoptr(HpTensor) unfetched_full =
+        hp_test_full_tensor (hp_state_dict_get_tensor (unfetched_params, i));
 
       g_assert_cmpstr (hp_state_dict_get_name (params, i), ==, hp_state_dict_get_name (expected, i));
       hp_test_assert_close (full, hp_state_dict_get_tensor (expected, i), rtol * 100, rtol);
+      hp_test_assert_close (full, unfetched_full, 0, 0);
     }
 }
 
@@ -254,6 +279,60 @@ test_errors (void)
   g_assert_false (hp_module_fully_shard (model, mesh, FALSE, &error));
   g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
   g_assert_nonnull (strstr (error->message, "fully_shard was called on this module already"));
+}
+
+/* A gather that fails (here: the other ranks make another collective)
+ * fails the module call with HP_ERROR_MPI, and the module computes as
+ * before once the ranks agree again */
+static void
+test_gather_failure (void)
+{
+  g_autoptr(GError) error = NULL;
+  Case c = { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, TRUE };
+  g_autoptr(HpDecoderConfig) config = decoder_config (1, &c);
+  g_autoptr(HpModule) model = build (config, 1, NULL);
+  g_autoptr(HpModule) reference = build (config, 1, NULL);
+  gint shape[] = { world_size };
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) expected = NULL;
+
+  if (world_size < 2)
+    {
+      g_test_skip ("needs two ranks");
+      return;
+    }
+  mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "dp_shard", NULL }, &error);
+  g_assert_no_error (error);
+  fully_shard (model, mesh, TRUE);
+  make_batch (0, 0, 2, &ids, &targets);
+
+  if (hp_get_world_rank () == 0)
+    {
+      g_assert_null (hp_module_call1 (model, ids, &error));
+      g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+    }
+  else
+    {
+      g_autoptr(GPtrArray) sharded = hp_placements_new_from_string ("S(0)", &error);
+      g_autoptr(GPtrArray) replicated = hp_placements_new_from_string ("R", &error);
+      g_autoptr(HpTensor) local = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 5));
+      g_autoptr(HpDTensor) other = hp_dtensor_new_from_local (local, mesh, sharded, NULL, 0, FALSE,
+                                                              &error);
+
+      g_assert_no_error (error);
+      g_assert_null (hp_dtensor_redistribute (other, replicated, &error));
+      g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+    }
+  g_clear_error (&error);
+
+  logits = hp_module_call1 (model, ids, &error);
+  g_assert_no_error (error);
+  expected = hp_module_call1 (reference, ids, &error);
+  g_assert_no_error (error);
+  hp_test_assert_close (logits, expected, 0, 0);
 }
 
 int
@@ -295,5 +374,6 @@ main (int    argc,
       g_test_add_data_func (path, &cases[i], test_layout);
     }
   g_test_add_func ("/fsdp/errors", test_errors);
+  g_test_add_func ("/fsdp/gather-failure", test_gather_failure);
   return g_test_run ();
 }
