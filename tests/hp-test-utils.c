@@ -598,3 +598,43 @@ hp_test_other_ranks (void)
 
   return size == 2 ? g_strdup ("rank 1") : g_strdup_printf ("ranks 1-%d", size - 1);
 }
+
+HpModule *
+hp_test_decoder_build (HpDecoderConfig *config,
+                       HpParallelDims  *dims,
+                       HpDeviceMesh    *tp_mesh)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) model = NULL;
+
+  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
+                                                          HP_CONFIG (dims), &error));
+  g_assert_no_error (error);
+  model = hp_config_build (HP_CONFIG (config), &error);
+  g_assert_no_error (error);
+  if (tp_mesh != NULL)
+    g_assert_true (hp_module_parallelize (HP_MODULE (model), tp_mesh, &error));
+  g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
+  g_assert_no_error (error);
+  return HP_MODULE (g_steal_pointer (&model));
+}
+
+void
+hp_test_token_batch (gint       step,
+                     gint       first,
+                     gint       rows,
+                     HpTensor **ids,
+                     HpTensor **targets)
+{
+  g_autofree gint64 *a = g_new (gint64, rows * 6);
+  g_autofree gint64 *b = g_new (gint64, rows * 6);
+
+  for (gint r = 0; r < rows; r++)
+    for (gint s = 0; s < 6; s++)
+      {
+        a[r * 6 + s] = ((first + r) * 7 + s * 3 + step) % 11;
+        b[r * 6 + s] = ((first + r) * 5 + s * 4 + 1 + 2 * step) % 11;
+      }
+  *ids = hp_test_tensor_ids (a, rows * 6, HP_TEST_SHAPE (rows, 6));
+  *targets = hp_test_tensor_ids (b, rows * 6, HP_TEST_SHAPE (rows, 6));
+}

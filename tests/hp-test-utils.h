@@ -25,6 +25,20 @@ void      hp_test_init         (int            *argc,
 void      hp_test_init_world   (int            *argc,
                                 char         ***argv);
 
+/* The decoder of @config laid out by @dims, parallelized over @tp_mesh
+ * (NULL: not), its parameters and buffers from seed 7; aborts the test
+ * on error */
+HpModule *hp_test_decoder_build (HpDecoderConfig *config,
+                                 HpParallelDims  *dims,
+                                 HpDeviceMesh    *tp_mesh);
+/* Token ids [rows, 6] of a vocabulary of 11, rows [first, first +
+ * rows) of the batch of @step, and their targets, from a fixed formula */
+void      hp_test_token_batch   (gint             step,
+                                 gint             first,
+                                 gint             rows,
+                                 HpTensor       **ids,
+                                 HpTensor       **targets);
+
 /* Removes @path: a file, or a directory with everything in it */
 void      hp_test_remove_tree  (const gchar    *path);
 

@@ -63,6 +63,8 @@ typedef struct
   gchar **sets;
   gint tp;
   gint fsdp;
+  gchar *fsdp_reshard;          /* "true" or "false" */
+  gchar *fsdp_prefetch;         /* "on" or "off" */
   gint dp;
   gint steps;
   gint64 seed;
@@ -109,6 +111,8 @@ options_clear (Options *options)
   g_free (options->metrics);
   g_free (options->ac_name);
   g_free (options->pp_schedule_name);
+  g_free (options->fsdp_reshard);
+  g_free (options->fsdp_prefetch);
 }
 
 /* --ac none, full or every-K */
@@ -160,6 +164,10 @@ parse_options (Options   *options,
       "Pipeline schedule: gpipe or 1f1b (default 1f1b)", "NAME" },
     { "microbatches", 0, 0, G_OPTION_ARG_INT, &options->microbatches,
       "Microbatches a replica's batch is split into for the pipeline (default: --pp)", "M" },
+    { "fsdp-reshard-after-forward", 0, 0, G_OPTION_ARG_STRING, &options->fsdp_reshard,
+      "FSDP units free their gathered parameters after the forward (default true)", "true|false" },
+    { "fsdp-prefetch", 0, 0, G_OPTION_ARG_STRING, &options->fsdp_prefetch,
+      "FSDP units start the next unit's all-gather ahead (default on)", "on|off" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &options->steps, "Training steps (default 200)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &options->seed, "Seed of the task and the weights", "N" },
     { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &options->lr, "AdamW learning rate (default 3e-3)", "X" },
@@ -243,6 +251,15 @@ parse_options (Options   *options,
                    "--tp, --fsdp, --pp, --batch, --seq-len, --log-every and --eval-batches must be "
                    "at least 1, --dp, --microbatches, --steps, --save-every, --keep and --eval-every "
                    "not negative");
+      return FALSE;
+    }
+  if ((options->fsdp_reshard != NULL && g_strcmp0 (options->fsdp_reshard, "true") != 0 &&
+       g_strcmp0 (options->fsdp_reshard, "false") != 0) ||
+      (options->fsdp_prefetch != NULL && g_strcmp0 (options->fsdp_prefetch, "on") != 0 &&
+       g_strcmp0 (options->fsdp_prefetch, "off") != 0))
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                   "--fsdp-reshard-after-forward takes true or false, --fsdp-prefetch on or off");
       return FALSE;
     }
   if (options->data == NULL && (options->eval_every > 0 || options->val_fraction >= 0))
@@ -1354,6 +1371,7 @@ run (Options  *options,
    * with --fsdp yet) */
   if (options->fsdp > 1)
     {
+      gboolean reshard = g_strcmp0 (options->fsdp_reshard, "false") != 0;
       g_autoptr(HpDeviceMesh) fsdp_mesh =
         hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", "dp_shard", "tp", NULL },
                               error);
@@ -1365,11 +1383,12 @@ run (Options  *options,
           g_autofree gchar *path = g_strdup_printf ("layers.%d", i);
 
           if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), fsdp_mesh,
-                                      TRUE, error))
+                                      reshard, error))
             return FALSE;
         }
-      if (!hp_module_fully_shard (HP_MODULE (model), fsdp_mesh, TRUE, error))
+      if (!hp_module_fully_shard (HP_MODULE (model), fsdp_mesh, reshard, error))
         return FALSE;
+      hp_module_set_fsdp_prefetch (HP_MODULE (model), g_strcmp0 (options->fsdp_prefetch, "off") != 0);
     }
   params = hp_module_parameters (HP_MODULE (model));
   optimizer = hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (optimizer_config),

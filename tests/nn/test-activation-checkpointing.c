@@ -66,48 +66,6 @@ dims_for (gint dp,
   return resolved;
 }
 
-/* The decoder of @config laid out by @dims, parallelized over @tp_mesh
- * (NULL: not), its parameters from @seed */
-static HpModule *
-build (HpDecoderConfig *config,
-       HpParallelDims  *dims,
-       HpDeviceMesh    *tp_mesh)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GObject) model = NULL;
-
-  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
-                                                          HP_CONFIG (dims), &error));
-  g_assert_no_error (error);
-  model = hp_config_build (HP_CONFIG (config), &error);
-  g_assert_no_error (error);
-  if (tp_mesh != NULL)
-    g_assert_true (hp_module_parallelize (HP_MODULE (model), tp_mesh, &error));
-  g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
-  g_assert_no_error (error);
-  return HP_MODULE (g_steal_pointer (&model));
-}
-
-/* Token ids [rows, 6] from row @first on and their next tokens */
-static void
-make_batch (gint       first,
-            gint       rows,
-            HpTensor **ids,
-            HpTensor **targets)
-{
-  g_autofree gint64 *a = g_new (gint64, rows * 6);
-  g_autofree gint64 *b = g_new (gint64, rows * 6);
-
-  for (gint r = 0; r < rows; r++)
-    for (gint s = 0; s < 6; s++)
-      {
-        a[r * 6 + s] = ((first + r) * 7 + s * 3) % 11;
-        b[r * 6 + s] = ((first + r) * 5 + s * 4 + 1) % 11;
-      }
-  *ids = hp_test_tensor_ids (a, rows * 6, HP_TEST_SHAPE (rows, 6));
-  *targets = hp_test_tensor_ids (b, rows * 6, HP_TEST_SHAPE (rows, 6));
-}
-
 static HpTensor *
 whole (HpTensor *tensor)
 {
@@ -132,7 +90,7 @@ run (HpModule     *model,
       g_autoptr(HpTensor) targets = NULL;
       g_autoptr(HpTensor) logits = NULL;
 
-      make_batch (first + step, rows, &ids, &targets);
+      hp_test_token_batch (0, first + step, rows, &ids, &targets);
       if (tp_mesh != NULL)
         {
           g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", &error);
@@ -193,8 +151,8 @@ test_one_rank (gconstpointer data)
   g_autoptr(HpParallelDims) one = dims_for (1, 1);
   g_autoptr(HpDecoderConfig) plain_config = decoder_config (1, c, FALSE);
   g_autoptr(HpDecoderConfig) config = decoder_config (1, c, TRUE);
-  g_autoptr(HpModule) plain = build (plain_config, one, NULL);
-  g_autoptr(HpModule) model = build (config, one, NULL);
+  g_autoptr(HpModule) plain = hp_test_decoder_build (plain_config, one, NULL);
+  g_autoptr(HpModule) model = hp_test_decoder_build (config, one, NULL);
   g_autoptr(HpTensor) plain_loss = NULL;
   g_autoptr(HpTensor) loss = NULL;
   guint calls[3] = { 0 };
@@ -243,9 +201,9 @@ test_tensor_parallel (gconstpointer data)
   g_assert_true (hp_set_decoder_sharding_config (plain_config, TRUE, c->sequence_parallel, &error));
   g_assert_true (hp_set_decoder_sharding_config (config, TRUE, c->sequence_parallel, &error));
   g_assert_no_error (error);
-  reference = build (reference_config, one, NULL);
-  plain = build (plain_config, dims, mesh);
-  model = build (config, dims, mesh);
+  reference = hp_test_decoder_build (reference_config, one, NULL);
+  plain = hp_test_decoder_build (plain_config, dims, mesh);
+  model = hp_test_decoder_build (config, dims, mesh);
   g_assert_true (HP_IS_DTENSOR (hp_module_get_parameter (model, "layers.0.attention.wq.weight")));
 
   reference_loss = run (reference, NULL, 0, 3);
@@ -285,8 +243,8 @@ test_data_and_tensor_parallel (gconstpointer data)
   gint first = 2 * hp_device_mesh_get_local_rank (dp_mesh, 0);
 
   g_assert_no_error (error);
-  plain = build (plain_config, dims, tp > 1 ? tp_mesh : NULL);
-  model = build (config, dims, tp > 1 ? tp_mesh : NULL);
+  plain = hp_test_decoder_build (plain_config, dims, tp > 1 ? tp_mesh : NULL);
+  model = hp_test_decoder_build (config, dims, tp > 1 ? tp_mesh : NULL);
   plain_loss = run (plain, tp > 1 ? tp_mesh : NULL, first, 2);
   loss = run (model, tp > 1 ? tp_mesh : NULL, first, 2);
   hp_test_assert_identical (loss, plain_loss);
@@ -312,14 +270,14 @@ test_no_grad (void)
   g_autoptr(HpParallelDims) one = dims_for (1, 1);
   g_autoptr(HpDecoderConfig) plain_config = decoder_config (1, &c, FALSE);
   g_autoptr(HpDecoderConfig) config = decoder_config (1, &c, TRUE);
-  g_autoptr(HpModule) plain = build (plain_config, one, NULL);
-  g_autoptr(HpModule) model = build (config, one, NULL);
+  g_autoptr(HpModule) plain = hp_test_decoder_build (plain_config, one, NULL);
+  g_autoptr(HpModule) model = hp_test_decoder_build (config, one, NULL);
   g_autoptr(HpTensor) ids = NULL;
   g_autoptr(HpTensor) targets = NULL;
   g_autoptr(HpTensor) logits = NULL;
   g_autoptr(HpTensor) plain_logits = NULL;
 
-  make_batch (0, 2, &ids, &targets);
+  hp_test_token_batch (0, 0, 2, &ids, &targets);
   hp_grad_mode_set_enabled (FALSE);
   logits = hp_module_call1 (model, ids, &error);
   plain_logits = hp_module_call1 (plain, ids, &error);

@@ -115,26 +115,6 @@ dims_for (gint dp,
   return resolved;
 }
 
-/* Token ids [rows, 6] and their next tokens, from a fixed formula */
-static void
-make_batch (gint       first_row,
-            gint       rows,
-            HpTensor **ids,
-            HpTensor **targets)
-{
-  g_autofree gint64 *a = g_new (gint64, rows * 6);
-  g_autofree gint64 *b = g_new (gint64, rows * 6);
-
-  for (gint r = 0; r < rows; r++)
-    for (gint s = 0; s < 6; s++)
-      {
-        a[r * 6 + s] = ((first_row + r) * 7 + s * 3) % 11;
-        b[r * 6 + s] = ((first_row + r) * 5 + s * 4 + 1) % 11;
-      }
-  *ids = hp_test_tensor_ids (a, rows * 6, HP_TEST_SHAPE (rows, 6));
-  *targets = hp_test_tensor_ids (b, rows * 6, HP_TEST_SHAPE (rows, 6));
-}
-
 static HpTensor *
 whole (HpTensor *tensor)
 {
@@ -162,7 +142,7 @@ run (HpModule     *model,
   g_autoptr(HpTensor) logits = NULL;
   HpTensor *loss;
 
-  make_batch (first, rows, &ids, &targets);
+  hp_test_token_batch (0, first, rows, &ids, &targets);
   if (tp_mesh != NULL)
     {
       g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", &error);
@@ -687,7 +667,7 @@ loss_value (HpModule *model)
   gboolean enabled = hp_grad_mode_is_enabled ();
   gdouble value;
 
-  make_batch (0, 3, &ids, &targets);
+  hp_test_token_batch (0, 0, 3, &ids, &targets);
   hp_grad_mode_set_enabled (FALSE);
   logits = hp_module_call1 (model, ids, &error);
   g_assert_no_error (error);

@@ -52,40 +52,11 @@ build (HpDecoderConfig *config,
   g_autoptr(GError) error = NULL;
   g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
   g_autoptr(HpParallelDims) resolved = NULL;
-  g_autoptr(GObject) model = NULL;
 
   g_object_set (dims, "dp-shard", 1, "tp", tp, NULL);
   resolved = hp_parallel_dims_resolve (dims, tp, &error);
   g_assert_no_error (error);
-  g_assert_true (hp_base_model_config_update_from_config (HP_BASE_MODEL_CONFIG (config),
-                                                          HP_CONFIG (resolved), &error));
-  model = hp_config_build (HP_CONFIG (config), &error);
-  g_assert_no_error (error);
-  if (tp_mesh != NULL)
-    g_assert_true (hp_module_parallelize (HP_MODULE (model), tp_mesh, &error));
-  g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
-  g_assert_no_error (error);
-  return HP_MODULE (g_steal_pointer (&model));
-}
-
-static void
-make_batch (gint       step,
-            gint       first,
-            gint       rows,
-            HpTensor **ids,
-            HpTensor **targets)
-{
-  g_autofree gint64 *a = g_new (gint64, rows * 6);
-  g_autofree gint64 *b = g_new (gint64, rows * 6);
-
-  for (gint r = 0; r < rows; r++)
-    for (gint s = 0; s < 6; s++)
-      {
-        a[r * 6 + s] = ((first + r) * 7 + s * 3 + step) % 11;
-        b[r * 6 + s] = ((first + r) * 5 + s * 4 + 1 + 2 * step) % 11;
-      }
-  *ids = hp_test_tensor_ids (a, rows * 6, HP_TEST_SHAPE (rows, 6));
-  *targets = hp_test_tensor_ids (b, rows * 6, HP_TEST_SHAPE (rows, 6));
+  return hp_test_decoder_build (config, resolved, tp_mesh);
 }
 
 /* Ten steps of @model on rows [first, first + rows) of each batch; the
@@ -114,7 +85,7 @@ train (HpModule      *model,
       g_autoptr(HpTensor) loss = NULL;
       g_autoptr(HpTensor) whole = NULL;
 
-      make_batch (step, first, rows, &ids, &targets);
+      hp_test_token_batch (step, first, rows, &ids, &targets);
       if (tp_mesh != NULL)
         {
           g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", &error);
@@ -307,7 +278,7 @@ test_gather_failure (void)
   mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "dp_shard", NULL }, &error);
   g_assert_no_error (error);
   fully_shard (model, mesh, TRUE);
-  make_batch (0, 0, 2, &ids, &targets);
+  hp_test_token_batch (0, 0, 2, &ids, &targets);
 
   if (hp_get_world_rank () == 0)
     {

@@ -43,7 +43,9 @@ check("the loss falls", len(reference) == STEPS and reference[-1] < reference[0]
 
 for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--dp", "2"]),
                   (2, ["--fsdp", "2"]), (4, ["--fsdp", "2", "--tp", "2"]),
-                  (4, ["--dp", "2", "--fsdp", "2"])):
+                  (4, ["--dp", "2", "--fsdp", "2"]),
+                  (2, ["--fsdp", "2", "--fsdp-reshard-after-forward", "false"]),
+                  (2, ["--fsdp", "2", "--fsdp-prefetch", "off"])):
     run = mpirun(np, *common, *extra)
     curve = losses(run)
     same = (run.returncode == 0 and len(curve) == STEPS and
@@ -113,6 +115,11 @@ expect_error("--fsdp x --tp that does not divide the ranks", 2, ["--fsdp", "2", 
 expect_error("--dp x --fsdp that is not the ranks", 2, ["--dp", "2", "--fsdp", "2"],
              "!= world size 2")
 expect_error("--fsdp 0", 2, ["--fsdp", "0"], "--fsdp")
+expect_error("--fsdp-reshard-after-forward maybe", 2,
+             ["--fsdp", "2", "--fsdp-reshard-after-forward", "maybe"],
+             "--fsdp-reshard-after-forward takes true or false")
+expect_error("--fsdp-prefetch sometimes", 2, ["--fsdp", "2", "--fsdp-prefetch", "sometimes"],
+             "--fsdp-prefetch on or off")
 for value, message in (("nan", "--lr: NaN is not allowed"),
                        ("inf", "--lr: value inf out of range"),
                        ("-inf", "--lr: value -inf out of range"),
