@@ -1781,7 +1781,9 @@ _hp_module_fail_forward (HpModule *self,
  *   %NULL with @error set ([HP_ERROR_PLACEMENT][error@Hp.Error] when a DTensor does not
  *   have the placements its `src` sharding expects:
  *   `HpFoo.input: input DTensor has placements (S(0)), but
- *   in_src_shardings expects (R).`)
+ *   in_src_shardings expects (R).`; [HP_ERROR_MPI][error@Hp.Error] when
+ *   the all-gather of a [method@Hp.Module.fully_shard] unit's parameters
+ *   fails, before anything is computed)
  *
  * Since: 1.0
  */

@@ -155,6 +155,9 @@ class TensorParallelTrainingTest(unittest.TestCase):
         for layer in model.layers:
             self.assertTrue(layer.fully_shard(mesh, True))
         self.assertTrue(model.fully_shard(mesh, False))
+        # prefetch on (the default) and off give the same numbers
+        self.assertEqual(model.set_fsdp_prefetch(False), len(model.layers) + 1)
+        self.assertEqual(model.set_fsdp_prefetch(True), len(model.layers) + 1)
         weight = model.layers[0].feed_forward.w1.weight
         self.assertIsInstance(weight, Hp.DTensor)
         self.assertEqual([p.to_string() for p in weight.get_placements()], ["S(0)"])
