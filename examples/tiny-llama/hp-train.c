@@ -303,13 +303,6 @@ parse_options (Options   *options,
     }
   if (options->microbatches == 0)
     options->microbatches = options->pp;
-  if (options->pp > 1 && options->fsdp > 1)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
-                   "--pp %d with --fsdp %d: pipeline stages are not fully sharded yet",
-                   options->pp, options->fsdp);
-      return FALSE;
-    }
   if (options->pp > 1 && options->eval_every > 0)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
@@ -1212,7 +1205,6 @@ run (Options  *options,
    * hp_parallel_dims_resolve's) stops them all before any collective */
   if (options->dp == 0 && world % (options->tp * options->fsdp * options->pp) != 0)
     {
-      /* --pp with --fsdp stopped in parse_options() */
       if (options->fsdp == 1 && options->pp == 1)
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                      "--tp %d does not divide world size %d", options->tp, world);
@@ -1220,10 +1212,14 @@ run (Options  *options,
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                      "--fsdp %d x --tp %d does not divide world size %d", options->fsdp,
                      options->tp, world);
-      else
+      else if (options->fsdp == 1)
         g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
                      "--pp %d x --tp %d does not divide world size %d", options->pp,
                      options->tp, world);
+      else
+        g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
+                     "--pp %d x --fsdp %d x --tp %d does not divide world size %d", options->pp,
+                     options->fsdp, options->tp, world);
       return FALSE;
     }
 
@@ -1366,9 +1362,8 @@ run (Options  *options,
       !hp_base_model_init_weights (HP_BASE_MODEL (model), (guint64) options->seed, error))
     return FALSE;
 
-  /* FSDP: each block a unit, then the root for the rest, as torchtitan;
-   * over the mesh without its pp dim (of size 1: --pp does not compose
-   * with --fsdp yet) */
+  /* FSDP: each block of this rank's stage a unit, then the root for the
+   * rest, as torchtitan; over the mesh without its pp dim */
   if (options->fsdp > 1)
     {
       gboolean reshard = g_strcmp0 (options->fsdp_reshard, "false") != 0;
@@ -1381,9 +1376,10 @@ run (Options  *options,
       for (gint i = 0; i < hp_decoder_config_get_n_layers (config); i++)
         {
           g_autofree gchar *path = g_strdup_printf ("layers.%d", i);
+          HpModule *block = hp_module_get_child (HP_MODULE (model), path);
 
-          if (!hp_module_fully_shard (hp_module_get_child (HP_MODULE (model), path), fsdp_mesh,
-                                      reshard, error))
+          /* another stage's block is not in this rank's model */
+          if (block != NULL && !hp_module_fully_shard (block, fsdp_mesh, reshard, error))
             return FALSE;
         }
       if (!hp_module_fully_shard (HP_MODULE (model), fsdp_mesh, reshard, error))

@@ -408,7 +408,8 @@ with tempfile.TemporaryDirectory() as tmp:
 for np, extra in ((2, ["--pp", "2"]), (2, ["--pp", "2", "--pp-schedule", "gpipe"]),
                   (2, ["--pp", "2", "--microbatches", "4"]),
                   (4, ["--pp", "2", "--tp", "2"]), (4, ["--pp", "2", "--tp", "2", "--pp-schedule", "gpipe"]),
-                  (4, ["--pp", "2", "--dp", "2"]), (4, ["--pp", "2", "--dp", "2", "--ac", "full"])):
+                  (4, ["--pp", "2", "--dp", "2"]), (4, ["--pp", "2", "--dp", "2", "--ac", "full"]),
+                  (4, ["--pp", "2", "--fsdp", "2"])):
     run = mpirun(np, *common, *extra)
     curve = losses(run)
     check(f"{np} ranks {' '.join(extra)} give the 1-rank losses",
@@ -452,8 +453,8 @@ expect_error("--microbatches that do not divide a replica's rows", 2,
              ["--pp", "2", "--batch", "6", "--microbatches", "4"],
              "--microbatches 4: a replica's 6 rows of --batch 6 cannot be split into 4 "
              "microbatches of equal size")
-expect_error("--pp with --fsdp", 4, ["--pp", "2", "--fsdp", "2"],
-             "--pp 2 with --fsdp 2: pipeline stages are not fully sharded yet")
+expect_error("--pp x --fsdp x --tp that does not divide the ranks", 3, ["--pp", "2", "--fsdp", "2"],
+             "--pp 2 x --fsdp 2 x --tp 1 does not divide world size 3")
 expect_error("--pp-schedule unknown", 2, ["--pp", "2", "--pp-schedule", "zigzag"],
              "--pp-schedule zigzag: expected gpipe or 1f1b")
 expect_error("--pp with tied embeddings", 2, ["--pp", "2", "--set", "tie-word-embeddings=true"],
