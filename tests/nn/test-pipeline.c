@@ -22,7 +22,7 @@
 
 typedef struct
 {
-  gint pp, dp, tp;
+  gint pp, dp, tp, fsdp;      /* fsdp: the dp_shard degree */
   HpPipelineScheduleKind kind;
   guint microbatches;
   HpDType dtype;
@@ -166,6 +166,7 @@ test_layout (gconstpointer data)
   g_autoptr(HpDeviceMesh) pp_mesh = NULL;
   g_autoptr(HpDeviceMesh) tp_mesh = NULL;
   g_autoptr(HpDeviceMesh) dp_mesh = NULL;
+  g_autoptr(HpDeviceMesh) shard_mesh = NULL;
   g_autoptr(HpDecoderConfig) config = decoder_config (c, c->tp);
   g_autoptr(HpModelSpec) spec = hp_decoder_config_build_model_spec (config);
   g_autoptr(HpBaseModel) model = NULL;
@@ -176,8 +177,8 @@ test_layout (gconstpointer data)
   gdouble tolerance = c->dtype == HP_DTYPE_FLOAT64 ? 1e-10 : 1e-5;
   gint rows;
 
-  g_object_set (dims, "pp", c->pp, "dp-replicate", c->dp, "dp-shard", 1, "tp", c->tp, NULL);
-  resolved = hp_parallel_dims_resolve (dims, c->pp * c->dp * c->tp, &error);
+  g_object_set (dims, "pp", c->pp, "dp-replicate", c->dp, "dp-shard", c->fsdp, "tp", c->tp, NULL);
+  resolved = hp_parallel_dims_resolve (dims, c->pp * c->dp * c->fsdp * c->tp, &error);
   g_assert_no_error (error);
   mesh = hp_parallel_dims_build_mesh (resolved, &error);
   g_assert_no_error (error);
@@ -187,6 +188,8 @@ test_layout (gconstpointer data)
     tp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "tp", NULL }, &error);
   if (c->dp > 1)
     dp_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_replicate", NULL }, &error);
+  if (c->fsdp > 1)
+    shard_mesh = hp_device_mesh_slice (mesh, (const gchar *[]) { "dp_shard", NULL }, &error);
   g_assert_no_error (error);
   if (pp_mesh == NULL)
     pp_mesh = g_object_ref (mesh);
@@ -201,6 +204,32 @@ test_layout (gconstpointer data)
     g_assert_true (hp_module_parallelize (HP_MODULE (model), tp_mesh, &error));
   g_assert_true (hp_module_init_states (HP_MODULE (model), 7, &error));
   g_assert_no_error (error);
+  /* FSDP: the stage's blocks, then its root, over the mesh without pp */
+  if (c->fsdp > 1)
+    {
+      const gchar * const *all = hp_device_mesh_get_dim_names (mesh);
+      const gchar *kept[HP_TENSOR_MAX_NDIM + 1] = { NULL };
+      g_autoptr(HpDeviceMesh) fsdp_mesh = NULL;
+      guint n = 0;
+
+      /* the mesh has the dims of degree above 1 only */
+      for (guint d = 0; all[d] != NULL; d++)
+        if (!g_str_equal (all[d], "pp"))
+          kept[n++] = all[d];
+      fsdp_mesh = hp_device_mesh_slice (mesh, kept, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < 3; i++)
+        {
+          g_autofree gchar *path = g_strdup_printf ("layers.%u", i);
+          HpModule *block = hp_module_get_child (HP_MODULE (model), path);
+
+          if (block != NULL)
+            g_assert_true (hp_module_fully_shard (block, fsdp_mesh, i % 2 == 0, &error));
+          g_assert_no_error (error);
+        }
+      g_assert_true (hp_module_fully_shard (HP_MODULE (model), fsdp_mesh, TRUE, &error));
+      g_assert_no_error (error);
+    }
   params = hp_module_parameters (HP_MODULE (model));
   optimizer = new_optimizer (params);
   schedule = hp_pipeline_schedule_new (pp_mesh, c->pp > 1 ? "pp" : NULL, c->kind,
@@ -208,13 +237,14 @@ test_layout (gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpuint (hp_pipeline_schedule_get_n_stages (schedule), ==, (guint) c->pp);
 
-  rows = BATCH / c->dp;
+  rows = BATCH / (c->dp * c->fsdp);
   for (gint step = 0; step < N_STEPS; step++)
     {
       g_autoptr(HpTensor) ids = NULL;
       g_autoptr(HpTensor) targets = NULL;
       Stage stage = { HP_MODULE (model), tp_mesh, NULL, NULL };
-      gint first = dp_mesh != NULL ? hp_device_mesh_get_local_rank (dp_mesh, 0) * rows : 0;
+      gint first = ((dp_mesh != NULL ? hp_device_mesh_get_local_rank (dp_mesh, 0) * c->fsdp : 0) +
+                    (shard_mesh != NULL ? hp_device_mesh_get_local_rank (shard_mesh, 0) : 0)) * rows;
       gdouble loss;
 
       make_batch (step, first, rows, &ids, &targets);
@@ -225,12 +255,14 @@ test_layout (gconstpointer data)
       g_assert_no_error (error);
       g_ptr_array_unref (stage.ids);
       g_ptr_array_unref (stage.targets);
+      /* FSDP averaged the gradients in the backward, over both data dims */
+      if (dp_mesh != NULL && shard_mesh == NULL)
+        g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
       if (dp_mesh != NULL)
-        {
-          g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
-          g_assert_true (hp_data_parallel_average_scalar (dp_mesh, &loss, &error));
-          g_assert_no_error (error);
-        }
+        g_assert_true (hp_data_parallel_average_scalar (dp_mesh, &loss, &error));
+      if (shard_mesh != NULL)
+        g_assert_true (hp_data_parallel_average_scalar (shard_mesh, &loss, &error));
+      g_assert_no_error (error);
       g_assert_cmpfloat_with_epsilon (loss, expected[step], tolerance * MAX (1, fabs (expected[step])));
       g_assert_true (hp_optimizer_step (optimizer, &error));
       hp_optimizer_zero_grad (optimizer);
@@ -377,7 +409,7 @@ static void
 add_case (const Case *c)
 {
   g_autofree gchar *path =
-    g_strdup_printf ("/pipeline/pp%d-dp%d-tp%d/%s/m%u/%s%s", c->pp, c->dp, c->tp,
+    g_strdup_printf ("/pipeline/pp%d-dp%d-fsdp%d-tp%d/%s/m%u/%s%s", c->pp, c->dp, c->fsdp, c->tp,
                      c->kind == HP_PIPELINE_SCHEDULE_KIND_GPIPE ? "gpipe" : "1f1b", c->microbatches,
                      c->dtype == HP_DTYPE_FLOAT64 ? "float64" : "float32",
                      c->checkpointed ? "/ac" : "");
@@ -393,9 +425,11 @@ main (int    argc,
   g_autoptr(GError) error = NULL;
   gint world;
   /* the layouts of each world size: pp alone on 1 to 3 ranks (3 blocks:
-   * 2 + 1 on 2 stages), pp 2 x tp 2 and pp 2 x dp 2 on 4, all three on 8 */
-  static const gint layouts[][3] = {
-    { 1, 1, 1 }, { 2, 1, 1 }, { 3, 1, 1 }, { 2, 1, 2 }, { 2, 2, 1 }, { 2, 2, 2 },
+   * 2 + 1 on 2 stages), pp 2 x tp 2, pp 2 x dp 2 and pp 2 x dp_shard 2
+   * on 4, pp x dp x tp and pp x dp_shard x tp on 8: { pp, dp, tp, fsdp } */
+  static const gint layouts[][4] = {
+    { 1, 1, 1, 1 }, { 2, 1, 1, 1 }, { 3, 1, 1, 1 }, { 2, 1, 2, 1 }, { 2, 2, 1, 1 }, { 2, 1, 1, 2 },
+    { 2, 2, 2, 1 }, { 2, 1, 2, 2 },
   };
   static const guint microbatches[] = { 1, 2, 4 };
 
@@ -405,12 +439,12 @@ main (int    argc,
 
   for (guint l = 0; l < G_N_ELEMENTS (layouts); l++)
     {
-      if (layouts[l][0] * layouts[l][1] * layouts[l][2] != world)
+      if (layouts[l][0] * layouts[l][1] * layouts[l][2] * layouts[l][3] != world)
         continue;
       for (guint k = 0; k < 2; k++)
         for (guint m = 0; m < G_N_ELEMENTS (microbatches); m++)
           {
-            Case c = { layouts[l][0], layouts[l][1], layouts[l][2],
+            Case c = { layouts[l][0], layouts[l][1], layouts[l][2], layouts[l][3],
                        k == 0 ? HP_PIPELINE_SCHEDULE_KIND_GPIPE : HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B,
                        microbatches[m], HP_DTYPE_FLOAT64, FALSE };
 
