@@ -16,6 +16,7 @@
  *   mpirun -np 4 hp-train --dp 2 --tp 2 --set layers.0.attention.n-heads=4
  *   mpirun -np 4 hp-train --fsdp 2 --tp 2     (FSDP over dp_shard x TP)
  *   mpirun -np 8 hp-train --dp 2 --fsdp 2 --tp 2   (HSDP x TP)
+ *   mpirun -np 8 hp-train --pp 2 --fsdp 2 --tp 2   (stages fully sharded, x TP)
  *   mpirun -np 2 hp-train --tp 2 --data story.txt --eval-every 50 --metrics m.jsonl
  *   hp-train --config bench/train-25m.json --batch 8 --seq-len 256 --ac full
  */
@@ -157,7 +158,7 @@ parse_options (Options   *options,
     { "dp", 0, 0, G_OPTION_ARG_INT, &options->dp,
       "Replicated data-parallel degree, dp_replicate (default: ranks / (fsdp x tp x pp))", "N" },
     { "fsdp", 0, 0, G_OPTION_ARG_INT, &options->fsdp,
-      "Fully sharded data-parallel degree, dp_shard (default 1)", "N" },
+      "Fully sharded data-parallel degree, dp_shard; composes with --tp, --dp and --pp (default 1)", "N" },
     { "pp", 0, 0, G_OPTION_ARG_INT, &options->pp,
       "Pipeline-parallel degree: the decoder's blocks split into N stages (default 1)", "N" },
     { "pp-schedule", 0, 0, G_OPTION_ARG_STRING, &options->pp_schedule_name,
