@@ -437,15 +437,16 @@ with tempfile.TemporaryDirectory() as tmp:
               rest.returncode == 0 and len(curve) == 10 and
               all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(curve, reference[10:])),
               rest.stderr + "\n" + str(curve))
-    pp_half = os.path.join(tmp, "pp-half")
-    saved = mpirun(2, "--pp", "2", "--steps", "10", "--log-every", "1", "--seed", "7",
-                   "--save", pp_half)
-    rest = mpirun(1, *common, "--load", pp_half)
-    check("a checkpoint saved with --pp 2 resumes on 1 rank on the same curve",
-          saved.returncode == 0 and rest.returncode == 0 and
-          all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(losses(saved) + losses(rest), reference))
-          and len(losses(rest)) == 10,
-          saved.stderr + rest.stderr + str(losses(saved) + losses(rest)))
+    for np, extra in ((2, ["--pp", "2"]), (4, ["--pp", "2", "--fsdp", "2"])):
+        pp_half = os.path.join(tmp, "pp-half-%d" % np)
+        saved = mpirun(np, *extra, "--steps", "10", "--log-every", "1", "--seed", "7",
+                       "--save", pp_half)
+        rest = mpirun(1, *common, "--load", pp_half)
+        check(f"a checkpoint saved with {' '.join(extra)} resumes on 1 rank on the same curve",
+              saved.returncode == 0 and rest.returncode == 0 and
+              all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(losses(saved) + losses(rest), reference))
+              and len(losses(rest)) == 10,
+              saved.stderr + rest.stderr + str(losses(saved) + losses(rest)))
 
 expect_error("--pp with more stages than blocks", 3, ["--pp", "3", "--batch", "12"],
              "HpDecoder: n-layers 2 cannot be split into 3 pipeline stages: every stage needs a block")
