@@ -145,13 +145,10 @@ run (HpModule     *model,
   hp_test_token_batch (0, first, rows, &ids, &targets);
   if (tp_mesh != NULL)
     {
-      g_autoptr(GPtrArray) replicate = hp_placements_new_from_string ("R", &error);
-      HpDTensor *laid_out = hp_dtensor_new_from_local (targets, tp_mesh, replicate,
-                                                       NULL, 0, FALSE, &error);
+      HpTensor *local = targets;
 
-      g_assert_no_error (error);
-      g_set_object (&targets, HP_TENSOR (laid_out));
-      g_object_unref (laid_out);
+      targets = HP_TENSOR (hp_test_local_dtensor (local, tp_mesh, "R"));
+      g_object_unref (local);
     }
   logits = hp_module_call1 (model, ids, &error);
   g_assert_no_error (error);
