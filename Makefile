@@ -91,7 +91,7 @@ bench: build
 	./$(BUILDDIR)/bench/bench-matmul
 	$(MPIRUN) -np 2 ./$(BUILDDIR)/bench/bench-redistribute
 	$(MPIRUN) -np 4 ./$(BUILDDIR)/bench/bench-redistribute
-	./bench/run-collectives-debug.sh $(BUILDDIR)
+	./bench/run-collective-checks.sh $(BUILDDIR)
 	GI_TYPELIB_PATH=$(BUILDDIR)/introspection LD_LIBRARY_PATH=$(BUILDDIR)/hp-protocols \
 	  /usr/bin/python3 bench/bench-numpy.py
 	./bench/run-data.sh $(BUILDDIR)
