@@ -304,13 +304,6 @@ parse_options (Options   *options,
     }
   if (options->microbatches == 0)
     options->microbatches = options->pp;
-  if (options->pp > 1 && options->eval_every > 0)
-    {
-      g_set_error (error, HP_ERROR, HP_ERROR_NOT_SUPPORTED,
-                   "--eval-every with --pp %d: validation does not run through the pipeline yet",
-                   options->pp);
-      return FALSE;
-    }
   if (options->load != NULL && options->sets != NULL)
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
@@ -714,6 +707,33 @@ train_step (Trainer  *trainer,
   return average_over_data (trainer, loss_value, error);
 }
 
+/* This replica's mean loss on @ids and @targets without gradients,
+ * through the pipeline stages when there are */
+static gdouble
+replica_eval_loss (Trainer   *trainer,
+                   HpTensor  *ids,
+                   HpTensor  *targets,
+                   GError   **error)
+{
+  g_autoptr(HpTensor) loss = NULL;
+  Microbatches parts = { trainer, NULL, NULL };
+  gdouble value;
+
+  if (trainer->schedule == NULL)
+    {
+      loss = replica_loss (trainer, ids, targets, error);
+      return loss != NULL ? scalar_value (loss, error) : NAN;
+    }
+  parts.ids = hp_pipeline_schedule_split (trainer->schedule, ids, error);
+  parts.targets = parts.ids != NULL ? hp_pipeline_schedule_split (trainer->schedule, targets, error)
+                                    : NULL;
+  value = parts.targets != NULL
+    ? hp_pipeline_schedule_evaluate (trainer->schedule, stage_forward, &parts, error) : NAN;
+  g_clear_pointer (&parts.ids, g_ptr_array_unref);
+  g_clear_pointer (&parts.targets, g_ptr_array_unref);
+  return value;
+}
+
 /* The mean loss of the first --eval-batches batches of the validation
  * part, without gradients; the same batches every time */
 static gboolean
@@ -730,12 +750,10 @@ evaluate (Trainer  *trainer,
     {
       g_autoptr(HpTensor) ids = NULL;
       g_autoptr(HpTensor) targets = NULL;
-      g_autoptr(HpTensor) loss = NULL;
       gdouble value = NAN;
 
       ok = next_rows (trainer, trainer->val_loader, 0, &ids, &targets, error) &&
-           (loss = replica_loss (trainer, ids, targets, error)) != NULL &&
-           !isnan (value = scalar_value (loss, error));
+           !isnan (value = replica_eval_loss (trainer, ids, targets, error));
       sum += value;
     }
   hp_grad_mode_set_enabled (grad_mode);

@@ -13,6 +13,7 @@
 #include "hp-dtensor-private.h"
 #include "hp-distributed-enum-types.h"
 #include "hp-error.h"
+#include "hp-grad-mode.h"
 #include "hp-mpi-private.h"
 #include "hp-pipeline-schedule.h"
 #include "hp-tensor-ops.h"
@@ -407,6 +408,8 @@ typedef struct
   GPtrArray *sendings;
   gint64 first_input[HEADER_SIZE];
   gdouble loss;
+  /* FALSE for an evaluation: forwards only, nothing kept for a backward */
+  gboolean training;
 } Step;
 
 static void
@@ -603,7 +606,7 @@ run_forward (Step    *step,
         return FALSE;
       if (m == 0)
         fill_header (step->first_input, input);
-      if (hp_dtype_is_floating (hp_tensor_get_dtype (input)))
+      if (step->training && hp_dtype_is_floating (hp_tensor_get_dtype (input)))
         hp_tensor_set_requires_grad (input, TRUE);
     }
   output = step->func (self, m, input, step->user_data, &local_error);
@@ -636,6 +639,8 @@ run_forward (Step    *step,
       if (whole == NULL || isnan (value = hp_tensor_item (whole, error)))
         return FALSE;
       step->loss += value / self->n_microbatches;
+      if (!step->training)
+        return TRUE;
       /* the backward starts from the microbatch's share of the mean */
       step->outputs[m] = hp_tensor_scale (output, 1.0 / self->n_microbatches, error);
       if (step->outputs[m] == NULL)
@@ -643,10 +648,13 @@ run_forward (Step    *step,
     }
   else
     {
-      step->outputs[m] = exchanged (output, error);
-      if (step->outputs[m] == NULL ||
-          !start_send (step, step->outputs[m], self->stage + 1, m, FALSE, error))
+      g_autoptr(HpTensor) sent = exchanged (output, error);
+
+      if (sent == NULL || !start_send (step, sent, self->stage + 1, m, FALSE, error))
         return FALSE;
+      if (!step->training)
+        return TRUE;
+      step->outputs[m] = g_steal_pointer (&sent);
     }
   step->inputs[m] = g_steal_pointer (&input);
   return TRUE;
@@ -704,52 +712,28 @@ sending_abandon (gpointer data)
   _hp_collective_abandon (sending);
 }
 
-/**
- * hp_pipeline_schedule_step:
- * @self: a [class@Hp.PipelineSchedule]
- * @func: (scope call) (closure user_data): runs this rank's stage forward
- *   on one microbatch
- * @user_data: data for @func
- * @error: return location for a [struct@GLib.Error]
- *
- * Runs the forwards and backwards of every microbatch on this rank's
- * stage, in the schedule's order; collective over the pipeline dim:
- * every stage calls it. The gradients of the stage's parameters
- * accumulate the whole batch's (zero them before, and average them
- * over data-parallel replicas after). The stages first agree on the
- * schedule, so stages that differ in kind or microbatches fail alike
- * before any message.
- *
- * Returns: the loss of the batch, the mean of the microbatches' losses,
- *   the same on every stage; NaN with @error set: the error of @func,
- *   [HP_ERROR_MPI][error@Hp.Error] when the stages disagree on the
- *   schedule, a message does not have the dtype and shape it must, or
- *   one does not come within `HP_COLLECTIVE_TIMEOUT`,
- *   [HP_ERROR_SHAPE][error@Hp.Error] when the last stage's loss has more
- *   than one element
- *
- * Since: 1.0
- */
-gdouble
-hp_pipeline_schedule_step (HpPipelineSchedule  *self,
-                           HpPipelineStageFunc  func,
-                           gpointer             user_data,
-                           GError             **error)
+/* The forwards (and, when @training, the backwards) of every
+ * microbatch in the schedule's order; the mean loss on every stage */
+static gdouble
+run_schedule (HpPipelineSchedule   *self,
+              HpPipelineStageFunc   func,
+              gpointer              user_data,
+              gboolean              training,
+              GError              **error)
 {
   HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_SEND, "pipeline schedule");
-  gint64 agreed[2];
+  gint64 agreed[3];
   Step step = { 0 };
   guint M, warmup, forwards = 0, backwards = 0;
   gboolean ok = TRUE;
 
-  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), NAN);
-  g_return_val_if_fail (func != NULL, NAN);
-  g_return_val_if_fail (error == NULL || *error == NULL, NAN);
-
+  /* a stage evaluating while another trains would wait for gradients
+   * that never come */
   agreed[0] = self->kind;
   agreed[1] = self->n_microbatches;
+  agreed[2] = training;
   call.shape = agreed;
-  call.ndim = 2;
+  call.ndim = 3;
   if (!_hp_collective_agree (self->mesh, &call, error))
     return NAN;
 
@@ -761,17 +745,18 @@ hp_pipeline_schedule_step (HpPipelineSchedule  *self,
   step.inputs = g_new0 (HpTensor *, M);
   step.outputs = g_new0 (HpTensor *, M);
   step.sendings = g_ptr_array_new_with_free_func (sending_free);
+  step.training = training;
 
   /* GPipe: all forwards, then all backwards. 1F1B: as many forwards as
    * stages after this one, then one forward and one backward in turn,
-   * then the backwards left */
-  warmup = self->kind == HP_PIPELINE_SCHEDULE_KIND_GPIPE
+   * then the backwards left. An evaluation: the forwards, in order */
+  warmup = self->kind == HP_PIPELINE_SCHEDULE_KIND_GPIPE || !training
     ? M : MIN (self->n_stages - self->stage - 1, M);
   while (ok && forwards < warmup)
     ok = run_forward (&step, forwards++, error);
   while (ok && forwards < M)
     ok = run_forward (&step, forwards++, error) && run_backward (&step, backwards++, error);
-  while (ok && backwards < M)
+  while (ok && training && backwards < M)
     ok = run_backward (&step, backwards++, error);
   ok = ok && wait_sends (&step, error);
 
@@ -792,4 +777,89 @@ hp_pipeline_schedule_step (HpPipelineSchedule  *self,
                                          "pipeline schedule", error)))
     return NAN;
   return step.loss;
+}
+
+/**
+ * hp_pipeline_schedule_step:
+ * @self: a [class@Hp.PipelineSchedule]
+ * @func: (scope call) (closure user_data): runs this rank's stage forward
+ *   on one microbatch
+ * @user_data: data for @func
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Runs the forwards and backwards of every microbatch on this rank's
+ * stage, in the schedule's order; collective over the pipeline dim:
+ * every stage calls it. The gradients of the stage's parameters
+ * accumulate the whole batch's (zero them before, and average them
+ * over data-parallel replicas after). The stages first agree on the
+ * schedule, so stages that differ in kind or microbatches, or of which
+ * some train and others evaluate ([method@Hp.PipelineSchedule.evaluate]),
+ * fail alike before any message.
+ *
+ * Returns: the loss of the batch, the mean of the microbatches' losses,
+ *   the same on every stage; NaN with @error set: the error of @func,
+ *   [HP_ERROR_MPI][error@Hp.Error] when the stages disagree on the
+ *   schedule, a message does not have the dtype and shape it must, or
+ *   one does not come within `HP_COLLECTIVE_TIMEOUT`,
+ *   [HP_ERROR_SHAPE][error@Hp.Error] when the last stage's loss has more
+ *   than one element
+ *
+ * Since: 1.0
+ */
+gdouble
+hp_pipeline_schedule_step (HpPipelineSchedule  *self,
+                           HpPipelineStageFunc  func,
+                           gpointer             user_data,
+                           GError             **error)
+{
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), NAN);
+  g_return_val_if_fail (func != NULL, NAN);
+  g_return_val_if_fail (error == NULL || *error == NULL, NAN);
+
+  return run_schedule (self, func, user_data, TRUE, error);
+}
+
+/**
+ * hp_pipeline_schedule_evaluate:
+ * @self: a [class@Hp.PipelineSchedule]
+ * @func: (scope call) (closure user_data): runs this rank's stage forward
+ *   on one microbatch
+ * @user_data: data for @func
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Runs the forward of every microbatch on this rank's stage, in order,
+ * with gradient recording off ([func@Hp.grad_mode_set_enabled]) around
+ * @func, the activations sent from stage to stage as in
+ * [method@Hp.PipelineSchedule.step], and no backward: an evaluation,
+ * which keeps no autograd graph and leaves the parameters' gradients as
+ * they were. Collective over the pipeline dim: every stage calls it,
+ * and the stages agree first that they all evaluate. The schedule's
+ * kind does not matter: without backwards GPipe and 1F1B are the same
+ * order.
+ *
+ * Returns: the loss of the batch, the mean of the microbatches' losses,
+ *   the same on every stage (average it over data-parallel replicas as
+ *   a training loss); NaN with @error set: the errors of
+ *   [method@Hp.PipelineSchedule.step]
+ *
+ * Since: 1.0
+ */
+gdouble
+hp_pipeline_schedule_evaluate (HpPipelineSchedule  *self,
+                               HpPipelineStageFunc  func,
+                               gpointer             user_data,
+                               GError             **error)
+{
+  gboolean grad_mode;
+  gdouble loss;
+
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), NAN);
+  g_return_val_if_fail (func != NULL, NAN);
+  g_return_val_if_fail (error == NULL || *error == NULL, NAN);
+
+  grad_mode = hp_grad_mode_is_enabled ();
+  hp_grad_mode_set_enabled (FALSE);
+  loss = run_schedule (self, func, user_data, FALSE, error);
+  hp_grad_mode_set_enabled (grad_mode);
+  return loss;
 }

@@ -47,14 +47,17 @@ G_DECLARE_FINAL_TYPE (HpPipelineSchedule, hp_pipeline_schedule, HP, PIPELINE_SCH
  * @schedule: the schedule
  * @microbatch: the microbatch, from 0
  * @input: (nullable): on a stage after the first, the output of the
- *   stage before it for @microbatch, a tensor that requires grad; %NULL
+ *   stage before it for @microbatch, a tensor that requires grad in a
+ *   training step; %NULL
  *   on the first stage, which takes the microbatch's data itself
  * @user_data: (closure): the data given to
  *   [method@Hp.PipelineSchedule.step]
  * @error: return location for a [struct@GLib.Error]
  *
  * Runs this rank's stage forward on one microbatch, with gradients
- * recorded. A stage before the last returns its output, which the
+ * recorded in [method@Hp.PipelineSchedule.step] and not in
+ * [method@Hp.PipelineSchedule.evaluate]. A stage before the last
+ * returns its output, which the
  * schedule sends to the next stage; the last stage returns the
  * microbatch's loss, a one-element tensor (the mean over its rows).
  *
@@ -93,6 +96,11 @@ GPtrArray              *hp_pipeline_schedule_split            (HpPipelineSchedul
                                                                GError                 **error);
 HP_AVAILABLE_IN_ALL
 gdouble                 hp_pipeline_schedule_step             (HpPipelineSchedule      *self,
+                                                               HpPipelineStageFunc      func,
+                                                               gpointer                 user_data,
+                                                               GError                 **error);
+HP_AVAILABLE_IN_ALL
+gdouble                 hp_pipeline_schedule_evaluate         (HpPipelineSchedule      *self,
                                                                HpPipelineStageFunc      func,
                                                                gpointer                 user_data,
                                                                GError                 **error);

@@ -464,14 +464,35 @@ expect_error("--pp x --tp that does not divide the ranks", 3, ["--pp", "2", "--t
              "--pp 2 x --tp 1 does not divide world size 3")
 expect_error("--pp x --dp x --tp that is not the ranks", 4, ["--pp", "2", "--dp", "1", "--tp", "1"],
              "world size 4")
-with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as text:
-    text.write("the pipeline carries the hidden states from stage to stage. " * 40)
-try:
-    expect_error("--pp with --eval-every", 2,
-                 ["--pp", "2", "--data", text.name, "--eval-every", "5"],
-                 "--eval-every with --pp 2: validation does not run through the pipeline yet")
-finally:
-    os.unlink(text.name)
 
+# Validation through the pipeline: the forwards of the stages without
+# gradients give the 1-rank validation losses (in --metrics, to every
+# digit printed there), alone and composed with tp, dp and fsdp, and
+# training goes on on the 1-rank curve after each
+with tempfile.TemporaryDirectory() as tmp:
+    text = os.path.join(tmp, "pipeline.txt")
+    with open(text, "w") as f:
+        f.write("the pipeline carries the hidden states from stage to stage. " * 40)
+    validating = ["--steps", "10", "--log-every", "1", "--seed", "7", "--data", text,
+                  "--eval-every", "5", "--eval-batches", "2"]
+
+    def val_curve(np, *extra):
+        metrics = os.path.join(tmp, "metrics-%d-%s.jsonl" % (np, "-".join(extra)))
+        run = mpirun(np, *validating, *extra, "--metrics", metrics)
+        with open(metrics) if os.path.exists(metrics) else open(os.devnull) as f:
+            rows = [json.loads(line) for line in f]
+        return run, losses(run), [(row["step"], row["val_loss"]) for row in rows if "val_loss" in row]
+
+    _, train_one, val_one = val_curve(1)
+    check("1 rank validates at steps 5 and 10", [step for step, _ in val_one] == [5, 10], str(val_one))
+    for np, extra in ((2, ["--pp", "2"]), (2, ["--pp", "2", "--pp-schedule", "gpipe", "--microbatches", "4"]),
+                      (4, ["--pp", "2", "--tp", "2"]), (4, ["--pp", "2", "--dp", "2"]),
+                      (4, ["--pp", "2", "--fsdp", "2"])):
+        run, train, val = val_curve(np, *extra)
+        check(f"{np} ranks {' '.join(extra)} --eval-every give the 1-rank validation losses",
+              run.returncode == 0 and len(val) == len(val_one) == 2 and len(train) == 10 and
+              all(s == t and abs(a - b) <= 1e-5 * abs(b) for (s, a), (t, b) in zip(val, val_one)) and
+              all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(train, train_one)),
+              run.stderr + "\n" + str(val) + str(val_one))
 
 report()

@@ -5,10 +5,12 @@
  *
  * Every rank first trains the whole decoder alone; the layouts that fit
  * the world size then train it split into stages and must give the same
- * loss curve and the same final weights.
+ * loss curve and the same final weights, and the same loss on a batch
+ * it never trains on, evaluated halfway through and at the end.
  */
 
 #include <math.h>
+#include <string.h>
 
 #include <hp-protocols/hp-protocols.h>
 #include <hp-protocols/hp-mpi.h>
@@ -19,6 +21,8 @@
 #define BATCH 8
 #define SEQ 6
 #define VOCAB 11
+/* the step before which both models are evaluated, as after the last */
+#define EVAL_AT (N_STEPS / 2)
 
 typedef struct
 {
@@ -78,10 +82,36 @@ new_optimizer (GPtrArray *params)
   return optimizer;
 }
 
-/* The loss curve and final weights of the whole decoder on one rank */
+/* The whole decoder's loss on the batch after the training ones,
+ * without gradients */
+static gdouble
+evaluate_alone (HpModule *model)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) logits = NULL;
+  g_autoptr(HpTensor) loss = NULL;
+  gdouble value;
+
+  make_batch (N_STEPS, 0, BATCH, &ids, &targets);
+  hp_grad_mode_set_enabled (FALSE);
+  logits = hp_module_call1 (model, ids, &error);
+  g_assert_no_error (error);
+  loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+  g_assert_no_error (error);
+  value = hp_tensor_item (loss, &error);
+  g_assert_no_error (error);
+  hp_grad_mode_set_enabled (TRUE);
+  return value;
+}
+
+/* The loss curve, the evaluations (before step EVAL_AT and at the end)
+ * and final weights of the whole decoder on one rank */
 static HpModule *
 train_alone (const Case *c,
-             gdouble    *losses)
+             gdouble    *losses,
+             gdouble    *evals)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(HpDecoderConfig) config = decoder_config (c, c->tp);
@@ -100,6 +130,8 @@ train_alone (const Case *c,
       g_autoptr(HpTensor) logits = NULL;
       g_autoptr(HpTensor) loss = NULL;
 
+      if (step == EVAL_AT)
+        evals[0] = evaluate_alone (HP_MODULE (model));
       make_batch (step, 0, BATCH, &ids, &targets);
       logits = hp_module_call1 (HP_MODULE (model), ids, &error);
       g_assert_no_error (error);
@@ -110,6 +142,7 @@ train_alone (const Case *c,
       g_assert_true (hp_optimizer_step (optimizer, &error));
       hp_optimizer_zero_grad (optimizer);
     }
+  evals[1] = evaluate_alone (HP_MODULE (model));
   return HP_MODULE (g_steal_pointer (&model));
 }
 
@@ -153,13 +186,50 @@ stage_forward (HpPipelineSchedule  *schedule,
   return targets != NULL ? hp_tensor_cross_entropy (out, targets, -100, error) : NULL;
 }
 
+/* The replicas' mean loss on their rows [first, first + rows) of the
+ * batch after the training ones, through the pipeline without
+ * gradients: the stage's parameters keep none */
+static gdouble
+evaluate_stages (HpPipelineSchedule *schedule,
+                 Stage              *stage,
+                 GPtrArray          *params,
+                 HpDeviceMesh       *dp_mesh,
+                 HpDeviceMesh       *shard_mesh,
+                 gint                first,
+                 gint                rows)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  gdouble loss;
+
+  make_batch (N_STEPS, first, rows, &ids, &targets);
+  stage->ids = hp_pipeline_schedule_split (schedule, ids, &error);
+  stage->targets = hp_pipeline_schedule_split (schedule, targets, &error);
+  g_assert_no_error (error);
+  loss = hp_pipeline_schedule_evaluate (schedule, stage_forward, stage, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&stage->ids, g_ptr_array_unref);
+  g_clear_pointer (&stage->targets, g_ptr_array_unref);
+  g_assert_true (hp_grad_mode_is_enabled ());
+  for (guint i = 0; i < params->len; i++)
+    g_assert_null (hp_tensor_get_grad (g_ptr_array_index (params, i)));
+  if (dp_mesh != NULL)
+    g_assert_true (hp_data_parallel_average_scalar (dp_mesh, &loss, &error));
+  if (shard_mesh != NULL)
+    g_assert_true (hp_data_parallel_average_scalar (shard_mesh, &loss, &error));
+  g_assert_no_error (error);
+  return loss;
+}
+
 static void
 test_layout (gconstpointer data)
 {
   const Case *c = data;
   g_autoptr(GError) error = NULL;
   gdouble expected[N_STEPS];
-  g_autoptr(HpModule) alone = train_alone (c, expected);
+  gdouble evals[2] = { NAN, NAN };
+  g_autoptr(HpModule) alone = train_alone (c, expected, evals);
   g_autoptr(HpParallelDims) dims = hp_parallel_dims_new ();
   g_autoptr(HpParallelDims) resolved = NULL;
   g_autoptr(HpDeviceMesh) mesh = NULL;
@@ -175,7 +245,8 @@ test_layout (gconstpointer data)
   g_autoptr(HpPipelineSchedule) schedule = NULL;
   g_autoptr(HpStateDict) states = NULL;
   gdouble tolerance = c->dtype == HP_DTYPE_FLOAT64 ? 1e-10 : 1e-5;
-  gint rows;
+  gint rows, first;
+  Stage stage = { NULL };
 
   g_object_set (dims, "pp", c->pp, "dp-replicate", c->dp, "dp-shard", c->fsdp, "tp", c->tp, NULL);
   resolved = hp_parallel_dims_resolve (dims, c->pp * c->dp * c->fsdp * c->tp, &error);
@@ -238,23 +309,29 @@ test_layout (gconstpointer data)
   g_assert_cmpuint (hp_pipeline_schedule_get_n_stages (schedule), ==, (guint) c->pp);
 
   rows = BATCH / (c->dp * c->fsdp);
+  first = ((dp_mesh != NULL ? hp_device_mesh_get_local_rank (dp_mesh, 0) * c->fsdp : 0) +
+           (shard_mesh != NULL ? hp_device_mesh_get_local_rank (shard_mesh, 0) : 0)) * rows;
+  stage.model = HP_MODULE (model);
+  stage.tp_mesh = tp_mesh;
   for (gint step = 0; step < N_STEPS; step++)
     {
       g_autoptr(HpTensor) ids = NULL;
       g_autoptr(HpTensor) targets = NULL;
-      Stage stage = { HP_MODULE (model), tp_mesh, NULL, NULL };
-      gint first = ((dp_mesh != NULL ? hp_device_mesh_get_local_rank (dp_mesh, 0) * c->fsdp : 0) +
-                    (shard_mesh != NULL ? hp_device_mesh_get_local_rank (shard_mesh, 0) : 0)) * rows;
       gdouble loss;
 
+      if (step == EVAL_AT)
+        {
+          loss = evaluate_stages (schedule, &stage, params, dp_mesh, shard_mesh, first, rows);
+          g_assert_cmpfloat_with_epsilon (loss, evals[0], tolerance * MAX (1, fabs (evals[0])));
+        }
       make_batch (step, first, rows, &ids, &targets);
       stage.ids = hp_pipeline_schedule_split (schedule, ids, &error);
       stage.targets = hp_pipeline_schedule_split (schedule, targets, &error);
       g_assert_no_error (error);
       loss = hp_pipeline_schedule_step (schedule, stage_forward, &stage, &error);
       g_assert_no_error (error);
-      g_ptr_array_unref (stage.ids);
-      g_ptr_array_unref (stage.targets);
+      g_clear_pointer (&stage.ids, g_ptr_array_unref);
+      g_clear_pointer (&stage.targets, g_ptr_array_unref);
       /* FSDP averaged the gradients in the backward, over both data dims */
       if (dp_mesh != NULL && shard_mesh == NULL)
         g_assert_true (hp_data_parallel_average_gradients (params, dp_mesh, &error));
@@ -267,6 +344,11 @@ test_layout (gconstpointer data)
       g_assert_true (hp_optimizer_step (optimizer, &error));
       hp_optimizer_zero_grad (optimizer);
     }
+  {
+    gdouble loss = evaluate_stages (schedule, &stage, params, dp_mesh, shard_mesh, first, rows);
+
+    g_assert_cmpfloat_with_epsilon (loss, evals[1], tolerance * MAX (1, fabs (evals[1])));
+  }
 
   /* the stage's tensors under the whole model's names, with its values */
   states = hp_module_state_dict (HP_MODULE (model));
@@ -403,6 +485,40 @@ test_schedule_errors (void)
   g_assert_error (error, HP_ERROR, HP_ERROR_SHAPE);
   g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: the last stage's loss of microbatch "
                                        "0 has shape [2, 3], but a loss has one element");
+  g_clear_error (&error);
+
+  /* an evaluation fails alike, and gives recording back */
+  g_assert_true (isnan (hp_pipeline_schedule_evaluate (schedule, no_output, NULL, &error)));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: stage 0 gave no tensor for "
+                                       "microbatch 0");
+  g_clear_error (&error);
+  g_assert_true (isnan (hp_pipeline_schedule_evaluate (schedule, not_a_loss, NULL, &error)));
+  g_assert_error (error, HP_ERROR, HP_ERROR_SHAPE);
+  g_assert_true (hp_grad_mode_is_enabled ());
+}
+
+/* Stage 0 trains while the others evaluate: one error on every stage
+ * before any message, instead of waiting for gradients */
+static void
+test_train_and_evaluate (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { hp_get_world_size () };
+  g_autoptr(HpDeviceMesh) mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "pp", NULL },
+                                                     &error);
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  gdouble loss;
+
+  g_assert_no_error (error);
+  schedule = hp_pipeline_schedule_new (mesh, "pp", HP_PIPELINE_SCHEDULE_KIND_GPIPE, 2, &error);
+  g_assert_no_error (error);
+  loss = hp_pipeline_schedule_is_first_stage (schedule)
+    ? hp_pipeline_schedule_step (schedule, no_output, NULL, &error)
+    : hp_pipeline_schedule_evaluate (schedule, no_output, NULL, &error);
+  g_assert_true (isnan (loss));
+  g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+  g_assert_nonnull (strstr (error->message, "pipeline schedule"));
 }
 
 static void
@@ -460,5 +576,7 @@ main (int    argc,
     }
   g_test_add_func ("/pipeline/split", test_split);
   g_test_add_func ("/pipeline/schedule-errors", test_schedule_errors);
+  if (world > 1)
+    g_test_add_func ("/pipeline/train-and-evaluate", test_train_and_evaluate);
   return g_test_run ();
 }

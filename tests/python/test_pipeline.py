@@ -77,6 +77,42 @@ class PipelineTest(unittest.TestCase):
                 expected = to_numpy(reference.get_parameter(name).get_grad())
                 np.testing.assert_allclose(mine, expected, rtol=1e-9, atol=1e-12)
 
+    def test_evaluate_gives_the_whole_loss_without_gradients(self):
+        if self.world > 3:
+            self.skipTest("3 blocks split over at most 3 stages; this world has %d ranks"
+                          % self.world)
+        ids, targets = batch(4)
+        reference = decoder_config().build()
+        self.assertTrue(reference.init_states(7))
+        Hp.grad_mode_set_enabled(False)
+        reference_loss = reference(ids).cross_entropy(targets, -100).item()
+        Hp.grad_mode_set_enabled(True)
+
+        dims = Hp.ParallelDims(pp=self.world, dp_shard=1).resolve(self.world)
+        spec = decoder_config().build_model_spec()
+        model = spec.build_model()
+        self.assertTrue(spec.pipeline(model, dims))
+        self.assertTrue(model.init_states(7))
+        mesh = Hp.DeviceMesh.new([self.world], ["pp"])
+        schedule = Hp.PipelineSchedule.new(mesh, "pp", Hp.PipelineScheduleKind.ONE_F_ONE_B, 2)
+        ids_parts, target_parts = schedule.split(ids), schedule.split(targets)
+        recording = []
+
+        def stage(sched, microbatch, hidden):
+            recording.append(Hp.grad_mode_is_enabled())
+            out = model(ids_parts[microbatch] if hidden is None else hidden)
+            if sched.is_last_stage():
+                return out.cross_entropy(target_parts[microbatch], -100)
+            return out
+
+        loss = schedule.evaluate(stage)
+        self.assertAlmostEqual(loss, reference_loss, delta=1e-12)
+        self.assertEqual(recording, [False, False])
+        self.assertTrue(Hp.grad_mode_is_enabled())
+        params = model.named_parameters()
+        for name in params.get_names():
+            self.assertIsNone(params.lookup(name).get_grad())
+
     def test_split_and_remove_child(self):
         self.assertEqual(Hp.Decoder.stage_layers(3, 2, 1), (2, 1))
         model = decoder_config().build()
