@@ -814,80 +814,34 @@ reindex_states (HpStateDict  *states,
 
 /* The whole tensors of every pipeline stage on the first stage's rank
  * of (dp_replicate 0, dp_shard 0, tp 0), which then holds the whole
- * model: each stage's rank of that row sends it its tensors; the ranks
- * of other rows keep their own */
+ * model: the stages of that row gather theirs there, with the deadline
+ * of the collectives should one of them have failed; the ranks of other
+ * rows keep their own */
 static gboolean
 collect_stages (Trainer      *trainer,
                 HpStateDict  *whole,
                 GError      **error)
 {
-  MPI_Comm comm;
-  gint stage;
+  g_auto(GStrv) names = NULL;
+  g_autoptr(GPtrArray) tensors = NULL;
+  g_auto(GStrv) all_names = NULL;
+  g_autoptr(GPtrArray) all_tensors = NULL;
 
   if (trainer->pp_mesh == NULL ||
       hp_device_mesh_get_local_rank (trainer->mesh, 0) != 0 ||
       hp_device_mesh_get_local_rank (trainer->mesh, 1) != 0 ||
       hp_device_mesh_get_local_rank (trainer->mesh, 2) != 0)
     return TRUE;
-  comm = hp_device_mesh_get_dim_comm (trainer->mesh, 3);
-  stage = hp_device_mesh_get_local_rank (trainer->mesh, 3);
-  for (gint from = 1; from < trainer->options->pp; from++)
-    {
-      gint count = (gint) hp_state_dict_get_size (whole);
-
-      if (stage == from)
-        MPI_Send (&count, 1, MPI_INT, 0, 0, comm);
-      else if (stage == 0)
-        MPI_Recv (&count, 1, MPI_INT, from, 0, comm, MPI_STATUS_IGNORE);
-      else
-        continue;
-      for (gint i = 0; i < count; i++)
-        {
-          gchar name[256] = { 0 };
-          gint64 head[2 + HP_TENSOR_MAX_NDIM] = { 0 };
-          g_autoptr(HpTensor) tensor = NULL;
-          gsize size;
-
-          if (stage == from)
-            {
-              HpTensor *mine = hp_state_dict_get_tensor (whole, (guint) i);
-              guint ndim;
-              const gint64 *shape = hp_tensor_get_shape (mine, &ndim);
-
-              g_strlcpy (name, hp_state_dict_get_name (whole, (guint) i), sizeof name);
-              head[0] = hp_tensor_get_dtype (mine);
-              head[1] = ndim;
-              memcpy (head + 2, shape, ndim * sizeof (gint64));
-              size = hp_tensor_get_numel (mine) * hp_dtype_get_size (hp_tensor_get_dtype (mine));
-              MPI_Send (name, sizeof name, MPI_CHAR, 0, 1, comm);
-              MPI_Send (head, G_N_ELEMENTS (head), MPI_INT64_T, 0, 2, comm);
-              {
-                g_autoptr(GBytes) bytes = hp_tensor_get_bytes (mine);
-
-                MPI_Send (g_bytes_get_data (bytes, NULL), (int) size, MPI_BYTE, 0, 3, comm);
-              }
-              continue;
-            }
-          MPI_Recv (name, sizeof name, MPI_CHAR, from, 1, comm, MPI_STATUS_IGNORE);
-          MPI_Recv (head, G_N_ELEMENTS (head), MPI_INT64_T, from, 2, comm, MPI_STATUS_IGNORE);
-          size = hp_dtype_get_size ((HpDType) head[0]);
-          for (gint64 k = 0; k < head[1]; k++)
-            size *= (gsize) head[2 + k];
-          {
-            gpointer data = g_malloc (MAX (size, 1));
-            g_autoptr(GBytes) bytes = NULL;
-
-            MPI_Recv (data, (int) size, MPI_BYTE, from, 3, comm, MPI_STATUS_IGNORE);
-            bytes = g_bytes_new_take (data, size);
-            tensor = hp_tensor_new_from_bytes (bytes, (HpDType) head[0], head + 2, (guint) head[1],
-                                               error);
-          }
-          if (tensor == NULL)
-            return FALSE;
-          if (!hp_state_dict_contains (whole, name))
-            hp_state_dict_insert (whole, name, tensor);
-        }
-    }
+  names = hp_state_dict_get_names (whole);
+  tensors = g_ptr_array_new ();
+  for (guint i = 0; i < hp_state_dict_get_size (whole); i++)
+    g_ptr_array_add (tensors, hp_state_dict_get_tensor (whole, i));
+  if (!hp_pipeline_schedule_gather (trainer->schedule, (const gchar * const *) names, tensors,
+                                    &all_names, &all_tensors, error))
+    return FALSE;
+  for (guint i = 0; all_names != NULL && all_names[i] != NULL; i++)
+    if (!hp_state_dict_contains (whole, all_names[i]))
+      hp_state_dict_insert (whole, all_names[i], g_ptr_array_index (all_tensors, i));
   return TRUE;
 }
 

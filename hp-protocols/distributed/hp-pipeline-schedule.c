@@ -863,3 +863,163 @@ hp_pipeline_schedule_evaluate (HpPipelineSchedule  *self,
   hp_grad_mode_set_enabled (grad_mode);
   return loss;
 }
+
+/* @names, NUL-terminated one after the other and led by their number,
+ * packed into int64s: a message receive() takes like any tensor */
+static HpTensor *
+pack_names (const gchar * const *names,
+            guint                n_names)
+{
+  g_autoptr(GByteArray) bytes = g_byte_array_new ();
+  gint64 count = n_names;
+  g_autofree gint64 *packed = NULL;
+  gint64 shape[1];
+
+  g_byte_array_append (bytes, (const guint8 *) &count, sizeof count);
+  for (guint i = 0; i < n_names; i++)
+    g_byte_array_append (bytes, (const guint8 *) names[i], strlen (names[i]) + 1);
+  shape[0] = (bytes->len + sizeof (gint64) - 1) / sizeof (gint64);
+  packed = g_new0 (gint64, shape[0]);
+  memcpy (packed, bytes->data, bytes->len);
+  return hp_tensor_new_from_int64_data (packed, shape[0], shape, 1, NULL);
+}
+
+/* The names pack_names() packed, or NULL with HP_ERROR_MPI when @packed
+ * does not hold them */
+static GStrv
+unpack_names (HpTensor  *packed,
+              guint      peer,
+              GError   **error)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  const gchar *data = _hp_tensor_data (packed);
+  gsize size = hp_tensor_get_numel (packed) * sizeof (gint64), at = sizeof (gint64);
+  gint64 count = -1;
+
+  if (hp_tensor_get_dtype (packed) == HP_DTYPE_INT64 && size >= sizeof count)
+    memcpy (&count, data, sizeof count);
+  for (gint64 i = 0; i < count; i++)
+    {
+      const gchar *end = at < size ? memchr (data + at, '\0', size - at) : NULL;
+
+      if (end == NULL)
+        break;
+      g_strv_builder_add (builder, data + at);
+      at = end - data + 1;
+      if (i + 1 == count)
+        return g_strv_builder_end (builder);
+    }
+  if (count == 0)
+    return g_strv_builder_end (builder);
+  g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+               "HpPipelineSchedule: the names stage %u sent do not unpack", peer);
+  return NULL;
+}
+
+/**
+ * hp_pipeline_schedule_gather:
+ * @self: a [class@Hp.PipelineSchedule]
+ * @names: (array zero-terminated=1): the names of this stage's tensors
+ * @tensors: (element-type Hp.Tensor): this stage's tensors, one per
+ *   name, plain tensors (gather a DTensor whole first)
+ * @gathered_names: (out) (optional) (nullable) (array zero-terminated=1) (transfer full):
+ *   return location for the names of every stage's tensors, on the
+ *   first stage
+ * @gathered_tensors: (out) (optional) (nullable) (element-type Hp.Tensor) (transfer container):
+ *   return location for every stage's tensors, on the first stage
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Collects the named tensors of every stage on the first: each later
+ * stage sends its own with MPI point-to-point messages, each after its
+ * dtype and shape, waited for with the deadline of the collectives
+ * (`HP_COLLECTIVE_TIMEOUT`), so that a stage that failed before it makes
+ * the first fail rather than wait for ever. On the first stage
+ * @gathered_names and @gathered_tensors are the first stage's, then the
+ * second's, and so on (a name two stages hold is there twice); on the
+ * others %NULL. Collective over the pipeline dim, after an agreement
+ * that every stage gathers. Saving a checkpoint of a pipelined model
+ * gathers each stage's whole tensors on one rank this way.
+ *
+ * Returns: %TRUE, or %FALSE with [HP_ERROR_MPI][error@Hp.Error] when a
+ *   stage does not come within `HP_COLLECTIVE_TIMEOUT` or sends what is
+ *   not names and tensors
+ *
+ * Since: 1.0
+ */
+gboolean
+hp_pipeline_schedule_gather (HpPipelineSchedule   *self,
+                             const gchar * const  *names,
+                             GPtrArray            *tensors,
+                             GStrv                *gathered_names,
+                             GPtrArray           **gathered_tensors,
+                             GError              **error)
+{
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_SEND, "pipeline gather");
+  g_autoptr(GStrvBuilder) all_names = NULL;
+  g_autoptr(GPtrArray) all_tensors = NULL;
+  Step step = { 0 };
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (HP_IS_PIPELINE_SCHEDULE (self), FALSE);
+  g_return_val_if_fail (names != NULL, FALSE);
+  g_return_val_if_fail (tensors != NULL && tensors->len == g_strv_length ((GStrv) names), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  for (guint i = 0; i < tensors->len; i++)
+    g_return_val_if_fail (HP_IS_TENSOR (g_ptr_array_index (tensors, i)) &&
+                          !HP_IS_DTENSOR (g_ptr_array_index (tensors, i)), FALSE);
+
+  if (gathered_names != NULL)
+    *gathered_names = NULL;
+  if (gathered_tensors != NULL)
+    *gathered_tensors = NULL;
+  if (!_hp_collective_agree (self->mesh, &call, error))
+    return FALSE;
+  step.self = self;
+  step.comm = hp_device_mesh_get_dim_comm (self->mesh, self->dim);
+  step.sendings = g_ptr_array_new_with_free_func (sending_free);
+
+  if (self->stage > 0)
+    {
+      g_autoptr(HpTensor) packed = pack_names (names, tensors->len);
+
+      ok = start_send (&step, packed, 0, 0, FALSE, error);
+      for (guint i = 0; ok && i < tensors->len; i++)
+        ok = start_send (&step, g_ptr_array_index (tensors, i), 0, i + 1, FALSE, error);
+      ok = ok && wait_sends (&step, error);
+    }
+  else
+    {
+      all_names = g_strv_builder_new ();
+      all_tensors = g_ptr_array_new_with_free_func (g_object_unref);
+      g_strv_builder_addv (all_names, (const gchar **) names);
+      for (guint i = 0; i < tensors->len; i++)
+        g_ptr_array_add (all_tensors, g_object_ref (g_ptr_array_index (tensors, i)));
+      for (guint from = 1; ok && from < self->n_stages; from++)
+        {
+          g_autoptr(HpTensor) packed = receive (&step, from, 0, FALSE, NULL, error);
+          g_auto(GStrv) theirs = packed != NULL ? unpack_names (packed, from, error) : NULL;
+
+          ok = theirs != NULL;
+          for (guint i = 0; ok && theirs[i] != NULL; i++)
+            {
+              HpTensor *tensor = receive (&step, from, i + 1, FALSE, NULL, error);
+
+              ok = tensor != NULL;
+              if (ok)
+                g_ptr_array_add (all_tensors, tensor);
+            }
+          if (ok)
+            g_strv_builder_addv (all_names, (const gchar **) theirs);
+        }
+    }
+  if (!ok)
+    g_ptr_array_set_free_func (step.sendings, sending_abandon);
+  g_ptr_array_unref (step.sendings);
+  if (!ok)
+    return FALSE;
+  if (self->stage == 0 && gathered_names != NULL)
+    *gathered_names = g_strv_builder_end (all_names);
+  if (self->stage == 0 && gathered_tensors != NULL)
+    *gathered_tensors = g_steal_pointer (&all_tensors);
+  return TRUE;
+}

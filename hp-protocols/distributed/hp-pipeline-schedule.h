@@ -104,5 +104,12 @@ gdouble                 hp_pipeline_schedule_evaluate         (HpPipelineSchedul
                                                                HpPipelineStageFunc      func,
                                                                gpointer                 user_data,
                                                                GError                 **error);
+HP_AVAILABLE_IN_ALL
+gboolean                hp_pipeline_schedule_gather           (HpPipelineSchedule      *self,
+                                                               const gchar * const     *names,
+                                                               GPtrArray               *tensors,
+                                                               GStrv                   *gathered_names,
+                                                               GPtrArray              **gathered_tensors,
+                                                               GError                 **error);
 
 G_END_DECLS

@@ -521,6 +521,107 @@ test_train_and_evaluate (void)
   g_assert_nonnull (strstr (error->message, "pipeline schedule"));
 }
 
+/* Stage s's tensors: s + 1 of them ("s.0", ...) but none on stage 1,
+ * of the three dtypes, shapes [s + 1, i + 1] */
+static void
+stage_tensors (guint       stage,
+               GStrv      *names,
+               GPtrArray **tensors)
+{
+  static const HpDType dtypes[] = { HP_DTYPE_FLOAT64, HP_DTYPE_FLOAT32, HP_DTYPE_INT64 };
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+
+  *tensors = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; stage != 1 && i <= stage; i++)
+    {
+      g_autofree gchar *name = g_strdup_printf ("%u.%u", stage, i);
+      const gint64 shape[] = { stage + 1, i + 1 };
+
+      g_strv_builder_add (builder, name);
+      g_ptr_array_add (*tensors, hp_test_counting (dtypes[i % 3], shape, 2));
+    }
+  *names = g_strv_builder_end (builder);
+}
+
+/* Every stage's named tensors on the first, in stage order, as they
+ * were; nothing on the others */
+static void
+test_gather (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { hp_get_world_size () };
+  g_autoptr(HpDeviceMesh) mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "pp", NULL },
+                                                     &error);
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  g_auto(GStrv) names = NULL;
+  g_autoptr(GPtrArray) tensors = NULL;
+  g_auto(GStrv) all_names = NULL;
+  g_autoptr(GPtrArray) all_tensors = NULL;
+  guint n = 0;
+
+  g_assert_no_error (error);
+  schedule = hp_pipeline_schedule_new (mesh, "pp", HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B, 1, &error);
+  g_assert_no_error (error);
+  stage_tensors (hp_pipeline_schedule_get_stage (schedule), &names, &tensors);
+  g_assert_true (hp_pipeline_schedule_gather (schedule, (const gchar * const *) names, tensors,
+                                              &all_names, &all_tensors, &error));
+  g_assert_no_error (error);
+  if (!hp_pipeline_schedule_is_first_stage (schedule))
+    {
+      g_assert_null (all_names);
+      g_assert_null (all_tensors);
+      return;
+    }
+  for (guint s = 0; s < hp_pipeline_schedule_get_n_stages (schedule); s++)
+    {
+      g_auto(GStrv) expected_names = NULL;
+      g_autoptr(GPtrArray) expected = NULL;
+
+      stage_tensors (s, &expected_names, &expected);
+      for (guint i = 0; expected_names[i] != NULL; i++, n++)
+        {
+          g_assert_cmpstr (all_names[n], ==, expected_names[i]);
+          hp_test_assert_identical (g_ptr_array_index (all_tensors, n), g_ptr_array_index (expected, i));
+        }
+    }
+  g_assert_null (all_names[n]);
+  g_assert_cmpuint (all_tensors->len, ==, n);
+}
+
+/* Only the first stage gathers, as when the others failed before: it
+ * gives up at the deadline (set short here) instead of waiting for
+ * ever. The mesh is of no use afterwards; nothing else uses it. */
+static void
+test_gather_never_reached (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { hp_get_world_size () };
+  g_autoptr(HpDeviceMesh) mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "pp", NULL },
+                                                     &error);
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  g_auto(GStrv) names = NULL;
+  g_autoptr(GPtrArray) tensors = NULL;
+  g_auto(GStrv) all_names = NULL;
+  g_autoptr(GPtrArray) all_tensors = NULL;
+
+  g_assert_no_error (error);
+  schedule = hp_pipeline_schedule_new (mesh, "pp", HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B, 1, &error);
+  g_assert_no_error (error);
+  if (hp_pipeline_schedule_is_first_stage (schedule))
+    {
+      stage_tensors (0, &names, &tensors);
+      g_setenv ("HP_COLLECTIVE_TIMEOUT", "1", TRUE);
+      g_assert_false (hp_pipeline_schedule_gather (schedule, (const gchar * const *) names, tensors,
+                                                   &all_names, &all_tensors, &error));
+      g_unsetenv ("HP_COLLECTIVE_TIMEOUT");
+      g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+      g_assert_nonnull (strstr (error->message, "pipeline gather"));
+      g_assert_null (all_names);
+      g_assert_null (all_tensors);
+    }
+  MPI_Barrier (MPI_COMM_WORLD);
+}
+
 static void
 add_case (const Case *c)
 {
@@ -576,7 +677,12 @@ main (int    argc,
     }
   g_test_add_func ("/pipeline/split", test_split);
   g_test_add_func ("/pipeline/schedule-errors", test_schedule_errors);
+  g_test_add_func ("/pipeline/gather", test_gather);
   if (world > 1)
-    g_test_add_func ("/pipeline/train-and-evaluate", test_train_and_evaluate);
+    {
+      g_test_add_func ("/pipeline/train-and-evaluate", test_train_and_evaluate);
+      /* last: it leaves its mesh's communicator unusable */
+      g_test_add_func ("/pipeline/gather-never-reached", test_gather_never_reached);
+    }
   return g_test_run ();
 }

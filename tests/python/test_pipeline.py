@@ -113,6 +113,20 @@ class PipelineTest(unittest.TestCase):
         for name in params.get_names():
             self.assertIsNone(params.lookup(name).get_grad())
 
+    def test_gather_brings_every_stage_to_the_first(self):
+        mesh = Hp.DeviceMesh.new([self.world], ["pp"])
+        schedule = Hp.PipelineSchedule.new(mesh, "pp", Hp.PipelineScheduleKind.GPIPE, 1)
+        stage = schedule.get_stage()
+        mine = [Hp.Tensor.from_numpy(np.full((2, stage + 1), stage + 0.5))]
+        result = schedule.gather(["w%d" % stage], mine)
+        names, tensors = result[-2], result[-1]
+        if stage > 0:
+            self.assertFalse(names)
+            return
+        self.assertEqual(list(names), ["w%d" % s for s in range(self.world)])
+        for s, tensor in enumerate(tensors):
+            np.testing.assert_array_equal(to_numpy(tensor), np.full((2, s + 1), s + 0.5))
+
     def test_split_and_remove_child(self):
         self.assertEqual(Hp.Decoder.stage_layers(3, 2, 1), (2, 1))
         model = decoder_config().build()
