@@ -39,13 +39,21 @@
  * whose shape is not that of the microbatches before it, is an
  * [HP_ERROR_MPI][error@Hp.Error] and never data read as another shape.
  * Every wait has the deadline of the library's collectives
- * (`HP_COLLECTIVE_TIMEOUT`).
+ * (`HP_COLLECTIVE_TIMEOUT`). A stage that fails in a step sends its
+ * neighbours, in place of the message each waits for next, a notice
+ * that they pass on, and every stage meets the others at the end of
+ * the step, failed or not: the whole pipeline fails at once with the
+ * failed stage named. Each step's messages have tags of their own, so a
+ * message that a failed step left behind is never taken for a later
+ * one.
  *
  * Since: 1.0
  */
 
 /* the dtype, the number of dims and the dims */
 #define HEADER_SIZE (2 + HP_TENSOR_MAX_NDIM)
+/* in place of a dtype: the sender failed, the stage after it says which */
+#define STAGE_FAILED (-1)
 
 struct _HpPipelineSchedule
 {
@@ -57,6 +65,8 @@ struct _HpPipelineSchedule
   guint n_microbatches;
   guint stage;
   guint n_stages;
+  /* steps and evaluations run so far, which pick their messages' tags */
+  guint64 runs;
 };
 
 G_DEFINE_FINAL_TYPE (HpPipelineSchedule, hp_pipeline_schedule, G_TYPE_OBJECT)
@@ -410,6 +420,13 @@ typedef struct
   gdouble loss;
   /* FALSE for an evaluation: forwards only, nothing kept for a backward */
   gboolean training;
+  /* the first tag of this run's messages */
+  int tag_base;
+  /* how many activations (0) and gradients (1) were sent */
+  guint sent[2];
+  /* the neighbour that said a stage failed, and that stage, or -1 */
+  gint told_by;
+  gint64 failed_stage;
 } Step;
 
 static void
@@ -442,13 +459,15 @@ header_to_string (const gint64 *header)
   return g_string_free (text, FALSE);
 }
 
-/* message tags: one pair (header, data) per microbatch and direction */
+/* message tags: one pair (header, data) per microbatch and direction,
+ * after the run's first tag */
 static int
-tag_of (guint    microbatch,
-        gboolean gradient,
-        gboolean data)
+tag_of (Step     *step,
+        guint     microbatch,
+        gboolean  gradient,
+        gboolean  data)
 {
-  return (int) ((microbatch * 2 + (gradient ? 1 : 0)) * 2 + (data ? 1 : 0));
+  return step->tag_base + (int) ((microbatch * 2 + (gradient ? 1 : 0)) * 2 + (data ? 1 : 0));
 }
 
 static gboolean
@@ -484,13 +503,53 @@ start_send (Step      *step,
   sending->tensor = g_object_ref (tensor);
   fill_header (sending->header, tensor);
   g_ptr_array_add (step->sendings, sending);
-  return data_count (tensor, &count, error) &&
-         _hp_mpi_check (MPI_Isend (sending->header, HEADER_SIZE, MPI_INT64_T, (int) peer,
-                                   tag_of (microbatch, gradient, FALSE), step->comm,
-                                   &sending->requests[0]), "MPI_Isend", error) &&
-         _hp_mpi_check (MPI_Isend (_hp_tensor_data (tensor), count, MPI_BYTE, (int) peer,
-                                   tag_of (microbatch, gradient, TRUE), step->comm,
-                                   &sending->requests[1]), "MPI_Isend", error);
+  if (!data_count (tensor, &count, error) ||
+      !_hp_mpi_check (MPI_Isend (sending->header, HEADER_SIZE, MPI_INT64_T, (int) peer,
+                                 tag_of (step, microbatch, gradient, FALSE), step->comm,
+                                 &sending->requests[0]), "MPI_Isend", error) ||
+      !_hp_mpi_check (MPI_Isend (_hp_tensor_data (tensor), count, MPI_BYTE, (int) peer,
+                                 tag_of (step, microbatch, gradient, TRUE), step->comm,
+                                 &sending->requests[1]), "MPI_Isend", error))
+    return FALSE;
+  step->sent[gradient ? 1 : 0]++;
+  return TRUE;
+}
+
+/* Tells stage @peer, in place of the header of the message it waits for
+ * next, that a stage failed; nothing waits for this send */
+static void
+send_failure (Step     *step,
+              guint     peer,
+              guint     microbatch,
+              gboolean  gradient)
+{
+  gint64 *notice = g_new0 (gint64, HEADER_SIZE);
+  MPI_Request request;
+
+  notice[0] = STAGE_FAILED;
+  notice[1] = step->told_by >= 0 ? step->failed_stage : step->self->stage;
+  if (MPI_Isend (notice, HEADER_SIZE, MPI_INT64_T, (int) peer,
+                 tag_of (step, microbatch, gradient, FALSE), step->comm, &request) == MPI_SUCCESS)
+    MPI_Request_free (&request);
+  _hp_collective_abandon (notice);
+}
+
+/* After this stage failed, or heard that one did: the neighbours that
+ * still wait for a message from it (the next stage for an activation,
+ * in a training step the one before for a gradient) get a notice in its
+ * place, fail and pass it on, so the whole pipeline stops at once
+ * instead of at the deadline; not back to the neighbour it came from */
+static void
+tell_neighbours (Step *step)
+{
+  HpPipelineSchedule *self = step->self;
+
+  if (self->stage + 1 < self->n_stages && step->told_by != (gint) self->stage + 1 &&
+      step->sent[0] < self->n_microbatches)
+    send_failure (step, self->stage + 1, step->sent[0], FALSE);
+  if (step->training && self->stage > 0 && step->told_by != (gint) self->stage - 1 &&
+      step->sent[1] < self->n_microbatches)
+    send_failure (step, self->stage - 1, step->sent[1], TRUE);
 }
 
 static gboolean
@@ -526,11 +585,21 @@ receive (Step          *step,
   int count;
 
   if (!_hp_mpi_check (MPI_Irecv (header, HEADER_SIZE, MPI_INT64_T, (int) peer,
-                                 tag_of (microbatch, gradient, FALSE), step->comm, &request),
+                                 tag_of (step, microbatch, gradient, FALSE), step->comm, &request),
                       "MPI_Irecv", error) ||
       !_hp_collective_wait (&request, step->self->mesh, HP_COLLECTIVE_RECV, "pipeline", error))
     {
       _hp_collective_abandon (header);
+      return NULL;
+    }
+  if (header[0] == STAGE_FAILED)
+    {
+      step->told_by = (gint) peer;
+      step->failed_stage = header[1];
+      g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+                   "HpPipelineSchedule: stage %" G_GINT64_FORMAT " failed in this step, so stage "
+                   "%u stops at microbatch %u", header[1], step->self->stage, microbatch);
+      g_free (header);
       return NULL;
     }
   if (header[0] < HP_DTYPE_FLOAT32 || header[0] > HP_DTYPE_INT64 || header[1] < 0 ||
@@ -561,7 +630,7 @@ receive (Step          *step,
   if (!data_count (tensor, &count, error))
     return NULL;
   if (!_hp_mpi_check (MPI_Irecv (_hp_tensor_data (tensor), count, MPI_BYTE, (int) peer,
-                                 tag_of (microbatch, gradient, TRUE), step->comm, &request),
+                                 tag_of (step, microbatch, gradient, TRUE), step->comm, &request),
                       "MPI_Irecv", error) ||
       !_hp_collective_wait (&request, step->self->mesh, HP_COLLECTIVE_RECV, "pipeline", error))
     {
@@ -637,7 +706,13 @@ run_forward (Step    *step,
       whole = HP_IS_DTENSOR (output) ? hp_dtensor_full_tensor (HP_DTENSOR (output), error)
                                      : g_object_ref (output);
       if (whole == NULL || isnan (value = hp_tensor_item (whole, error)))
-        return FALSE;
+        {
+          /* a NaN loss, not a failed item(): the other stages must stop too */
+          if (whole != NULL && (error == NULL || *error == NULL))
+            g_set_error (error, HP_ERROR, HP_ERROR_STATE,
+                         "HpPipelineSchedule: the loss of microbatch %u is NaN", m);
+          return FALSE;
+        }
       step->loss += value / self->n_microbatches;
       if (!step->training)
         return TRUE;
@@ -712,6 +787,37 @@ sending_abandon (gpointer data)
   _hp_collective_abandon (sending);
 }
 
+/* Starts @step for the next run of @self, after the stages agreed on
+ * @call (which gets the run's number): its tags are its own, so that a
+ * message a failed run left behind is never taken for one of a later
+ * run */
+static gboolean
+start_run (HpPipelineSchedule  *self,
+           HpCollectiveCall    *call,
+           gint64              *agreed,
+           guint                n_agreed,
+           Step                *step,
+           GError             **error)
+{
+  int *tag_ub = NULL, flag = 0;
+  guint64 span = 4 * (guint64) self->n_microbatches, slots;
+
+  agreed[n_agreed] = (gint64) self->runs;
+  call->shape = agreed;
+  call->ndim = n_agreed + 1;
+  if (!_hp_collective_agree (self->mesh, call, error))
+    return FALSE;
+  step->self = self;
+  step->comm = hp_device_mesh_get_dim_comm (self->mesh, self->dim);
+  step->sendings = g_ptr_array_new_with_free_func (sending_free);
+  step->told_by = -1;
+  step->failed_stage = -1;
+  MPI_Comm_get_attr (step->comm, MPI_TAG_UB, &tag_ub, &flag);
+  slots = MAX ((flag ? (guint64) *tag_ub + 1 : 32768) / span, 1);
+  step->tag_base = (int) ((self->runs++ % slots) * span);
+  return TRUE;
+}
+
 /* The forwards (and, when @training, the backwards) of every
  * microbatch in the schedule's order; the mean loss on every stage */
 static gdouble
@@ -722,7 +828,8 @@ run_schedule (HpPipelineSchedule   *self,
               GError              **error)
 {
   HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_SEND, "pipeline schedule");
-  gint64 agreed[3];
+  gint64 agreed[4];
+  gdouble sums[2];
   Step step = { 0 };
   guint M, warmup, forwards = 0, backwards = 0;
   gboolean ok = TRUE;
@@ -732,19 +839,14 @@ run_schedule (HpPipelineSchedule   *self,
   agreed[0] = self->kind;
   agreed[1] = self->n_microbatches;
   agreed[2] = training;
-  call.shape = agreed;
-  call.ndim = 3;
-  if (!_hp_collective_agree (self->mesh, &call, error))
+  if (!start_run (self, &call, agreed, 3, &step, error))
     return NAN;
 
   M = self->n_microbatches;
-  step.self = self;
   step.func = func;
   step.user_data = user_data;
-  step.comm = hp_device_mesh_get_dim_comm (self->mesh, self->dim);
   step.inputs = g_new0 (HpTensor *, M);
   step.outputs = g_new0 (HpTensor *, M);
-  step.sendings = g_ptr_array_new_with_free_func (sending_free);
   step.training = training;
 
   /* GPipe: all forwards, then all backwards. 1F1B: as many forwards as
@@ -758,6 +860,26 @@ run_schedule (HpPipelineSchedule   *self,
     ok = run_forward (&step, forwards++, error) && run_backward (&step, backwards++, error);
   while (ok && training && backwards < M)
     ok = run_backward (&step, backwards++, error);
+  if (!ok)
+    tell_neighbours (&step);
+
+  /* every stage meets here, failed or not, so that one which finished
+   * its part hears of another's failure; then the sends are complete,
+   * unless a stage failed and will never take them. The loss is the
+   * last stage's: the others add nothing */
+  sums[0] = step.loss;
+  sums[1] = ok ? 0 : 1;
+  if (self->n_stages > 1 &&
+      !_hp_collective_allreduce (self->mesh, step.comm, sums, 2, MPI_DOUBLE, MPI_SUM,
+                                 "pipeline schedule", ok ? error : NULL))
+    ok = FALSE;
+  else if (ok && sums[1] > 0)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_MPI,
+                   "HpPipelineSchedule: %.0f of the %u stages failed in this step", sums[1],
+                   self->n_stages);
+      ok = FALSE;
+    }
   ok = ok && wait_sends (&step, error);
 
   for (guint m = 0; m < M; m++)
@@ -770,13 +892,7 @@ run_schedule (HpPipelineSchedule   *self,
   if (!ok)
     g_ptr_array_set_free_func (step.sendings, sending_abandon);
   g_ptr_array_unref (step.sendings);
-
-  /* the loss is the last stage's: the others add nothing */
-  if (!ok || (self->n_stages > 1 &&
-              !_hp_collective_allreduce (self->mesh, step.comm, &step.loss, 1, MPI_DOUBLE, MPI_SUM,
-                                         "pipeline schedule", error)))
-    return NAN;
-  return step.loss;
+  return ok ? sums[0] : NAN;
 }
 
 /**
@@ -800,9 +916,10 @@ run_schedule (HpPipelineSchedule   *self,
  *   the same on every stage; NaN with @error set: the error of @func,
  *   [HP_ERROR_MPI][error@Hp.Error] when the stages disagree on the
  *   schedule, a message does not have the dtype and shape it must, or
- *   one does not come within `HP_COLLECTIVE_TIMEOUT`,
- *   [HP_ERROR_SHAPE][error@Hp.Error] when the last stage's loss has more
- *   than one element
+ *   one does not come within `HP_COLLECTIVE_TIMEOUT`, or another stage
+ *   failed in the step, [HP_ERROR_SHAPE][error@Hp.Error] when the last
+ *   stage's loss has more than one element,
+ *   [HP_ERROR_STATE][error@Hp.Error] when it is NaN
  *
  * Since: 1.0
  */
@@ -955,6 +1072,7 @@ hp_pipeline_schedule_gather (HpPipelineSchedule   *self,
                              GError              **error)
 {
   HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_SEND, "pipeline gather");
+  gint64 agreed[1];
   g_autoptr(GStrvBuilder) all_names = NULL;
   g_autoptr(GPtrArray) all_tensors = NULL;
   Step step = { 0 };
@@ -972,19 +1090,18 @@ hp_pipeline_schedule_gather (HpPipelineSchedule   *self,
     *gathered_names = NULL;
   if (gathered_tensors != NULL)
     *gathered_tensors = NULL;
-  if (!_hp_collective_agree (self->mesh, &call, error))
+  if (!start_run (self, &call, agreed, 0, &step, error))
     return FALSE;
-  step.self = self;
-  step.comm = hp_device_mesh_get_dim_comm (self->mesh, self->dim);
-  step.sendings = g_ptr_array_new_with_free_func (sending_free);
 
+  /* the names, then the tensors one after the other on one tag, which
+   * keeps their order: within the tags of a run of one microbatch */
   if (self->stage > 0)
     {
       g_autoptr(HpTensor) packed = pack_names (names, tensors->len);
 
       ok = start_send (&step, packed, 0, 0, FALSE, error);
       for (guint i = 0; ok && i < tensors->len; i++)
-        ok = start_send (&step, g_ptr_array_index (tensors, i), 0, i + 1, FALSE, error);
+        ok = start_send (&step, g_ptr_array_index (tensors, i), 0, 0, TRUE, error);
       ok = ok && wait_sends (&step, error);
     }
   else
@@ -1002,7 +1119,7 @@ hp_pipeline_schedule_gather (HpPipelineSchedule   *self,
           ok = theirs != NULL;
           for (guint i = 0; ok && theirs[i] != NULL; i++)
             {
-              HpTensor *tensor = receive (&step, from, i + 1, FALSE, NULL, error);
+              HpTensor *tensor = receive (&step, from, 0, TRUE, NULL, error);
 
               ok = tensor != NULL;
               if (ok)

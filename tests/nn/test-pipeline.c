@@ -447,8 +447,19 @@ not_a_loss (HpPipelineSchedule  *schedule,
   return hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (2, 3));
 }
 
+static HpTensor *
+nan_loss (HpPipelineSchedule  *schedule,
+          guint                microbatch,
+          HpTensor            *input,
+          gpointer             user_data,
+          GError             **error)
+{
+  return hp_tensor_new_full (HP_DTYPE_FLOAT64, NULL, 0, NAN);
+}
+
 /* A batch that does not split into the microbatches, no microbatch, a
- * stage function that gives nothing or a loss of more than one element */
+ * stage function that gives nothing, a loss of more than one element or
+ * a NaN loss */
 static void
 test_schedule_errors (void)
 {
@@ -496,6 +507,10 @@ test_schedule_errors (void)
   g_assert_true (isnan (hp_pipeline_schedule_evaluate (schedule, not_a_loss, NULL, &error)));
   g_assert_error (error, HP_ERROR, HP_ERROR_SHAPE);
   g_assert_true (hp_grad_mode_is_enabled ());
+  g_clear_error (&error);
+  g_assert_true (isnan (hp_pipeline_schedule_evaluate (schedule, nan_loss, NULL, &error)));
+  g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+  g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: the loss of microbatch 0 is NaN");
 }
 
 /* Stage 0 trains while the others evaluate: one error on every stage
@@ -519,6 +534,148 @@ test_train_and_evaluate (void)
   g_assert_true (isnan (loss));
   g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
   g_assert_nonnull (strstr (error->message, "pipeline schedule"));
+}
+
+/* Which stage fails at which microbatch, for failing_forward() */
+typedef struct
+{
+  guint stage;
+  guint microbatch;
+  HpTensor *leaf;     /* the first stage's input, which autograd does not keep */
+  HpTensor *wide;     /* when not NULL, that of microbatch 1, of another shape */
+} Failure;
+
+/* The first stage gives 0, 1, ..., 5 as [2, 3], the middle ones twice
+ * their input, the last its mean; stage @user_data->stage fails at its
+ * microbatch (none when it is G_MAXUINT) */
+static HpTensor *
+failing_forward (HpPipelineSchedule  *schedule,
+                 guint                microbatch,
+                 HpTensor            *input,
+                 gpointer             user_data,
+                 GError             **error)
+{
+  const Failure *failure = user_data;
+
+  if (hp_pipeline_schedule_get_stage (schedule) == failure->stage &&
+      microbatch == failure->microbatch)
+    {
+      g_set_error (error, HP_ERROR, HP_ERROR_STATE, "a bad number");
+      return NULL;
+    }
+  if (hp_pipeline_schedule_is_last_stage (schedule))
+    return hp_tensor_mean_all (input, error);
+  if (input != NULL)
+    return hp_tensor_scale (input, 2.0, error);
+  return hp_tensor_scale (microbatch == 1 && failure->wide != NULL ? failure->wide : failure->leaf,
+                          1.0, error);
+}
+
+/* A stage fails in the middle of a step or evaluation: it reports its
+ * own error and every other stage an HP_ERROR_MPI that one failed, at
+ * once rather than at the deadline (set to a minute here, which a
+ * regression would reach and fail on with another message); the next
+ * run on the same schedule, whose messages have tags of their own, is
+ * right */
+static void
+test_stage_fails (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { hp_get_world_size () };
+  g_autoptr(HpDeviceMesh) mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "pp", NULL },
+                                                     &error);
+  guint last = (guint) shape[0] - 1;
+  const gint64 leaf_shape[] = { 2, 3 };
+  g_autoptr(HpTensor) leaf = hp_test_counting (HP_DTYPE_FLOAT64, leaf_shape, 2);
+  gdouble expected = shape[0] == 1 ? 0 : 2.5 * (1 << (shape[0] - 2));
+
+  g_assert_no_error (error);
+  hp_tensor_set_requires_grad (leaf, TRUE);
+  g_setenv ("HP_COLLECTIVE_TIMEOUT", "60", TRUE);
+  for (guint k = 0; k < 2; k++)
+    for (guint failing = 0; failing < 2; failing++)
+      for (guint training = 0; training < 2; training++)
+        {
+          g_autoptr(HpPipelineSchedule) schedule =
+            hp_pipeline_schedule_new (mesh, "pp", k == 0 ? HP_PIPELINE_SCHEDULE_KIND_GPIPE
+                                                         : HP_PIPELINE_SCHEDULE_KIND_ONE_F_ONE_B,
+                                      3, &error);
+          Failure failure = { failing == 0 ? 0 : last, 1, leaf, NULL };
+          Failure none = { G_MAXUINT, 0, leaf, NULL };
+          guint stage;
+          gdouble loss;
+
+          g_assert_no_error (error);
+          stage = hp_pipeline_schedule_get_stage (schedule);
+          loss = training ? hp_pipeline_schedule_step (schedule, failing_forward, &failure, &error)
+                          : hp_pipeline_schedule_evaluate (schedule, failing_forward, &failure, &error);
+          g_assert_true (isnan (loss));
+          if (stage == failure.stage)
+            {
+              g_assert_error (error, HP_ERROR, HP_ERROR_STATE);
+              g_assert_cmpstr (error->message, ==, "a bad number");
+            }
+          else
+            {
+              g_autofree gchar *told = g_strdup_printf ("HpPipelineSchedule: stage %u failed in this step, "
+                                                        "so stage %u stops", failure.stage, stage);
+              g_autofree gchar *heard = g_strdup_printf ("HpPipelineSchedule: 1 of the %d stages "
+                                                         "failed in this step", shape[0]);
+
+              g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+              if (!g_str_has_prefix (error->message, told))
+                g_assert_cmpstr (error->message, ==, heard);
+            }
+          g_clear_error (&error);
+
+          loss = training ? hp_pipeline_schedule_step (schedule, failing_forward, &none, &error)
+                          : hp_pipeline_schedule_evaluate (schedule, failing_forward, &none, &error);
+          g_assert_no_error (error);
+          g_assert_cmpfloat (loss, ==, expected);
+        }
+  g_unsetenv ("HP_COLLECTIVE_TIMEOUT");
+}
+
+/* The first stage sends microbatch 1's activation as [2, 4] after
+ * microbatch 0's [2, 3]: the second stage fails with HP_ERROR_MPI naming
+ * both and never reads the data as the other shape, the others hear of
+ * it; the next step is right */
+static void
+test_shape_mismatch (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint shape[] = { hp_get_world_size () };
+  g_autoptr(HpDeviceMesh) mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "pp", NULL },
+                                                     &error);
+  const gint64 leaf_shape[] = { 2, 3 }, wide_shape[] = { 2, 4 };
+  g_autoptr(HpTensor) leaf = hp_test_counting (HP_DTYPE_FLOAT64, leaf_shape, 2);
+  g_autoptr(HpTensor) wide = hp_test_counting (HP_DTYPE_FLOAT64, wide_shape, 2);
+  g_autoptr(HpPipelineSchedule) schedule = NULL;
+  Failure mismatch = { G_MAXUINT, 0, leaf, wide };
+  Failure none = { G_MAXUINT, 0, leaf, NULL };
+  gdouble loss;
+
+  g_assert_no_error (error);
+  hp_tensor_set_requires_grad (leaf, TRUE);
+  hp_tensor_set_requires_grad (wide, TRUE);
+  schedule = hp_pipeline_schedule_new (mesh, "pp", HP_PIPELINE_SCHEDULE_KIND_GPIPE, 2, &error);
+  g_assert_no_error (error);
+  g_setenv ("HP_COLLECTIVE_TIMEOUT", "60", TRUE);
+  loss = hp_pipeline_schedule_step (schedule, failing_forward, &mismatch, &error);
+  g_assert_true (isnan (loss));
+  g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+  if (hp_pipeline_schedule_get_stage (schedule) == 1)
+    g_assert_cmpstr (error->message, ==, "HpPipelineSchedule: stage 1 got the activation of "
+                                         "microbatch 1 from stage 0 as float64 [2, 4], but "
+                                         "expected float64 [2, 3]");
+  else
+    g_assert_true (strstr (error->message, "stage 1 failed in this step") != NULL ||
+                   strstr (error->message, "stages failed in this step") != NULL);
+  g_clear_error (&error);
+  loss = hp_pipeline_schedule_step (schedule, failing_forward, &none, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (loss, ==, 2.5 * (1 << (shape[0] - 2)));
+  g_unsetenv ("HP_COLLECTIVE_TIMEOUT");
 }
 
 /* Stage s's tensors: s + 1 of them ("s.0", ...) but none on stage 1,
@@ -681,6 +838,8 @@ main (int    argc,
   if (world > 1)
     {
       g_test_add_func ("/pipeline/train-and-evaluate", test_train_and_evaluate);
+      g_test_add_func ("/pipeline/stage-fails", test_stage_fails);
+      g_test_add_func ("/pipeline/shape-mismatch", test_shape_mismatch);
       /* last: it leaves its mesh's communicator unusable */
       g_test_add_func ("/pipeline/gather-never-reached", test_gather_never_reached);
     }
