@@ -466,16 +466,26 @@ task_batch (Task    *task,
     }
 }
 
+/* The value of the one-element loss @tensor; NaN with @error set when
+ * it cannot be read or is NaN itself (the training diverged), as the
+ * pipeline schedule reports it */
 static gdouble
 scalar_value (HpTensor  *tensor,
               GError   **error)
 {
-  g_autoptr(HpTensor) full = NULL;
+  g_autoptr(HpTensor) full = HP_IS_DTENSOR (tensor) ? hp_dtensor_full_tensor (HP_DTENSOR (tensor), error)
+                                                    : g_object_ref (tensor);
+  g_autoptr(GError) local_error = NULL;
+  gdouble value;
 
-  if (!HP_IS_DTENSOR (tensor))
-    return hp_tensor_item (tensor, error);
-  full = hp_dtensor_full_tensor (HP_DTENSOR (tensor), error);
-  return full != NULL ? hp_tensor_item (full, error) : NAN;
+  if (full == NULL)
+    return NAN;
+  value = hp_tensor_item (full, &local_error);
+  if (local_error != NULL)
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  else if (isnan (value))
+    g_set_error (error, HP_ERROR, HP_ERROR_STATE, "the loss is NaN: the training diverged");
+  return value;
 }
 
 /* The largest peak resident memory of any rank, in MiB */

@@ -465,6 +465,18 @@ expect_error("--pp x --tp that does not divide the ranks", 3, ["--pp", "2", "--t
 expect_error("--pp x --dp x --tp that is not the ranks", 4, ["--pp", "2", "--dp", "1", "--tp", "1"],
              "world size 4")
 
+# A diverging run (--lr 1e30: a NaN loss at step 2) stops with one line
+# on rank 0 and a non-zero exit, on one rank and through the pipeline,
+# whose first stage hears at once that the last failed
+for np, extra, message in ((1, [], "the loss is NaN: the training diverged"),
+                           (2, ["--pp", "2"], "HpPipelineSchedule: stage 1 failed in this step")):
+    run = mpirun(np, "--steps", "5", "--log-every", "1", "--lr", "1e30", *extra)
+    lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
+    check(f"{np} ranks {' '.join(extra)}: a NaN loss stops the run with one clear line",
+          run.returncode != 0 and len(lines) == 1 and message in lines[0] and
+          "WARNING" not in run.stderr and "CRITICAL" not in run.stderr and len(losses(run)) == 1,
+          run.stdout + run.stderr)
+
 # Validation through the pipeline: the forwards of the stages without
 # gradients give the 1-rank validation losses (in --metrics, to every
 # digit printed there), alone and composed with tp, dp and fsdp, and
