@@ -865,7 +865,8 @@ rank0_agrees (gboolean      ok,
   gint flag = ok;
 
   MPI_Bcast (&flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!flag && hp_get_world_rank () != 0)
+  /* a rank that failed itself keeps its own reason */
+  if (!flag && ok && hp_get_world_rank () != 0)
     g_set_error (error, HP_ERROR, HP_ERROR_IO, "rank 0 could not write %s", what);
   return flag;
 }
