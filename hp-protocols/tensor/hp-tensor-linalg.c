@@ -17,10 +17,51 @@
 #include "hp-op-call-private.h"
 #include "hp-tensor-private.h"
 
-/* C = alpha * op(A) op(B) + beta * C on packed row-major matrices, op(A)
- * being m x k and op(B) k x n; @beta is 0 or 1. Empty products stay
- * away from BLAS (beta 0 then zeroes C), so every leading dimension
- * passed to it is at least 1. The attention op uses it too. */
+/* C = alpha * op(A) op(B) + beta * C on row-major matrices whose rows
+ * are @lda, @ldb and @ldc elements apart, op(A) being m x k and op(B)
+ * k x n; @beta is 0 or 1. Empty products stay away from BLAS (beta 0
+ * then zeroes C), so every leading dimension passed to it is at least
+ * 1. The attention op multiplies blocks of its score matrices with it. */
+void
+_hp_gemm_ld (HpDType        dtype,
+             gboolean       trans_a,
+             gboolean       trans_b,
+             gint64         m,
+             gint64         n,
+             gint64         k,
+             gdouble        alpha,
+             gconstpointer  a,
+             gint64         lda,
+             gconstpointer  b,
+             gint64         ldb,
+             gdouble        beta,
+             gpointer       c,
+             gint64         ldc)
+{
+  enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  gsize elem = hp_dtype_get_size (dtype);
+
+  if (m == 0 || n == 0)
+    return;
+
+  if (k == 0)
+    {
+      if (beta == 0.0)
+        for (gint64 i = 0; i < m; i++)
+          memset ((guint8 *) c + (gsize) (i * ldc) * elem, 0, (gsize) n * elem);
+      return;
+    }
+
+  if (dtype == HP_DTYPE_FLOAT32)
+    cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
+                 (float) alpha, a, (int) lda, b, (int) ldb, (float) beta, c, (int) ldc);
+  else
+    cblas_dgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
+                 alpha, a, (int) lda, b, (int) ldb, beta, c, (int) ldc);
+}
+
+/* _hp_gemm_ld on packed matrices */
 void
 _hp_gemm (HpDType        dtype,
           gboolean       trans_a,
@@ -34,27 +75,8 @@ _hp_gemm (HpDType        dtype,
           gdouble        beta,
           gpointer       c)
 {
-  enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-  enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
-  int lda = (int) (trans_a ? m : k);
-  int ldb = (int) (trans_b ? k : n);
-
-  if (m == 0 || n == 0)
-    return;
-
-  if (k == 0)
-    {
-      if (beta == 0.0)
-        memset (c, 0, (gsize) (m * n) * hp_dtype_get_size (dtype));
-      return;
-    }
-
-  if (dtype == HP_DTYPE_FLOAT32)
-    cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
-                 (float) alpha, a, lda, b, ldb, (float) beta, c, (int) n);
-  else
-    cblas_dgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k,
-                 alpha, a, lda, b, ldb, beta, c, (int) n);
+  _hp_gemm_ld (dtype, trans_a, trans_b, m, n, k, alpha, a, trans_a ? m : k, b,
+               trans_b ? k : n, beta, c, n);
 }
 
 /* BLAS indexes with int: a product that would reach BLAS with a larger

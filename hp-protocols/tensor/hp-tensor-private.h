@@ -153,7 +153,22 @@ HpTensor     *_hp_tensor_silu_mul         (HpTensor         *gate,
                                            HpTensor         *up,
                                            GError          **error);
 
-/* BLAS product of packed row-major matrices (hp-tensor-linalg.c) */
+/* BLAS products of row-major matrices, packed or with rows the leading
+ * dimensions apart (hp-tensor-linalg.c) */
+void          _hp_gemm_ld                 (HpDType           dtype,
+                                           gboolean          trans_a,
+                                           gboolean          trans_b,
+                                           gint64            m,
+                                           gint64            n,
+                                           gint64            k,
+                                           gdouble           alpha,
+                                           gconstpointer     a,
+                                           gint64            lda,
+                                           gconstpointer     b,
+                                           gint64            ldb,
+                                           gdouble           beta,
+                                           gpointer          c,
+                                           gint64            ldc);
 void          _hp_gemm                    (HpDType           dtype,
                                            gboolean          trans_a,
                                            gboolean          trans_b,
