@@ -318,6 +318,8 @@ _hp_fsdp_gather_start (HpDTensor  *shard,
       gather_free (gather);
       return NULL;
     }
+  /* the ops of the unit that runs meanwhile move it on */
+  _hp_mpi_progress_add (&gather->request);
   return gather;
 }
 
@@ -334,6 +336,7 @@ _hp_fsdp_gather_finish (HpFsdpGather  *gather,
   g_autoptr(GPtrArray) partial = NULL;
   HpTensor *result;
 
+  _hp_mpi_progress_remove (&gather->request);
   if (!_hp_collective_wait (&gather->request, hp_dtensor_get_mesh (gather->shard),
                             HP_COLLECTIVE_ALLGATHERV, "fsdp_prefetch", error))
     {
@@ -360,6 +363,7 @@ _hp_fsdp_gather_drop (HpFsdpGather *gather)
 
   if (gather == NULL)
     return;
+  _hp_mpi_progress_remove (&gather->request);
   if (!_hp_collective_wait (&gather->request, hp_dtensor_get_mesh (gather->shard),
                             HP_COLLECTIVE_ALLGATHERV, "fsdp_prefetch", &error))
     gather_abandon (gather);

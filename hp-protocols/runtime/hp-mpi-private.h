@@ -14,4 +14,10 @@ gboolean _hp_mpi_check (int          mpi_code,
                         const gchar *what,
                         GError     **error);
 
+/* Requests started ahead and waited for later, moved on while ops run
+ * (hp-mpi-progress.c) */
+void     _hp_mpi_progress_add    (MPI_Request *request);
+void     _hp_mpi_progress_remove (MPI_Request *request);
+void     _hp_mpi_progress        (void);
+
 G_END_DECLS

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "hp-mpi-private.h"
 #include "hp-tensor-ops.h"
 #include "hp-tensor-private.h"
 
@@ -465,6 +466,9 @@ run_graph (HpAutogradNode  *root_node,
       HpAutogradNode *node = g_ptr_array_steal_index (ready, ready->len - 1);
       NodeState *state = g_hash_table_lookup (states, node);
 
+      /* as every op call does, between nodes whose backward makes no op
+       * call of its own */
+      _hp_mpi_progress ();
       ok = run_node (node, state, states, leaf_grads, ready, error);
 
       /* the gradients of a node's outputs are not needed once it ran */

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "hp-mpi-private.h"
 #include "hp-op-call-private.h"
 
 /* A node's data: the call without its tensors, what inference found and
@@ -87,6 +88,9 @@ _hp_op_call_outputs (const HpOpCall  *call,
 {
   HpTensorDispatchFunc dispatch = find_dispatch (call);
 
+  /* collectives started ahead (FSDP's prefetch) move on only in MPI
+   * calls: every op gives them one */
+  _hp_mpi_progress ();
   if (dispatch != NULL)
     return dispatch (call, outputs, error);
   return _hp_op_call_run (call, _hp_op_call_get_inputs (call), outputs, error);
