@@ -81,6 +81,8 @@ HpTensor   *_hp_cross_entropy_class_parallel (HpTensor        *logits,
 
 /* Collectives on local tensors (hp-dtensor-redistribute.c) */
 MPI_Datatype _hp_mpi_datatype                (HpDType          dtype);
+void        _hp_dtensor_divide_for_avg       (HpTensor        *t,
+                                              gint             n);
 HpTensor   *_hp_redistribute_local           (HpTensor        *local,
                                               const gint64    *shape,
                                               guint            ndim,

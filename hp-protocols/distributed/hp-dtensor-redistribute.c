@@ -138,9 +138,9 @@ check_count (gint64   count,
 }
 
 /* Divides the reduced values by @n for Partial(avg) */
-static void
-divide_for_avg (HpTensor *t,
-                gint      n)
+void
+_hp_dtensor_divide_for_avg (HpTensor *t,
+                            gint      n)
 {
   gpointer data = _hp_tensor_data (t);
   gint64 numel = hp_tensor_get_numel (t);
@@ -459,7 +459,7 @@ step_all_reduce (State      *st,
     }
 
   if (op == HP_REDUCE_OP_AVG)
-    divide_for_avg (out, st->mesh_shape[d]);
+    _hp_dtensor_divide_for_avg (out, st->mesh_shape[d]);
   state_set_local (st, g_steal_pointer (&out));
   return TRUE;
 }
@@ -543,7 +543,7 @@ step_reduce_scatter (State      *st,
     }
 
   if (op == HP_REDUCE_OP_AVG)
-    divide_for_avg (out, n);
+    _hp_dtensor_divide_for_avg (out, n);
   state_set_local (st, g_steal_pointer (&out));
   return TRUE;
 }

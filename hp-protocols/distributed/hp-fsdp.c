@@ -46,6 +46,7 @@ typedef struct
   HpDeviceMesh *mesh;
   GPtrArray *placements;        /* the parameter's */
   GPtrArray *partial;           /* Partial(avg) over the data dims */
+  guint64 data_dims;
   gint64 *shape;
   guint ndim;
 } UnshardData;
@@ -62,6 +63,155 @@ unshard_data_free (gpointer pointer)
   g_free (data);
 }
 
+/* The mesh dim of @placements (over @mesh) that alone shards dim 0
+ * when it is one of @data_dims and has more than one rank, and no
+ * placement is partial: the layouts whose gather and reduce-scatter are
+ * one collective over that dim of whole rows; -1 otherwise */
+static gint
+dim0_data_dim (HpDeviceMesh *mesh,
+               GPtrArray    *placements,
+               guint64       data_dims)
+{
+  const gint *mesh_shape = hp_device_mesh_get_shape (mesh, NULL);
+  gint d = -1;
+
+  for (guint i = 0; i < placements->len; i++)
+    {
+      HpPlacement *p = g_ptr_array_index (placements, i);
+
+      if (hp_placement_is_partial (p))
+        return -1;
+      if (!hp_placement_is_shard (p) || hp_shard_get_dim (HP_SHARD (p)) != 0)
+        continue;
+      if (d >= 0 || !(data_dims & (G_GUINT64_CONSTANT (1) << i)))
+        return -1;
+      d = (gint) i;
+    }
+  return d >= 0 && mesh_shape[d] >= 2 ? d : -1;
+}
+
+/* A gradient's reduce-scatter over dp_shard under way: the values of
+ * the shard's gradient arrive while the backward goes on */
+typedef struct
+{
+  HpDeviceMesh *mesh;
+  HpTensor *send;               /* the gradient of the gathered parameter */
+  HpTensor *out;                /* this rank's rows of the sum, then of the mean */
+  int *counts;
+  gint n;
+  MPI_Request request;
+} ReduceScatter;
+
+static void
+reduce_scatter_free (gpointer pointer)
+{
+  ReduceScatter *rs = pointer;
+
+  g_object_unref (rs->mesh);
+  g_clear_object (&rs->send);
+  g_clear_object (&rs->out);
+  g_free (rs->counts);
+  g_free (rs);
+}
+
+static gboolean
+reduce_scatter_finish (gpointer   pointer,
+                       GError   **error)
+{
+  ReduceScatter *rs = pointer;
+
+  _hp_mpi_progress_remove (&rs->request);
+  if (!_hp_collective_wait (&rs->request, rs->mesh, HP_COLLECTIVE_REDUCE_SCATTER,
+                            "fsdp_reduce_scatter", error))
+    {
+      _hp_collective_abandon (g_steal_pointer (&rs->send));
+      _hp_collective_abandon (g_steal_pointer (&rs->out));
+      _hp_collective_abandon (g_steal_pointer (&rs->counts));
+      return FALSE;
+    }
+  _hp_dtensor_divide_for_avg (rs->out, rs->n);
+  return TRUE;
+}
+
+/* Starts the reduce-scatter of @local, this rank's gradient of the
+ * gathered parameter, into the gradient of the shard, which autograd
+ * finishes before it reads it (_hp_autograd_defer): the values travel
+ * while the backward of the units before goes on. The same numbers as
+ * the redistribution of the blocking path, step_reduce_scatter of
+ * hp-dtensor-redistribute.c. *@result stays %NULL, and nothing
+ * starts, when the layout is not one reduce-scatter of whole rows over
+ * dp_shard alone (HSDP, a dim 0 that tensor parallelism shards too):
+ * the caller redistributes then. */
+static gboolean
+reduce_scatter_start (UnshardData  *data,
+                      HpTensor     *local,
+                      HpTensor    **result,
+                      GError      **error)
+{
+  const gint *mesh_shape = hp_device_mesh_get_shape (data->mesh, NULL);
+  const gint *coordinate = hp_device_mesh_get_coordinate (data->mesh, NULL);
+  const gint64 *local_shape = hp_tensor_get_shape (local, NULL);
+  HpDType dtype = hp_tensor_get_dtype (local);
+  gint d = dim0_data_dim (data->mesh, data->placements, data->data_dims);
+  gint64 out_shape[HP_TENSOR_MAX_NDIM];
+  HpCollectiveCall call = HP_COLLECTIVE_CALL_INIT (HP_COLLECTIVE_REDUCE_SCATTER,
+                                                   "fsdp_reduce_scatter");
+  g_autoptr(HpPlacement) shard0 = NULL;
+  g_autoptr(HpDTensor) grad = NULL;
+  ReduceScatter *rs;
+  gint64 inner, offset, length;
+
+  *result = NULL;
+  if (d < 0 || !hp_dtype_is_floating (dtype) || hp_tensor_get_ndim (local) != data->ndim ||
+      local_shape[0] != data->shape[0] || hp_tensor_get_numel (local) > G_MAXINT)
+    return TRUE;
+  for (guint i = 0; i < data->placements->len; i++)
+    if ((gint) i != d && (data->data_dims & (G_GUINT64_CONSTANT (1) << i)) && mesh_shape[i] > 1)
+      return TRUE;
+
+  shard0 = hp_shard_new (0);
+  call.mesh_dim = d;
+  call.dtype = dtype;
+  call.shape = data->shape;
+  call.ndim = data->ndim;
+  call.placements = data->partial;
+  call.target = shard0;
+  if (!_hp_collective_agree (data->mesh, &call, error))
+    return FALSE;
+
+  inner = _hp_shape_numel (local_shape + 1, data->ndim - 1);
+  rs = g_new0 (ReduceScatter, 1);
+  rs->mesh = g_object_ref (data->mesh);
+  rs->send = g_object_ref (local);
+  rs->n = mesh_shape[d];
+  rs->counts = g_new (int, rs->n);
+  for (gint c = 0; c < rs->n; c++)
+    {
+      _hp_chunk (local_shape[0], rs->n, c, &offset, &length);
+      rs->counts[c] = (int) (length * inner);
+    }
+  _hp_chunk (local_shape[0], rs->n, coordinate[d], &offset, &length);
+  memcpy (out_shape, local_shape, data->ndim * sizeof (gint64));
+  out_shape[0] = length;
+  rs->out = _hp_tensor_new_uninit (dtype, out_shape, data->ndim);
+  if (!_hp_mpi_check (MPI_Ireduce_scatter (_hp_tensor_data (local), _hp_tensor_data (rs->out),
+                                           rs->counts, _hp_mpi_datatype (dtype), MPI_SUM,
+                                           hp_device_mesh_get_dim_comm (data->mesh, d),
+                                           &rs->request),
+                      "MPI_Ireduce_scatter", error))
+    {
+      reduce_scatter_free (rs);
+      return FALSE;
+    }
+  /* the ops of the backward that runs meanwhile move it on */
+  _hp_mpi_progress_add (&rs->request);
+  grad = _hp_dtensor_new (rs->out, data->mesh, data->placements, data->shape, data->ndim);
+  if (!_hp_autograd_defer (HP_TENSOR (grad), reduce_scatter_finish, rs, reduce_scatter_free, error))
+    return FALSE;
+  *result = HP_TENSOR (g_steal_pointer (&grad));
+  return TRUE;
+}
+
 static gboolean
 unshard_backward (HpAutogradNode  *node,
                   HpTensor       **grad_outputs,
@@ -71,11 +221,17 @@ unshard_backward (HpAutogradNode  *node,
   UnshardData *data = _hp_autograd_node_get_data (node);
   HpTensor *grad = grad_outputs[0];
   HpTensor *local = HP_IS_DTENSOR (grad) ? _hp_dtensor_peek_local (HP_DTENSOR (grad)) : grad;
-  g_autoptr(HpTensor) alias = hp_tensor_detach (local);
-  g_autoptr(HpDTensor) partial = _hp_dtensor_new (alias, data->mesh, data->partial,
-                                                  data->shape, data->ndim);
-  gboolean was_enabled = hp_grad_mode_is_enabled ();
+  g_autoptr(HpTensor) alias = NULL;
+  g_autoptr(HpDTensor) partial = NULL;
+  gboolean was_enabled;
 
+  if (!reduce_scatter_start (data, local, &grad_inputs[0], error))
+    return FALSE;
+  if (grad_inputs[0] != NULL)
+    return TRUE;
+  alias = hp_tensor_detach (local);
+  partial = _hp_dtensor_new (alias, data->mesh, data->partial, data->shape, data->ndim);
+  was_enabled = hp_grad_mode_is_enabled ();
   hp_grad_mode_set_enabled (FALSE);
   grad_inputs[0] = HP_TENSOR (hp_dtensor_redistribute (partial, data->placements, error));
   hp_grad_mode_set_enabled (was_enabled);
@@ -127,6 +283,7 @@ unshard_placements (HpDTensor  *shard,
  * comes back as the mean over the data dims, in @shard's placements */
 static HpTensor *
 computed_from (HpDTensor    *shard,
+               guint64       data_dims,
                HpTensor     *gathered,
                HpDeviceMesh *compute_mesh,
                GPtrArray    *compute_placements,
@@ -149,6 +306,7 @@ computed_from (HpDTensor    *shard,
       data->mesh = g_object_ref (hp_dtensor_get_mesh (shard));
       data->placements = g_ptr_array_ref (hp_dtensor_get_placements (shard));
       data->partial = g_ptr_array_ref (partial);
+      data->data_dims = data_dims;
       data->shape = g_memdup2 (shape, sizeof (gint64) * ndim);
       data->ndim = ndim;
       _hp_autograd_record ("fsdp_unshard", unshard_backward, (HpTensor * const *) &shard, 1,
@@ -184,7 +342,7 @@ _hp_fsdp_unshard (HpDTensor     *shard,
   hp_grad_mode_set_enabled (was_enabled);
   if (gathered == NULL)
     return NULL;
-  return computed_from (shard, _hp_dtensor_peek_local (gathered), compute_mesh, compute_placements,
+  return computed_from (shard, data_dims, _hp_dtensor_peek_local (gathered), compute_mesh, compute_placements,
                         partial);
 }
 
@@ -248,25 +406,14 @@ _hp_fsdp_gather_start (HpDTensor  *shard,
   HpFsdpGather *gather;
   gint64 inner, total = 0;
   guint ndim;
-  gint d = -1;
+  gint d;
   gint n;
 
   g_return_val_if_fail (HP_IS_DTENSOR (shard), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  for (guint i = 0; i < placements->len; i++)
-    {
-      HpPlacement *p = g_ptr_array_index (placements, i);
-
-      if (hp_placement_is_partial (p))
-        return NULL;
-      if (!hp_placement_is_shard (p) || hp_shard_get_dim (HP_SHARD (p)) != 0)
-        continue;
-      if (d >= 0 || !(data_dims & (G_GUINT64_CONSTANT (1) << i)))
-        return NULL;
-      d = (gint) i;
-    }
-  if (d < 0 || mesh_shape[d] < 2)
+  d = dim0_data_dim (mesh, placements, data_dims);
+  if (d < 0)
     return NULL;
 
   n = mesh_shape[d];
@@ -349,7 +496,7 @@ _hp_fsdp_gather_finish (HpFsdpGather  *gather,
     {
       unshard_placements (gather->shard, gather->data_dims, &gathered_placements,
                           &compute_placements, &partial);
-      result = computed_from (gather->shard, gather->out, compute_mesh, compute_placements, partial);
+      result = computed_from (gather->shard, gather->data_dims, gather->out, compute_mesh, compute_placements, partial);
     }
   gather_free (gather);
   return result;

@@ -17,6 +17,12 @@
  * chosen leaves back instead of adding them to the leaves' grad: a
  * node's backward can run a graph of its own with it (activation
  * checkpointing, hp-module-checkpoint.c).
+ *
+ * A backward may hand on a gradient whose values are still on their way
+ * (a non-blocking collective fills it) with _hp_autograd_defer(): the
+ * pass finishes it before anything reads it (another gradient added to
+ * it, a leaf's grad set) and at its end, so the collective runs while the
+ * nodes after it compute.
  */
 
 #pragma once
@@ -65,6 +71,14 @@ void            _hp_autograd_record               (const gchar      *name,
                                                    guint             n_saved,
                                                    gpointer          data,
                                                    GDestroyNotify    destroy);
+typedef gboolean (*HpAutogradFinishFunc) (gpointer  data,
+                                          GError  **error);
+
+gboolean        _hp_autograd_defer                (HpTensor         *grad,
+                                                   HpAutogradFinishFunc finish,
+                                                   gpointer          data,
+                                                   GDestroyNotify    destroy,
+                                                   GError          **error);
 gboolean        _hp_autograd_run_backward         (HpTensor         *root,
                                                    HpTensor         *grad,
                                                    GError          **error);

@@ -253,11 +253,106 @@ node_state_free (gpointer data)
   g_free (state);
 }
 
+/* A gradient whose values are still on their way (_hp_autograd_defer) */
+typedef struct
+{
+  HpTensor *grad;
+  HpAutogradFinishFunc finish;
+  gpointer data;
+  GDestroyNotify destroy;
+} Deferred;
+
+/* The Deferred of the innermost pass running on this thread, or NULL */
+static GPrivate deferred_key;
+
+static void
+deferred_clear (gpointer pointer)
+{
+  Deferred *deferred = pointer;
+
+  g_clear_object (&deferred->grad);
+  if (deferred->destroy != NULL)
+    deferred->destroy (deferred->data);
+}
+
+static gboolean
+is_deferred (GArray   *deferred,
+             HpTensor *grad)
+{
+  for (guint i = 0; grad != NULL && i < deferred->len; i++)
+    if (g_array_index (deferred, Deferred, i).grad == grad)
+      return TRUE;
+  return FALSE;
+}
+
+/* Finishes every deferred gradient of the pass, in the order they were
+ * deferred; after a failure the others are still finished (so that no
+ * collective is left behind), their errors dropped */
+static gboolean
+finish_deferred (GArray  *deferred,
+                 GError **error)
+{
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < deferred->len; i++)
+    {
+      Deferred *one = &g_array_index (deferred, Deferred, i);
+
+      if (ok)
+        ok = one->finish (one->data, error);
+      else
+        {
+          g_autoptr(GError) dropped = NULL;
+
+          one->finish (one->data, &dropped);
+        }
+    }
+  g_array_set_size (deferred, 0);
+  return ok;
+}
+
+/**
+ * _hp_autograd_defer:
+ * @grad: a gradient that a backward function hands on, whose values
+ *   are not there yet
+ * @finish: puts them there (waits for the collective that fills them)
+ * @data: for @finish
+ * @destroy: frees @data after @finish ran
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * The backward pass that runs calls @finish before it reads @grad and at
+ * its end, whether or not it fails. Outside a pass, @finish runs now.
+ *
+ * Returns: %TRUE, or %FALSE with the error of @finish when it ran now
+ *   and failed
+ */
+gboolean
+_hp_autograd_defer (HpTensor             *grad,
+                    HpAutogradFinishFunc  finish,
+                    gpointer              data,
+                    GDestroyNotify        destroy,
+                    GError              **error)
+{
+  GArray *deferred = g_private_get (&deferred_key);
+  Deferred one = { g_object_ref (grad), finish, data, destroy };
+  gboolean ok;
+
+  if (deferred != NULL)
+    {
+      g_array_append_val (deferred, one);
+      return TRUE;
+    }
+  ok = finish (data, error);
+  deferred_clear (&one);
+  return ok;
+}
+
 static gboolean
 accumulate (HpTensor  **slot,
             HpTensor   *grad,
             GError    **error)
 {
+  GArray *deferred = g_private_get (&deferred_key);
   HpTensor *sum;
 
   if (*slot == NULL)
@@ -265,6 +360,9 @@ accumulate (HpTensor  **slot,
       *slot = g_object_ref (grad);
       return TRUE;
     }
+  if (deferred != NULL && (is_deferred (deferred, *slot) || is_deferred (deferred, grad)) &&
+      !finish_deferred (deferred, error))
+    return FALSE;
 
   sum = hp_tensor_add (*slot, grad, error);
   if (sum == NULL)
@@ -410,7 +508,12 @@ run_node (HpAutogradNode  *node,
           else
             {
               NodeState *next = g_hash_table_lookup (states, edge->node);
-              ok = accumulate (&next->grads[edge->output_nr], grad_inputs[i], error);
+              GArray *deferred = g_private_get (&deferred_key);
+
+              /* the node it goes to reads it */
+              if (deferred != NULL && is_deferred (deferred, grad_inputs[i]))
+                ok = finish_deferred (deferred, error);
+              ok = ok && accumulate (&next->grads[edge->output_nr], grad_inputs[i], error);
             }
         }
 
@@ -442,6 +545,8 @@ run_graph (HpAutogradNode  *root_node,
 {
   g_autoptr(GHashTable) states = NULL;
   g_autoptr(GPtrArray) ready = NULL;
+  g_autoptr(GArray) deferred = NULL;
+  GArray *outer;
   gboolean was_enabled;
   gboolean ok = TRUE;
 
@@ -459,6 +564,11 @@ run_graph (HpAutogradNode  *root_node,
   was_enabled = hp_grad_mode_is_enabled ();
   hp_grad_mode_set_enabled (FALSE);
 
+  deferred = g_array_new (FALSE, FALSE, sizeof (Deferred));
+  g_array_set_clear_func (deferred, deferred_clear);
+  outer = g_private_get (&deferred_key);
+  g_private_set (&deferred_key, deferred);
+
   ready = g_ptr_array_new ();
   g_ptr_array_add (ready, root_node);
   while (ok && ready->len > 0)
@@ -475,6 +585,11 @@ run_graph (HpAutogradNode  *root_node,
       for (guint i = 0; i < state->n_outputs; i++)
         g_clear_object (&state->grads[i]);
     }
+  if (ok)
+    ok = finish_deferred (deferred, error);
+  else
+    finish_deferred (deferred, NULL);
+  g_private_set (&deferred_key, outer);
 
   if (ok)
     {
