@@ -306,6 +306,80 @@ test_gather_failure (void)
   hp_test_assert_close (logits, expected, 0, 0);
 }
 
+/* A gradient's reduce-scatter that fails (the other ranks make another
+ * collective) fails the backward with HP_ERROR_MPI and sets no
+ * gradient; a backward after it gives the gradients of one rank */
+static void
+test_reduce_scatter_failure (void)
+{
+  g_autoptr(GError) error = NULL;
+  Case c = { HP_DTYPE_FLOAT64, 1, 0, 1, HP_ACTIVATION_CHECKPOINTING_NONE, FALSE };
+  g_autoptr(HpDecoderConfig) config = decoder_config (1, &c);
+  g_autoptr(HpModule) model = build (config, 1, NULL);
+  g_autoptr(HpModule) reference = build (config, 1, NULL);
+  gint shape[] = { world_size };
+  g_autoptr(HpDeviceMesh) mesh = NULL;
+  g_autoptr(HpTensor) ids = NULL;
+  g_autoptr(HpTensor) targets = NULL;
+  g_autoptr(HpTensor) full = NULL;
+  const gchar *name = "layers.0.feed_forward.w1.weight";
+
+  mesh = hp_device_mesh_new (shape, 1, (const gchar *[]) { "dp_shard", NULL }, &error);
+  g_assert_no_error (error);
+  /* without resharding, the backward's first collective is a reduce-scatter */
+  fully_shard (model, mesh, FALSE);
+  hp_test_token_batch (0, 0, 2, &ids, &targets);
+
+  for (gint round = 0; round < 2; round++)
+    {
+      g_autoptr(HpTensor) logits = hp_module_call1 (model, ids, &error);
+      g_autoptr(HpTensor) loss = NULL;
+
+      g_assert_no_error (error);
+      loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+      g_assert_no_error (error);
+      if (round == 1)
+        {
+          g_assert_true (hp_tensor_backward (loss, NULL, &error));
+          g_assert_no_error (error);
+        }
+      else if (hp_get_world_rank () == 0)
+        {
+          g_assert_false (hp_tensor_backward (loss, NULL, &error));
+          g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+          g_assert_nonnull (strstr (error->message, "fsdp_reduce_scatter"));
+          g_assert_null (hp_tensor_get_grad (hp_module_get_parameter (model, name)));
+        }
+      else
+        {
+          g_autoptr(GPtrArray) sharded = hp_placements_new_from_string ("S(0)", &error);
+          g_autoptr(GPtrArray) replicated = hp_placements_new_from_string ("R", &error);
+          g_autoptr(HpTensor) local = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 5));
+          g_autoptr(HpDTensor) other = hp_dtensor_new_from_local (local, mesh, sharded, NULL, 0,
+                                                                  FALSE, &error);
+
+          g_assert_no_error (error);
+          g_assert_null (hp_dtensor_redistribute (other, replicated, &error));
+          g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+        }
+      g_clear_error (&error);
+    }
+
+  {
+    g_autoptr(HpTensor) logits = hp_module_call1 (reference, ids, &error);
+    g_autoptr(HpTensor) loss = NULL;
+
+    g_assert_no_error (error);
+    loss = hp_tensor_cross_entropy (logits, targets, -100, &error);
+    g_assert_no_error (error);
+    g_assert_true (hp_tensor_backward (loss, NULL, &error));
+    g_assert_no_error (error);
+  }
+  full = hp_test_full_tensor (hp_tensor_get_grad (hp_module_get_parameter (model, name)));
+  hp_test_assert_close (full, hp_tensor_get_grad (hp_module_get_parameter (reference, name)),
+                        1e-12, 1e-12);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -350,6 +424,9 @@ main (int    argc,
     }
   g_test_add_func ("/fsdp/errors", test_errors);
   if (world_size >= 2)
-    g_test_add_func ("/fsdp/gather-failure", test_gather_failure);
+    {
+      g_test_add_func ("/fsdp/gather-failure", test_gather_failure);
+      g_test_add_func ("/fsdp/reduce-scatter-failure", test_reduce_scatter_failure);
+    }
   return g_test_run ();
 }
