@@ -382,7 +382,9 @@ compute_placements (HpModule      *self,
  * gradient of each gathered parameter is reduce-scattered into its
  * shard as the mean over `dp_shard` and then averaged over
  * `dp_replicate` (HSDP), as soon as the unit's backward is through: no
- * gradient averaging afterwards. Each rank's loss must be the mean over
+ * gradient averaging afterwards. Without HSDP the reduce-scatter is
+ * non-blocking and travels while the backward of the units before runs;
+ * the backward is through only when every gradient has arrived. Each rank's loss must be the mean over
  * its equal share of the batch. Activation checkpointing composes: a
  * recomputation gathers again.
  *
