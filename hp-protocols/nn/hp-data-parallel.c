@@ -243,11 +243,11 @@ averaging_start (HpTensor  *leaf,
  * that gradient over @dp_mesh as soon as the pass has all of it, so
  * that it travels while the backward computes the gradients of the
  * layers before, and returns only when every one of them has arrived.
- * hp_data_parallel_average_gradients() then leaves those gradients as
+ * [func@Hp.data_parallel_average_gradients] then leaves those gradients as
  * they are, so a training loop calls it in either case; it still
  * averages a gradient that a later backward added to (accumulation over
  * micro-batches), which gives the same mean up to rounding. The numbers
- * are those of hp_data_parallel_average_gradients(), bit for bit, when
+ * are those of that function, bit for bit, when
  * each step makes one backward. Every rank must make the same choice;
  * the collectives agree and run under the deadline as every collective
  * does, and one that fails fails the backward with
