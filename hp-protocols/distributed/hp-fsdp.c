@@ -116,14 +116,18 @@ reduce_scatter_free (gpointer pointer)
 
 static gboolean
 reduce_scatter_finish (gpointer   pointer,
+                       gboolean   abandon,
                        GError   **error)
 {
   ReduceScatter *rs = pointer;
 
   _hp_mpi_progress_remove (&rs->request);
-  if (!_hp_collective_wait (&rs->request, rs->mesh, HP_COLLECTIVE_REDUCE_SCATTER,
-                            "fsdp_reduce_scatter", error))
+  if (abandon || !_hp_collective_wait (&rs->request, rs->mesh, HP_COLLECTIVE_REDUCE_SCATTER,
+                                       "fsdp_reduce_scatter", error))
     {
+      /* the request still uses the mesh's communicators */
+      if (abandon)
+        _hp_collective_abandon (g_object_ref (rs->mesh));
       _hp_collective_abandon (g_steal_pointer (&rs->send));
       _hp_collective_abandon (g_steal_pointer (&rs->out));
       _hp_collective_abandon (g_steal_pointer (&rs->counts));

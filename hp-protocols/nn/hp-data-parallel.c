@@ -155,14 +155,18 @@ averaging_free (gpointer pointer)
 
 static gboolean
 averaging_finish (gpointer   pointer,
+                  gboolean   abandon,
                   GError   **error)
 {
   Averaging *averaging = pointer;
 
   _hp_mpi_progress_remove (&averaging->request);
-  if (!_hp_collective_wait (&averaging->request, averaging->dp_mesh, HP_COLLECTIVE_ALLREDUCE,
-                            "average_gradients", error))
+  if (abandon || !_hp_collective_wait (&averaging->request, averaging->dp_mesh,
+                                       HP_COLLECTIVE_ALLREDUCE, "average_gradients", error))
     {
+      /* the request still uses the mesh's communicator */
+      if (abandon)
+        _hp_collective_abandon (g_object_ref (averaging->dp_mesh));
       _hp_collective_abandon (g_steal_pointer (&averaging->send));
       _hp_collective_abandon (g_steal_pointer (&averaging->sum));
       return FALSE;

@@ -77,7 +77,10 @@ void            _hp_autograd_record               (const gchar      *name,
                                                    guint             n_saved,
                                                    gpointer          data,
                                                    GDestroyNotify    destroy);
+/* With @abandon (another one failed: the ranks are out of step), gives
+ * up at once instead of waiting */
 typedef gboolean (*HpAutogradFinishFunc) (gpointer  data,
+                                          gboolean  abandon,
                                           GError  **error);
 
 gboolean        _hp_autograd_defer                (HpTensor         *grad,

@@ -333,8 +333,8 @@ is_deferred (GArray   *deferred,
 }
 
 /* Finishes every deferred gradient of the pass, in the order they were
- * deferred; after a failure the others are still finished (so that no
- * collective is left behind), their errors dropped */
+ * deferred; after one fails, the others are given up on without waiting
+ * (a deadline each would add up) */
 static gboolean
 finish_deferred (GArray  *deferred,
                  GError **error)
@@ -346,13 +346,9 @@ finish_deferred (GArray  *deferred,
       Deferred *one = &g_array_index (deferred, Deferred, i);
 
       if (ok)
-        ok = one->finish (one->data, error);
+        ok = one->finish (one->data, FALSE, error);
       else
-        {
-          g_autoptr(GError) dropped = NULL;
-
-          one->finish (one->data, &dropped);
-        }
+        one->finish (one->data, TRUE, NULL);
     }
   g_array_set_size (deferred, 0);
   return ok;
@@ -389,7 +385,7 @@ _hp_autograd_defer (HpTensor             *grad,
       g_array_append_val (deferred, one);
       return TRUE;
     }
-  ok = finish (data, error);
+  ok = finish (data, FALSE, error);
   deferred_clear (&one);
   return ok;
 }
