@@ -66,7 +66,6 @@ typedef struct
   gint fsdp;
   gchar *fsdp_reshard;          /* "true" or "false" */
   gchar *fsdp_prefetch;         /* "on" or "off" */
-  gchar *dp_overlap;            /* "on" or "off" */
   gint dp;
   gint steps;
   gint64 seed;
@@ -115,7 +114,6 @@ options_clear (Options *options)
   g_free (options->pp_schedule_name);
   g_free (options->fsdp_reshard);
   g_free (options->fsdp_prefetch);
-  g_free (options->dp_overlap);
 }
 
 /* --ac none, full or every-K */
@@ -171,9 +169,6 @@ parse_options (Options   *options,
       "FSDP units free their gathered parameters after the forward (default true)", "true|false" },
     { "fsdp-prefetch", 0, 0, G_OPTION_ARG_STRING, &options->fsdp_prefetch,
       "FSDP units start the next unit's all-gather ahead (default on)", "on|off" },
-    { "dp-overlap", 0, 0, G_OPTION_ARG_STRING, &options->dp_overlap,
-      "With --dp and no pipeline, the backward starts averaging each gradient as soon as it "
-      "has it (default on)", "on|off" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &options->steps, "Training steps (default 200)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &options->seed, "Seed of the task and the weights", "N" },
     { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &options->lr, "AdamW learning rate (default 3e-3)", "X" },
@@ -262,13 +257,10 @@ parse_options (Options   *options,
   if ((options->fsdp_reshard != NULL && g_strcmp0 (options->fsdp_reshard, "true") != 0 &&
        g_strcmp0 (options->fsdp_reshard, "false") != 0) ||
       (options->fsdp_prefetch != NULL && g_strcmp0 (options->fsdp_prefetch, "on") != 0 &&
-       g_strcmp0 (options->fsdp_prefetch, "off") != 0) ||
-      (options->dp_overlap != NULL && g_strcmp0 (options->dp_overlap, "on") != 0 &&
-       g_strcmp0 (options->dp_overlap, "off") != 0))
+       g_strcmp0 (options->fsdp_prefetch, "off") != 0))
     {
       g_set_error (error, HP_ERROR, HP_ERROR_INVALID_ARGUMENT,
-                   "--fsdp-reshard-after-forward takes true or false, --fsdp-prefetch and "
-                   "--dp-overlap on or off");
+                   "--fsdp-reshard-after-forward takes true or false, --fsdp-prefetch on or off");
       return FALSE;
     }
   if (options->data == NULL && (options->eval_every > 0 || options->val_fraction >= 0))
@@ -1379,11 +1371,6 @@ run (Options  *options,
       hp_module_set_fsdp_prefetch (HP_MODULE (model), g_strcmp0 (options->fsdp_prefetch, "off") != 0);
     }
   params = hp_module_parameters (HP_MODULE (model));
-  /* one backward a step: the averaging overlaps it with the same numbers */
-  if (options->fsdp == 1 && schedule == NULL &&
-      !hp_data_parallel_set_overlap (params, dp_mesh, g_strcmp0 (options->dp_overlap, "off") != 0,
-                                     error))
-    return FALSE;
   optimizer = hp_optimizer_config_build_optimizer (HP_OPTIMIZER_CONFIG (optimizer_config),
                                                    params, error);
   if (optimizer == NULL)

@@ -19,11 +19,6 @@ gboolean hp_data_parallel_average_gradients (GPtrArray     *params,
                                              HpDeviceMesh  *dp_mesh,
                                              GError       **error);
 HP_AVAILABLE_IN_ALL
-gboolean hp_data_parallel_set_overlap       (GPtrArray     *params,
-                                             HpDeviceMesh  *dp_mesh,
-                                             gboolean       overlap,
-                                             GError       **error);
-HP_AVAILABLE_IN_ALL
 gboolean hp_data_parallel_average_scalar    (HpDeviceMesh  *dp_mesh,
                                              gdouble       *value,
                                              GError       **error);

@@ -23,12 +23,6 @@
  * pass finishes it before anything reads it (another gradient added to
  * it, a leaf's grad set) and at its end, so the collective runs while the
  * nodes after it compute.
- *
- * A leaf may carry a hook (_hp_autograd_set_leaf_hook) that a backward
- * pass which sets grads (hp_tensor_backward) calls once the leaf's
- * gradient of the pass is whole, when the leaf had no grad before: the
- * hook gives the tensor that becomes the grad instead (data parallelism
- * starts its all-reduce there, under _hp_autograd_defer).
  */
 
 #pragma once
@@ -88,15 +82,6 @@ gboolean        _hp_autograd_defer                (HpTensor         *grad,
                                                    gpointer          data,
                                                    GDestroyNotify    destroy,
                                                    GError          **error);
-typedef HpTensor *(*HpAutogradLeafFunc) (HpTensor  *leaf,
-                                         HpTensor  *grad,
-                                         gpointer   data,
-                                         GError   **error);
-
-void            _hp_autograd_set_leaf_hook        (HpTensor         *leaf,
-                                                   HpAutogradLeafFunc hook,
-                                                   gpointer          data,
-                                                   GDestroyNotify    destroy);
 gboolean        _hp_autograd_run_backward         (HpTensor         *root,
                                                    HpTensor         *grad,
                                                    GError          **error);

@@ -253,53 +253,6 @@ node_state_free (gpointer data)
   g_free (state);
 }
 
-#define LEAF_HOOK_KEY "hp-autograd-leaf-hook"
-
-typedef struct
-{
-  HpAutogradLeafFunc hook;
-  gpointer data;
-  GDestroyNotify destroy;
-} LeafHook;
-
-static void
-leaf_hook_free (gpointer pointer)
-{
-  LeafHook *hook = pointer;
-
-  if (hook->destroy != NULL)
-    hook->destroy (hook->data);
-  g_free (hook);
-}
-
-/**
- * _hp_autograd_set_leaf_hook:
- * @leaf: a tensor that requires grad and has no grad_fn
- * @hook: (nullable): called by hp_tensor_backward once the pass has the
- *   whole gradient of @leaf, when @leaf has no grad yet; it gives the
- *   tensor (transfer full) that becomes the grad, or %NULL with an
- *   error, which fails the pass. %NULL removes the hook.
- * @data: for @hook
- * @destroy: frees @data when the hook is replaced or @leaf finalized
- */
-void
-_hp_autograd_set_leaf_hook (HpTensor           *leaf,
-                            HpAutogradLeafFunc  hook,
-                            gpointer            data,
-                            GDestroyNotify      destroy)
-{
-  LeafHook *one = NULL;
-
-  if (hook != NULL)
-    {
-      one = g_new (LeafHook, 1);
-      one->hook = hook;
-      one->data = data;
-      one->destroy = destroy;
-    }
-  g_object_set_data_full (G_OBJECT (leaf), LEAF_HOOK_KEY, one, one != NULL ? leaf_hook_free : NULL);
-}
-
 /* A gradient whose values are still on their way (_hp_autograd_defer) */
 typedef struct
 {
@@ -452,7 +405,6 @@ check_grad_fits (const gchar  *what,
 static gboolean
 collect_graph (HpAutogradNode  *root,
                GHashTable      *states,
-               GHashTable      *leaf_pending,
                GError         **error)
 {
   g_autoptr(GPtrArray) stack = g_ptr_array_new ();
@@ -500,49 +452,9 @@ collect_graph (HpAutogradNode  *root,
               NodeState *next = g_hash_table_lookup (states, node->edges[i].node);
               next->pending++;
             }
-          else if (leaf_pending != NULL && node->edges[i].leaf != NULL &&
-                   g_object_get_data (G_OBJECT (node->edges[i].leaf), LEAF_HOOK_KEY) != NULL)
-            {
-              HpTensor *leaf = node->edges[i].leaf;
-
-              g_hash_table_insert (leaf_pending, leaf,
-                                   GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (leaf_pending, leaf)) + 1));
-            }
       }
   }
 
-  return TRUE;
-}
-
-/* Once every edge of the pass into hooked @leaf ran: its hook */
-static gboolean
-leaf_edge_done (HpTensor    *leaf,
-                GHashTable  *leaf_grads,
-                GHashTable  *leaf_pending,
-                GError     **error)
-{
-  guint left = GPOINTER_TO_UINT (g_hash_table_lookup (leaf_pending, leaf));
-  HpTensor *grad;
-  HpTensor *replacement;
-  LeafHook *hook;
-
-  if (left == 0)
-    return TRUE;
-  if (left > 1)
-    {
-      g_hash_table_insert (leaf_pending, leaf, GUINT_TO_POINTER (left - 1));
-      return TRUE;
-    }
-  g_hash_table_remove (leaf_pending, leaf);
-  grad = g_hash_table_lookup (leaf_grads, leaf);
-  hook = g_object_get_data (G_OBJECT (leaf), LEAF_HOOK_KEY);
-  /* a grad from before adds up with this one after the pass */
-  if (grad == NULL || hook == NULL || hp_tensor_get_grad (leaf) != NULL)
-    return TRUE;
-  replacement = hook->hook (leaf, grad, hook->data, error);
-  if (replacement == NULL)
-    return FALSE;
-  g_hash_table_insert (leaf_grads, leaf, replacement);
   return TRUE;
 }
 
@@ -551,7 +463,6 @@ run_node (HpAutogradNode  *node,
           NodeState       *state,
           GHashTable      *states,
           GHashTable      *leaf_grads,
-          GHashTable      *leaf_pending,
           GPtrArray       *ready,
           GError         **error)
 {
@@ -602,9 +513,6 @@ run_node (HpAutogradNode  *node,
             }
         }
 
-      if (ok && edge->leaf != NULL && leaf_pending != NULL)
-        ok = leaf_edge_done (edge->leaf, leaf_grads, leaf_pending, error);
-
       /* A node is ready once every node pointing at it has run, whether
        * or not it sent a gradient. */
       if (edge->node != NULL)
@@ -629,10 +537,8 @@ run_graph (HpAutogradNode  *root_node,
            guint            root_nr,
            HpTensor        *seed,
            GHashTable      *leaf_grads,
-           gboolean         sets_grads,
            GError         **error)
 {
-  g_autoptr(GHashTable) leaf_pending = sets_grads ? g_hash_table_new (NULL, NULL) : NULL;
   g_autoptr(GHashTable) states = NULL;
   g_autoptr(GPtrArray) ready = NULL;
   g_autoptr(GArray) deferred = NULL;
@@ -643,7 +549,7 @@ run_graph (HpAutogradNode  *root_node,
   states = g_hash_table_new_full (NULL, NULL,
                                   (GDestroyNotify) _hp_autograd_node_unref,
                                   node_state_free);
-  if (!collect_graph (root_node, states, leaf_pending, error))
+  if (!collect_graph (root_node, states, error))
     return FALSE;
 
   {
@@ -669,7 +575,7 @@ run_graph (HpAutogradNode  *root_node,
       /* as every op call does, between nodes whose backward makes no op
        * call of its own */
       _hp_mpi_progress ();
-      ok = run_node (node, state, states, leaf_grads, leaf_pending, ready, error);
+      ok = run_node (node, state, states, leaf_grads, ready, error);
 
       /* the gradients of a node's outputs are not needed once it ran */
       for (guint i = 0; i < state->n_outputs; i++)
@@ -766,7 +672,7 @@ _hp_autograd_run_backward (HpTensor  *root,
     }
 
   leaf_grads = g_hash_table_new_full (NULL, NULL, NULL, g_object_unref);
-  if (!run_graph (root_node, root_nr, seed, leaf_grads, TRUE, error))
+  if (!run_graph (root_node, root_nr, seed, leaf_grads, error))
     return FALSE;
 
   /* Leaves change only when the whole pass succeeded: first every sum,
@@ -820,7 +726,7 @@ _hp_autograd_grad (const gchar      *what,
   root_node = _hp_tensor_get_grad_fn (root, &root_nr);
   if (root_node == NULL)
     g_hash_table_insert (leaf_grads, root, g_steal_pointer (&seed));
-  else if (!run_graph (root_node, root_nr, seed, leaf_grads, FALSE, error))
+  else if (!run_graph (root_node, root_nr, seed, leaf_grads, error))
     return FALSE;
 
   for (guint i = 0; i < n_leaves; i++)

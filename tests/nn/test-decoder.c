@@ -25,8 +25,6 @@ typedef struct
   gint head_dim;
   gboolean attention_bias;
   HpRopeScaling rope_scaling;
-  /* data parallelism: the backward averages (hp_data_parallel_set_overlap) */
-  gboolean overlap;
 } Variant;
 
 /* A small float64 decoder whose heads split over @tp ranks */
@@ -303,13 +301,9 @@ test_data_and_tensor_parallel (gconstpointer data)
   randomize_biases (reference, model);
 
   reference_loss = run (reference, NULL, 0, dp * rows, &reference_logits);
-  params = hp_module_parameters (model);
-  /* the backward averages the gradients as it goes, and
-   * average_gradients leaves them as they are then */
-  g_assert_true (hp_data_parallel_set_overlap (params, dp_mesh, variant->overlap, &error));
-  g_assert_no_error (error);
   loss = run (model, tp > 1 ? tp_mesh : NULL, rows * hp_device_mesh_get_local_rank (dp_mesh, 0),
               rows, &logits);
+  params = hp_module_parameters (model);
   /* a tied table is averaged once: it is one parameter; biases are 4
    * per layer */
   g_assert_cmpuint (params->len, ==, 21 - variant->tied +
@@ -590,8 +584,6 @@ test_data_parallel_errors (void)
   hp_test_assert_values (w, HP_TEST_DATA (1, 2), HP_TEST_SHAPE (2), 0, 0);
 
   hp_test_assert_error (GINT_TO_POINTER (hp_data_parallel_average_scalar (flat, &value, &error)),
-                        &error, HP_ERROR_MESH, message);
-  hp_test_assert_error (GINT_TO_POINTER (hp_data_parallel_set_overlap (params, flat, TRUE, &error)),
                         &error, HP_ERROR_MESH, message);
   g_assert_cmpfloat (value, ==, 3.25);
 
@@ -895,8 +887,6 @@ main (int   argc,
     { TRUE, TRUE, TRUE, FALSE, 6, TRUE, HP_ROPE_SCALING_LLAMA3 },
     { TRUE, FALSE, TRUE, FALSE, 10, TRUE, HP_ROPE_SCALING_LINEAR },
     { TRUE, TRUE, TRUE, TRUE, 0, FALSE, HP_ROPE_SCALING_LLAMA3 },
-    { TRUE, TRUE, TRUE, FALSE, 0, FALSE, HP_ROPE_SCALING_NONE, TRUE },
-    { TRUE, TRUE, TRUE, TRUE, 0, TRUE, HP_ROPE_SCALING_NONE, TRUE },
   };
   static const gchar *dp_tp_names[] = {
     "/decoder/dp-tp",
@@ -904,8 +894,6 @@ main (int   argc,
     "/decoder/dp-tp/head-dim+bias+llama3",
     "/decoder/dp-tp/head-dim+bias+linear",
     "/decoder/dp-tp/tied+llama3",
-    "/decoder/dp-tp/overlap",
-    "/decoder/dp-tp/tied+bias/overlap",
   };
   static const gchar *names[] = {
     "/decoder/tp/loss-parallel",

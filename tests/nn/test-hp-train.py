@@ -45,8 +45,7 @@ for np, extra in ((2, ["--tp", "2"]), (4, ["--dp", "2", "--tp", "2"]), (2, ["--d
                   (2, ["--fsdp", "2"]), (4, ["--fsdp", "2", "--tp", "2"]),
                   (4, ["--dp", "2", "--fsdp", "2"]),
                   (2, ["--fsdp", "2", "--fsdp-reshard-after-forward", "false"]),
-                  (2, ["--fsdp", "2", "--fsdp-prefetch", "off"]),
-                  (2, ["--dp", "2", "--dp-overlap", "off"])):
+                  (2, ["--fsdp", "2", "--fsdp-prefetch", "off"])):
     run = mpirun(np, *common, *extra)
     curve = losses(run)
     same = (run.returncode == 0 and len(curve) == STEPS and
@@ -120,7 +119,7 @@ expect_error("--fsdp-reshard-after-forward maybe", 2,
              ["--fsdp", "2", "--fsdp-reshard-after-forward", "maybe"],
              "--fsdp-reshard-after-forward takes true or false")
 expect_error("--fsdp-prefetch sometimes", 2, ["--fsdp", "2", "--fsdp-prefetch", "sometimes"],
-             "--fsdp-prefetch and --dp-overlap on or off")
+             "--fsdp-prefetch on or off")
 for value, message in (("nan", "--lr: NaN is not allowed"),
                        ("inf", "--lr: value inf out of range"),
                        ("-inf", "--lr: value -inf out of range"),

@@ -110,13 +110,6 @@ class TensorParallelTrainingTest(unittest.TestCase):
         self.assert_same_parameters(model, reference, grads=True)
 
     def test_data_and_tensor_parallel_step(self):
-        self.data_and_tensor_parallel_step(overlap=False)
-
-    def test_data_and_tensor_parallel_step_overlapped(self):
-        # the backward averages the gradients as it goes: the same step
-        self.data_and_tensor_parallel_step(overlap=True)
-
-    def data_and_tensor_parallel_step(self, overlap):
         dp = 2 if self.world % 2 == 0 else self.world
         tp = self.world // dp
         rows = 2
@@ -139,7 +132,6 @@ class TensorParallelTrainingTest(unittest.TestCase):
             targets = Hp.DTensor.new_from_local(targets, tp_mesh,
                                                 Hp.placements_new_from_string("R"), None, False)
         optimizer = adamw().build_optimizer(model.parameters())
-        self.assertTrue(Hp.data_parallel_set_overlap(model.parameters(), dp_mesh, overlap))
         loss = model(ids).cross_entropy(targets, -100)
         loss.backward(None)
         self.assertTrue(Hp.data_parallel_average_gradients(model.parameters(), dp_mesh))
