@@ -85,7 +85,6 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
       HpTensor *local;
       gint64 numel;
       gpointer data;
-      MPI_Request request;
 
       if (grad == NULL)
         continue;
@@ -95,18 +94,19 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
       /* the ranks of a replica group hold equal local shapes */
       call.dtype = hp_tensor_get_dtype (local);
       call.shape = hp_tensor_get_shape (local, &call.ndim);
+      /* The agreement, under the deadline, has every rank here with
+       * the same dtype and count, so the reduction itself cannot wait
+       * for a rank that is elsewhere: it is the blocking call, whose
+       * algorithms beat Open MPI's non-blocking in-place all-reduce (a
+       * reduction to one rank and a broadcast on fewer than 4 ranks)
+       * for gradients of megabytes (bench/README.md, "The cost of the
+       * default checks") */
       if (!_hp_collective_agree (dp_mesh, &call, error) ||
-          !_hp_mpi_check (MPI_Iallreduce (MPI_IN_PLACE, data, (int) numel,
-                                          _hp_mpi_datatype (hp_tensor_get_dtype (local)),
-                                          MPI_SUM, comm, &request),
-                          "hp_data_parallel_average_gradients: MPI_Iallreduce", error))
+          !_hp_mpi_check (MPI_Allreduce (MPI_IN_PLACE, data, (int) numel,
+                                         _hp_mpi_datatype (hp_tensor_get_dtype (local)),
+                                         MPI_SUM, comm),
+                          "hp_data_parallel_average_gradients: MPI_Allreduce", error))
         return FALSE;
-      if (!_hp_collective_wait (&request, dp_mesh, HP_COLLECTIVE_ALLREDUCE, "average_gradients",
-                                error))
-        {
-          _hp_collective_abandon (g_object_ref (local));
-          return FALSE;
-        }
       if (hp_tensor_get_dtype (local) == HP_DTYPE_FLOAT32)
         for (gint64 j = 0; j < numel; j++)
           ((gfloat *) data)[j] *= (gfloat) scale;
