@@ -43,7 +43,7 @@
  * neighbours, in place of the message each waits for next, a notice
  * that they pass on, and every stage meets the others at the end of
  * the step, failed or not: the whole pipeline fails at once with the
- * failed stage named. Each step's messages have tags of their own, so a
+ * failed stage and its error named. Each step's messages have tags of their own, so a
  * message that a failed step left behind is never taken for a later
  * one.
  *
@@ -427,6 +427,8 @@ typedef struct
   /* the neighbour that said a stage failed, and that stage, or -1 */
   gint told_by;
   gint64 failed_stage;
+  /* why the stage failed, as its error said, which the notices carry */
+  gchar *failure;
 } Step;
 
 static void
@@ -516,7 +518,8 @@ start_send (Step      *step,
 }
 
 /* Tells stage @peer, in place of the header of the message it waits for
- * next, that a stage failed; nothing waits for this send */
+ * next, that a stage failed, and in place of the data why; nothing
+ * waits for these sends */
 static void
 send_failure (Step     *step,
               guint     peer,
@@ -524,14 +527,20 @@ send_failure (Step     *step,
               gboolean  gradient)
 {
   gint64 *notice = g_new0 (gint64, HEADER_SIZE);
+  gchar *reason = g_strdup (step->failure != NULL ? step->failure : "");
   MPI_Request request;
 
   notice[0] = STAGE_FAILED;
   notice[1] = step->told_by >= 0 ? step->failed_stage : step->self->stage;
+  notice[2] = (gint64) strlen (reason);
   if (MPI_Isend (notice, HEADER_SIZE, MPI_INT64_T, (int) peer,
                  tag_of (step, microbatch, gradient, FALSE), step->comm, &request) == MPI_SUCCESS)
     MPI_Request_free (&request);
+  if (MPI_Isend (reason, (int) notice[2], MPI_CHAR, (int) peer,
+                 tag_of (step, microbatch, gradient, TRUE), step->comm, &request) == MPI_SUCCESS)
+    MPI_Request_free (&request);
   _hp_collective_abandon (notice);
+  _hp_collective_abandon (reason);
 }
 
 /* After this stage failed, or heard that one did: the neighbours that
@@ -540,9 +549,13 @@ send_failure (Step     *step,
  * place, fail and pass it on, so the whole pipeline stops at once
  * instead of at the deadline; not back to the neighbour it came from */
 static void
-tell_neighbours (Step *step)
+tell_neighbours (Step          *step,
+                 const GError  *failure)
 {
   HpPipelineSchedule *self = step->self;
+
+  if (step->failure == NULL && failure != NULL)
+    step->failure = g_strdup (failure->message);
 
   if (self->stage + 1 < self->n_stages && step->told_by != (gint) self->stage + 1 &&
       step->sent[0] < self->n_microbatches)
@@ -594,11 +607,24 @@ receive (Step          *step,
     }
   if (header[0] == STAGE_FAILED)
     {
+      gchar *reason = g_malloc0 ((gsize) CLAMP (header[2], 0, G_MAXINT - 1) + 1);
+
       step->told_by = (gint) peer;
       step->failed_stage = header[1];
+      if (!_hp_mpi_check (MPI_Irecv (reason, (int) CLAMP (header[2], 0, G_MAXINT - 1), MPI_CHAR,
+                                     (int) peer, tag_of (step, microbatch, gradient, TRUE),
+                                     step->comm, &request), "MPI_Irecv", error) ||
+          !_hp_collective_wait (&request, step->self->mesh, HP_COLLECTIVE_RECV, "pipeline", error))
+        {
+          _hp_collective_abandon (reason);
+          g_free (header);
+          return NULL;
+        }
+      step->failure = reason;
       g_set_error (error, HP_ERROR, HP_ERROR_MPI,
-                   "HpPipelineSchedule: stage %" G_GINT64_FORMAT " failed in this step, so stage "
-                   "%u stops at microbatch %u", header[1], step->self->stage, microbatch);
+                   "HpPipelineSchedule: stage %" G_GINT64_FORMAT " failed in this step%s%s%s, "
+                   "so stage %u stops at microbatch %u", header[1], *reason ? " (" : "", reason,
+                   *reason ? ")" : "", step->self->stage, microbatch);
       g_free (header);
       return NULL;
     }
@@ -861,7 +887,7 @@ run_schedule (HpPipelineSchedule   *self,
   while (ok && training && backwards < M)
     ok = run_backward (&step, backwards++, error);
   if (!ok)
-    tell_neighbours (&step);
+    tell_neighbours (&step, error != NULL ? *error : NULL);
 
   /* every stage meets here, failed or not, so that one which finished
    * its part hears of another's failure; then the sends are complete,
@@ -889,6 +915,7 @@ run_schedule (HpPipelineSchedule   *self,
     }
   g_free (step.inputs);
   g_free (step.outputs);
+  g_free (step.failure);
   if (!ok)
     g_ptr_array_set_free_func (step.sendings, sending_abandon);
   g_ptr_array_unref (step.sendings);

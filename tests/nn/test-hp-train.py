@@ -467,9 +467,10 @@ expect_error("--pp x --dp x --tp that is not the ranks", 4, ["--pp", "2", "--dp"
 
 # A diverging run (--lr 1e30: a NaN loss at step 2) stops with one line
 # on rank 0 and a non-zero exit, on one rank and through the pipeline,
-# whose first stage hears at once that the last failed
+# whose first stage hears at once that the last failed, and why
 for np, extra, message in ((1, [], "the loss is NaN: the training diverged"),
-                           (2, ["--pp", "2"], "HpPipelineSchedule: stage 1 failed in this step")):
+                           (2, ["--pp", "2"], "HpPipelineSchedule: stage 1 failed in this step "
+                                              "(HpPipelineSchedule: the loss of microbatch 0 is NaN)")):
     run = mpirun(np, "--steps", "5", "--log-every", "1", "--lr", "1e30", *extra)
     lines = [line for line in run.stderr.splitlines() if line.startswith("hp-train:")]
     check(f"{np} ranks {' '.join(extra)}: a NaN loss stops the run with one clear line",

@@ -617,8 +617,9 @@ test_stage_fails (void)
             }
           else
             {
-              g_autofree gchar *told = g_strdup_printf ("HpPipelineSchedule: stage %u failed in this step, "
-                                                        "so stage %u stops", failure.stage, stage);
+              g_autofree gchar *told = g_strdup_printf ("HpPipelineSchedule: stage %u failed in this step "
+                                                        "(a bad number), so stage %u stops",
+                                                        failure.stage, stage);
               g_autofree gchar *heard = g_strdup_printf ("HpPipelineSchedule: 1 of the %d stages "
                                                          "failed in this step", shape[0]);
 
