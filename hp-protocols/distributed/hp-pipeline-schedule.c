@@ -1159,6 +1159,7 @@ hp_pipeline_schedule_gather (HpPipelineSchedule   *self,
   if (!ok)
     g_ptr_array_set_free_func (step.sendings, sending_abandon);
   g_ptr_array_unref (step.sendings);
+  g_free (step.failure);
   if (!ok)
     return FALSE;
   if (self->stage == 0 && gathered_names != NULL)
