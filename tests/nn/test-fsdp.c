@@ -257,6 +257,23 @@ test_errors (void)
   g_assert_nonnull (strstr (error->message, "fully_shard was called on this module already"));
 }
 
+/* What the ranks other than 0 do while rank 0 makes an FSDP
+ * collective: another one, which fails with HP_ERROR_MPI on them too */
+static void
+make_another_collective (HpDeviceMesh *mesh)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) sharded = hp_placements_new_from_string ("S(0)", &error);
+  g_autoptr(GPtrArray) replicated = hp_placements_new_from_string ("R", &error);
+  g_autoptr(HpTensor) local = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 5));
+  g_autoptr(HpDTensor) other = hp_dtensor_new_from_local (local, mesh, sharded, NULL, 0, FALSE,
+                                                          &error);
+
+  g_assert_no_error (error);
+  g_assert_null (hp_dtensor_redistribute (other, replicated, &error));
+  g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
+}
+
 /* A gather that fails (here: the other ranks make another collective)
  * fails the module call with HP_ERROR_MPI, and the module computes as
  * before once the ranks agree again */
@@ -286,17 +303,7 @@ test_gather_failure (void)
       g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
     }
   else
-    {
-      g_autoptr(GPtrArray) sharded = hp_placements_new_from_string ("S(0)", &error);
-      g_autoptr(GPtrArray) replicated = hp_placements_new_from_string ("R", &error);
-      g_autoptr(HpTensor) local = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 5));
-      g_autoptr(HpDTensor) other = hp_dtensor_new_from_local (local, mesh, sharded, NULL, 0, FALSE,
-                                                              &error);
-
-      g_assert_no_error (error);
-      g_assert_null (hp_dtensor_redistribute (other, replicated, &error));
-      g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
-    }
+    make_another_collective (mesh);
   g_clear_error (&error);
 
   logits = hp_module_call1 (model, ids, &error);
@@ -351,17 +358,7 @@ test_reduce_scatter_failure (void)
           g_assert_null (hp_tensor_get_grad (hp_module_get_parameter (model, name)));
         }
       else
-        {
-          g_autoptr(GPtrArray) sharded = hp_placements_new_from_string ("S(0)", &error);
-          g_autoptr(GPtrArray) replicated = hp_placements_new_from_string ("R", &error);
-          g_autoptr(HpTensor) local = hp_tensor_new_zeros (HP_DTYPE_FLOAT64, HP_TEST_SHAPE (3, 5));
-          g_autoptr(HpDTensor) other = hp_dtensor_new_from_local (local, mesh, sharded, NULL, 0,
-                                                                  FALSE, &error);
-
-          g_assert_no_error (error);
-          g_assert_null (hp_dtensor_redistribute (other, replicated, &error));
-          g_assert_error (error, HP_ERROR, HP_ERROR_MPI);
-        }
+        make_another_collective (mesh);
       g_clear_error (&error);
     }
 
