@@ -473,8 +473,8 @@ static gdouble
 scalar_value (HpTensor  *tensor,
               GError   **error)
 {
-  g_autoptr(HpTensor) full = HP_IS_DTENSOR (tensor) ? hp_dtensor_full_tensor (HP_DTENSOR (tensor), error)
-                                                    : g_object_ref (tensor);
+  g_autoptr(HpTensor) full = HP_IS_DTENSOR (tensor)
+    ? hp_dtensor_full_tensor (HP_DTENSOR (tensor), error) : g_object_ref (tensor);
   g_autoptr(GError) local_error = NULL;
   gdouble value;
 

@@ -346,8 +346,8 @@ _hp_fsdp_unshard (HpDTensor     *shard,
   hp_grad_mode_set_enabled (was_enabled);
   if (gathered == NULL)
     return NULL;
-  return computed_from (shard, data_dims, _hp_dtensor_peek_local (gathered), compute_mesh, compute_placements,
-                        partial);
+  return computed_from (shard, data_dims, _hp_dtensor_peek_local (gathered), compute_mesh,
+                        compute_placements, partial);
 }
 
 /* A gather started ahead of the unit that needs it (prefetch): the
@@ -500,7 +500,8 @@ _hp_fsdp_gather_finish (HpFsdpGather  *gather,
     {
       unshard_placements (gather->shard, gather->data_dims, &gathered_placements,
                           &compute_placements, &partial);
-      result = computed_from (gather->shard, gather->data_dims, gather->out, compute_mesh, compute_placements, partial);
+      result = computed_from (gather->shard, gather->data_dims, gather->out, compute_mesh,
+                              compute_placements, partial);
     }
   gather_free (gather);
   return result;

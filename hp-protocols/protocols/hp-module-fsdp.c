@@ -384,8 +384,8 @@ compute_placements (HpModule      *self,
  * `dp_replicate` (HSDP), as soon as the unit's backward is through: no
  * gradient averaging afterwards. Without HSDP the reduce-scatter is
  * non-blocking and travels while the backward of the units before runs;
- * the backward is through only when every gradient has arrived. Each rank's loss must be the mean over
- * its equal share of the batch. Activation checkpointing composes: a
+ * the backward is through only when every gradient has arrived. Each
+ * rank's loss must be the mean over its equal share of the batch. Activation checkpointing composes: a
  * recomputation gathers again.
  *
  * A tensor that several modules of the tree hold (tied weights) is
