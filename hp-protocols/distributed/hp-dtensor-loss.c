@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "hp-collective-private.h"
 #include "hp-device-mesh-mpi.h"
@@ -52,24 +53,28 @@ loss_backward (HpAutogradNode  *node,
   const gint64 *shape = hp_tensor_get_shape (logits, &ndim);
   gint64 classes = shape[ndim - 1];
   gint64 rows = classes > 0 ? hp_tensor_get_numel (logits) / classes : hp_tensor_get_numel (targets);
-  gconstpointer x = _hp_tensor_data (logits);
+  gsize size = hp_dtype_get_size (dtype);
+  const guint8 *x = _hp_tensor_data (logits);
   const gint64 *t = _hp_tensor_data (targets);
   gdouble g = _hp_load_f64 (_hp_tensor_data (grad_outputs[0]), dtype, 0);
   gdouble scale = loss->count > 0 ? g / loss->count : 0.0;
   HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  gpointer gx = _hp_tensor_data (out);
+  guint8 *gx = _hp_tensor_data (out);
 
   for (gint64 r = 0; r < rows; r++)
-    for (gint64 c = 0; c < classes; c++)
-      {
-        gint64 i = r * classes + c;
-        gdouble value = 0.0;
+    {
+      gint64 local = t[r] - loss->first_class;
+      guint8 *row = gx + r * classes * size;
 
-        if (t[r] != loss->ignore_index)
-          value = scale * (exp (_hp_load_f64 (x, dtype, i) - loss->lse[r]) -
-                           (t[r] == loss->first_class + c ? 1.0 : 0.0));
-        _hp_store_f64 (gx, dtype, i, value);
-      }
+      if (t[r] == loss->ignore_index)
+        {
+          memset (row, 0, classes * size);
+          continue;
+        }
+      _hp_row_softmax (dtype, x + r * classes * size, row, classes, loss->lse[r], scale);
+      if (local >= 0 && local < classes)
+        _hp_store_f64 (row, dtype, local, _hp_load_f64 (row, dtype, local) - scale);
+    }
 
   grad_inputs[0] = out;
   return TRUE;
@@ -98,7 +103,8 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
   const gint64 *shape = hp_tensor_get_shape (logits, &ndim);
   gint64 classes = shape[ndim - 1];
   gint64 rows = hp_tensor_get_numel (targets);
-  gconstpointer x = _hp_tensor_data (logits);
+  gsize size = hp_dtype_get_size (dtype);
+  const guint8 *x = _hp_tensor_data (logits);
   const gint64 *t = _hp_tensor_data (targets);
   g_autofree gdouble *row_max = g_new (gdouble, MAX (rows, 1));
   g_autofree gdouble *sums = g_new (gdouble, MAX (2 * rows, 1));
@@ -124,11 +130,7 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
     }
 
   for (gint64 r = 0; r < rows; r++)
-    {
-      row_max[r] = -INFINITY;
-      for (gint64 c = 0; c < classes; c++)
-        row_max[r] = MAX (row_max[r], _hp_load_f64 (x, dtype, r * classes + c));
-    }
+    row_max[r] = _hp_row_max (dtype, x + r * classes * size, classes);
   if (!_hp_collective_allreduce (mesh, comm, row_max, (int) rows, MPI_DOUBLE, MPI_MAX,
                                  "cross_entropy", error))
     return NULL;
@@ -136,13 +138,11 @@ _hp_cross_entropy_class_parallel (HpTensor      *logits,
   /* per row: the sum of exponentials and the target's logit */
   for (gint64 r = 0; r < rows; r++)
     {
-      gdouble sum = 0.0;
+      const guint8 *row = x + r * classes * size;
       gint64 local = t[r] - first_class;
 
-      for (gint64 c = 0; c < classes; c++)
-        sum += exp (_hp_load_f64 (x, dtype, r * classes + c) - row_max[r]);
-      sums[2 * r] = sum;
-      sums[2 * r + 1] = local >= 0 && local < classes ? _hp_load_f64 (x, dtype, r * classes + local) : 0.0;
+      sums[2 * r] = _hp_row_exp_sum (dtype, row, classes, row_max[r]);
+      sums[2 * r + 1] = local >= 0 && local < classes ? _hp_load_f64 (row, dtype, local) : 0.0;
     }
   if (!_hp_collective_allreduce (mesh, comm, sums, (int) (2 * rows), MPI_DOUBLE, MPI_SUM,
                                  "cross_entropy", error))

@@ -83,6 +83,10 @@ HpTensor   *_hp_cross_entropy_class_parallel (HpTensor        *logits,
 MPI_Datatype _hp_mpi_datatype                (HpDType          dtype);
 void        _hp_dtensor_divide_for_avg       (HpTensor        *t,
                                               gint             n);
+void        _hp_divide_values                (gpointer         data,
+                                              HpDType          dtype,
+                                              gint64           numel,
+                                              gint             n);
 HpTensor   *_hp_redistribute_local           (HpTensor        *local,
                                               const gint64    *shape,
                                               guint            ndim,

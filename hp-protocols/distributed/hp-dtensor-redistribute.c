@@ -25,6 +25,7 @@
 #include "hp-dtensor-private.h"
 #include "hp-error.h"
 #include "hp-mpi-private.h"
+#include "hp-vec-private.h"
 
 MPI_Datatype
 _hp_mpi_datatype (HpDType dtype)
@@ -137,29 +138,85 @@ check_count (gint64   count,
   return TRUE;
 }
 
-/* Divides the reduced values by @n for Partial(avg) */
-void
-_hp_dtensor_divide_for_avg (HpTensor *t,
-                            gint      n)
+/* x / n, vectorised; for n a power of two, x * (1 / n) is the same
+ * number and a multiplication costs a fraction of a division */
+HP_VEC_CLONES static void
+divide_f32 (gfloat *restrict data,
+            gint64           numel,
+            gint             n)
 {
-  gpointer data = _hp_tensor_data (t);
-  gint64 numel = hp_tensor_get_numel (t);
+  if ((n & (n - 1)) == 0)
+    {
+      gfloat inverse = 1.0f / (gfloat) n;
 
-  switch (hp_tensor_get_dtype (t))
+      HP_SIMD
+      for (gint64 i = 0; i < numel; i++)
+        data[i] *= inverse;
+    }
+  else
+    {
+      gfloat divisor = (gfloat) n;
+
+      HP_SIMD
+      for (gint64 i = 0; i < numel; i++)
+        data[i] /= divisor;
+    }
+}
+
+HP_VEC_CLONES static void
+divide_f64 (gdouble *restrict data,
+            gint64            numel,
+            gint              n)
+{
+  if ((n & (n - 1)) == 0)
+    {
+      gdouble inverse = 1.0 / (gdouble) n;
+
+      HP_SIMD
+      for (gint64 i = 0; i < numel; i++)
+        data[i] *= inverse;
+    }
+  else
+    {
+      gdouble divisor = (gdouble) n;
+
+      HP_SIMD
+      for (gint64 i = 0; i < numel; i++)
+        data[i] /= divisor;
+    }
+}
+
+/* Divides @numel values of @dtype at @data by @n: the mean of values
+ * summed over @n ranks */
+void
+_hp_divide_values (gpointer data,
+                   HpDType  dtype,
+                   gint64   numel,
+                   gint     n)
+{
+  g_return_if_fail (n > 0);
+
+  switch (dtype)
     {
     case HP_DTYPE_FLOAT32:
-      for (gint64 i = 0; i < numel; i++)
-        ((gfloat *) data)[i] /= n;
+      divide_f32 (data, numel, n);
       break;
     case HP_DTYPE_FLOAT64:
-      for (gint64 i = 0; i < numel; i++)
-        ((gdouble *) data)[i] /= n;
+      divide_f64 (data, numel, n);
       break;
     case HP_DTYPE_INT64:
       for (gint64 i = 0; i < numel; i++)
         ((gint64 *) data)[i] /= n;
       break;
     }
+}
+
+/* Divides the reduced values by @n for Partial(avg) */
+void
+_hp_dtensor_divide_for_avg (HpTensor *t,
+                            gint      n)
+{
+  _hp_divide_values (_hp_tensor_data (t), hp_tensor_get_dtype (t), hp_tensor_get_numel (t), n);
 }
 
 typedef struct

@@ -1140,6 +1140,41 @@ row_softmax_f64 (const gdouble *restrict x,
     out[j] = exp (x[j] - lse) * scale;
 }
 
+/* The row helpers by dtype, for the cross entropy of logits sharded on
+ * the class dim (hp-dtensor-loss.c), which takes a row's max and sum
+ * over all ranks between them */
+gdouble
+_hp_row_max (HpDType       dtype,
+             gconstpointer x,
+             gint64        c)
+{
+  return dtype == HP_DTYPE_FLOAT32 ? row_max_f32 (x, c) : row_max_f64 (x, c);
+}
+
+gdouble
+_hp_row_exp_sum (HpDType       dtype,
+                 gconstpointer x,
+                 gint64        c,
+                 gdouble       max)
+{
+  return dtype == HP_DTYPE_FLOAT32 ? row_exp_sum_f32 (x, c, (gfloat) max)
+                                   : row_exp_sum_f64 (x, c, max);
+}
+
+void
+_hp_row_softmax (HpDType       dtype,
+                 gconstpointer x,
+                 gpointer      out,
+                 gint64        c,
+                 gdouble       lse,
+                 gdouble       scale)
+{
+  if (dtype == HP_DTYPE_FLOAT32)
+    row_softmax_f32 (x, out, c, lse, scale);
+  else
+    row_softmax_f64 (x, out, c, lse, scale);
+}
+
 /* What cross entropy's backward needs: the count of kept rows and the
  * logsumexp of every row (unset for ignored ones), so that the gradient
  * is one pass, e^(x - logsumexp) */

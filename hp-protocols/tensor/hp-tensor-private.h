@@ -153,6 +153,23 @@ HpTensor     *_hp_tensor_silu_mul         (HpTensor         *gate,
                                            HpTensor         *up,
                                            GError          **error);
 
+/* Over one row of @c float32 or float64 values: the largest, the sum of
+ * e^(x - @max) (in double), and @scale * e^(x - @lse) into @out; the
+ * kernels of cross entropy (hp-tensor-nn.c) */
+gdouble       _hp_row_max                 (HpDType           dtype,
+                                           gconstpointer     x,
+                                           gint64            c);
+gdouble       _hp_row_exp_sum             (HpDType           dtype,
+                                           gconstpointer     x,
+                                           gint64            c,
+                                           gdouble           max);
+void          _hp_row_softmax             (HpDType           dtype,
+                                           gconstpointer     x,
+                                           gpointer          out,
+                                           gint64            c,
+                                           gdouble           lse,
+                                           gdouble           scale);
+
 /* BLAS products of row-major matrices, packed or with rows the leading
  * dimensions apart (hp-tensor-linalg.c) */
 void          _hp_gemm_ld                 (HpDType           dtype,
