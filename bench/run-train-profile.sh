@@ -3,9 +3,13 @@
 # hp-train goes, by kernel (see README.md, "Where the time of a step goes")
 #
 #   bench/run-train-profile.sh [BUILDDIR [TRAIN]]
+#   NP=2 LAYOUT="--dp 2" bench/run-train-profile.sh [BUILDDIR [TRAIN]]
 #
 # TRAIN is the hp-train to profile (default BUILDDIR/examples/hp-train),
-# so that two builds can be compared. For bench/train-25m.json, 8 x 128
+# so that two builds can be compared. With NP ranks (default 1) hp-train
+# runs under mpirun with the options LAYOUT (such as "--dp 2" or
+# "--tp 2"), every rank recorded, and the figures are those of rank 0.
+# For bench/train-25m.json, 8 x 128
 # tokens a step, one BLAS thread: `perf record` of a LONG-step and a
 # SHORT-step run (defaults 16 and 4), the samples of the second
 # subtracted from those of the first, per function, then divided by the
@@ -19,11 +23,15 @@
 builddir=${1:-build}
 train=${2:-$builddir/examples/hp-train}
 srcdir=$(dirname "$0")
+np=${NP:-1}
+layout=${LAYOUT:-}
 long=${LONG:-16}
 short=${SHORT:-4}
 freq=999
 
 export OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if ! command -v perf > /dev/null; then
   echo "no perf (Debian: apt-get install linux-perf): nothing measured"
   exit 0
@@ -32,11 +40,16 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# "samples<TAB>function" of a run of $1 steps
+# "samples<TAB>function" of a run of $1 steps, on rank 0
 samples () {
-  perf record -q -F $freq -o "$tmp/perf.data" "$train" --log-every 1000000 \
-    --config "$srcdir/train-25m.json" --batch 8 --seq-len 128 --steps "$1" > /dev/null 2>&1
-  perf report -i "$tmp/perf.data" --no-children --sort sym --stdio -n 2> /dev/null |
+  run="$train --log-every 1000000 --config $srcdir/train-25m.json --batch 8 --seq-len 128 --steps $1 $layout"
+  if [ "$np" = 1 ]; then
+    perf record -q -F $freq -o "$tmp/perf.data.0" $run > /dev/null 2>&1
+  else
+    mpirun --oversubscribe -np "$np" -x OPENBLAS_NUM_THREADS sh -c \
+      "perf record -q -F $freq -o $tmp/perf.data.\$OMPI_COMM_WORLD_RANK $run" > /dev/null 2>&1
+  fi
+  perf report -i "$tmp/perf.data.0" --no-children --sort sym --stdio -n 2> /dev/null |
     awk '!/^#/ && $1 ~ /%$/ { n = $2; $1 = ""; $2 = ""; sub (/^ +/, ""); print n "\t" $0 }'
 }
 
@@ -52,6 +65,8 @@ awk -F '\t' -v steps=$((long - short)) -v freq=$freq '
     else if (f ~ /memset/) g = "memset (mostly sgemm zeroing C for beta = 0)"
     else if (f ~ /memmove|memcpy|permute/) g = "copies (permute, memcpy)"
     else if (f ~ /update_f|adamw/) g = "AdamW"
+    else if (f ~ /divide_f|_copy_to_iter|average_gradients|ompi_|mca_|opal_|MPI_/) g = "MPI: collectives, their copies, the mean"
+    else if (f ~ /schedule|sched_yield|clock_gettime/) g = "waiting for the other rank (polling, scheduler)"
     else if (f ~ /silu/) g = "SiLU x up (silu_mul, forward and backward)"
     else if (f ~ /row_softmax|row_exp_sum|row_max|cross_entropy/) g = "cross entropy over the vocabulary"
     else if (f ~ /rms_norm|rms_inv/) g = "RMSNorm"

@@ -55,8 +55,9 @@ check_dp_mesh (HpDeviceMesh  *dp_mesh,
  * equal share of it. For a DTensor parameter (tensor parallelism on
  * another mesh dim) the local gradient is averaged: replicas hold the
  * same shards. Parameters without a gradient are skipped, which every
- * rank must agree on. One `MPI_Allreduce` per gradient; collective
- * over @dp_mesh.
+ * rank must agree on. Each gradient is summed by `MPI_Allreduce` in
+ * pieces of 512 KiB, each divided by the count while it is in the
+ * cache; collective over @dp_mesh.
  *
  * Returns: %TRUE, or %FALSE with [HP_ERROR_MESH][error@Hp.Error] for a mesh that is not
  *   1-D or [HP_ERROR_MPI][error@Hp.Error] when the reduction fails

@@ -596,6 +596,52 @@ test_data_parallel_errors (void)
   g_assert_cmpfloat (value, ==, 3.25);
 }
 
+/* Gradients longer than one of the 512 KiB pieces that the average is
+ * made in, with a last piece that is not full, in float32 and float64,
+ * and a parameter without one: each element is the exact mean, on any
+ * number of ranks (division by 3 included), and the rest is untouched */
+static void
+test_data_parallel_large_gradients (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HpDeviceMesh) line = hp_test_mesh ((const gint[]) { world_size }, 1, NULL);
+  g_autoptr(GPtrArray) params = g_ptr_array_new_with_free_func (g_object_unref);
+  const gint64 numel = 2 * 131072 + 3;
+  const HpDType dtypes[] = { HP_DTYPE_FLOAT32, HP_DTYPE_FLOAT64 };
+  g_autofree gdouble *mine = g_new (gdouble, numel);
+  g_autofree gdouble *mean = g_new (gdouble, numel);
+  gint rank = hp_get_world_rank ();
+  g_autoptr(HpTensor) without = hp_tensor_new_zeros (HP_DTYPE_FLOAT32, (const gint64[]) { 3 }, 1);
+
+  /* rank r holds (r + 1) * v, whose sum over n ranks is exact in float:
+   * the mean is v * (n + 1) / 2 */
+  for (gint64 i = 0; i < numel; i++)
+    {
+      gdouble v = (gdouble) (i % 7) + 0.25;
+
+      mine[i] = (rank + 1) * v;
+      mean[i] = v * world_size * (world_size + 1) / 2 / world_size;
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      HpTensor *w = hp_tensor_new_zeros (dtypes[d], &numel, 1);
+      g_autoptr(HpTensor) grad = hp_test_tensor (dtypes[d], mine, numel, &numel, 1);
+
+      hp_tensor_set_requires_grad (w, TRUE);
+      hp_tensor_set_grad (w, grad);
+      g_ptr_array_add (params, w);
+    }
+  hp_tensor_set_requires_grad (without, TRUE);
+  g_ptr_array_add (params, g_object_ref (without));
+
+  g_assert_true (hp_data_parallel_average_gradients (params, line, &error));
+  g_assert_no_error (error);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    hp_test_assert_values (hp_tensor_get_grad (g_ptr_array_index (params, d)), mean, numel,
+                           &numel, 1, 0, 0);
+  g_assert_null (hp_tensor_get_grad (without));
+}
+
 /* A layer list read from JSON can hold any configuration: expanding,
  * adjusting to tp and building refuse one that is not a block, and
  * leave the configuration as it was (found by fuzz-config-json) */
@@ -929,6 +975,7 @@ main (int   argc,
   g_test_add_func ("/decoder/validate", test_validate);
   g_test_add_func ("/decoder/variants-json", test_variants_json);
   g_test_add_func ("/decoder/data-parallel-errors", test_data_parallel_errors);
+  g_test_add_func ("/decoder/data-parallel-large-gradients", test_data_parallel_large_gradients);
   g_test_add_func ("/decoder/layers-not-blocks", test_layers_not_blocks);
 
   return g_test_run ();
