@@ -140,51 +140,30 @@ check_count (gint64   count,
 
 /* x / n, vectorised; for n a power of two, x * (1 / n) is the same
  * number and a multiplication costs a fraction of a division */
-HP_VEC_CLONES static void
-divide_f32 (gfloat *restrict data,
-            gint64           numel,
-            gint             n)
-{
-  if ((n & (n - 1)) == 0)
-    {
-      gfloat inverse = 1.0f / (gfloat) n;
-
-      HP_SIMD
-      for (gint64 i = 0; i < numel; i++)
-        data[i] *= inverse;
-    }
-  else
-    {
-      gfloat divisor = (gfloat) n;
-
-      HP_SIMD
-      for (gint64 i = 0; i < numel; i++)
-        data[i] /= divisor;
-    }
+#define DEFINE_DIVIDE(T, SUFFIX) \
+HP_VEC_CLONES static void \
+divide_##SUFFIX (T *restrict data, \
+                 gint64      numel, \
+                 gint        n) \
+{ \
+  T by = (T) n, inverse = (T) 1 / (T) n; \
+ \
+  if ((n & (n - 1)) == 0) \
+    { \
+      HP_SIMD \
+      for (gint64 i = 0; i < numel; i++) \
+        data[i] *= inverse; \
+    } \
+  else \
+    { \
+      HP_SIMD \
+      for (gint64 i = 0; i < numel; i++) \
+        data[i] /= by; \
+    } \
 }
 
-HP_VEC_CLONES static void
-divide_f64 (gdouble *restrict data,
-            gint64            numel,
-            gint              n)
-{
-  if ((n & (n - 1)) == 0)
-    {
-      gdouble inverse = 1.0 / (gdouble) n;
-
-      HP_SIMD
-      for (gint64 i = 0; i < numel; i++)
-        data[i] *= inverse;
-    }
-  else
-    {
-      gdouble divisor = (gdouble) n;
-
-      HP_SIMD
-      for (gint64 i = 0; i < numel; i++)
-        data[i] /= divisor;
-    }
-}
+DEFINE_DIVIDE (gfloat, f32)
+DEFINE_DIVIDE (gdouble, f64)
 
 /* Divides @numel values of @dtype at @data by @n: the mean of values
  * summed over @n ranks */
