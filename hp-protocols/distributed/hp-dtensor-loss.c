@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "hp-collective-private.h"
 #include "hp-device-mesh-mpi.h"
@@ -53,28 +52,13 @@ loss_backward (HpAutogradNode  *node,
   const gint64 *shape = hp_tensor_get_shape (logits, &ndim);
   gint64 classes = shape[ndim - 1];
   gint64 rows = classes > 0 ? hp_tensor_get_numel (logits) / classes : hp_tensor_get_numel (targets);
-  gsize size = hp_dtype_get_size (dtype);
-  const guint8 *x = _hp_tensor_data (logits);
-  const gint64 *t = _hp_tensor_data (targets);
   gdouble g = _hp_load_f64 (_hp_tensor_data (grad_outputs[0]), dtype, 0);
   gdouble scale = loss->count > 0 ? g / loss->count : 0.0;
   HpTensor *out = _hp_tensor_new_uninit (dtype, shape, ndim);
-  guint8 *gx = _hp_tensor_data (out);
 
-  for (gint64 r = 0; r < rows; r++)
-    {
-      gint64 local = t[r] - loss->first_class;
-      guint8 *row = gx + r * classes * size;
-
-      if (t[r] == loss->ignore_index)
-        {
-          memset (row, 0, classes * size);
-          continue;
-        }
-      _hp_row_softmax (dtype, x + r * classes * size, row, classes, loss->lse[r], scale);
-      if (local >= 0 && local < classes)
-        _hp_store_f64 (row, dtype, local, _hp_load_f64 (row, dtype, local) - scale);
-    }
+  _hp_cross_entropy_backward_rows (dtype, _hp_tensor_data (logits), _hp_tensor_data (targets),
+                                   loss->lse, _hp_tensor_data (out), rows, classes,
+                                   loss->ignore_index, loss->first_class, scale);
 
   grad_inputs[0] = out;
   return TRUE;

@@ -15,7 +15,8 @@
 #include "hp-tensor-private.h"
 
 /* Elements of a gradient reduced and divided at a time: 512 KiB of
- * float32, half the L2 cache of a core of the machines measured */
+ * float32 (1 MiB of float64), half the L2 cache of a core of the
+ * machines measured */
 #define AVERAGE_PIECE ((gint64) 1 << 17)
 
 /* The tensor that holds this rank's values of @grad */
@@ -56,8 +57,8 @@ check_dp_mesh (HpDeviceMesh  *dp_mesh,
  * another mesh dim) the local gradient is averaged: replicas hold the
  * same shards. Parameters without a gradient are skipped, which every
  * rank must agree on. Each gradient is summed by `MPI_Allreduce` in
- * pieces of 512 KiB, each divided by the count while it is in the
- * cache; collective over @dp_mesh.
+ * pieces of 2^17 elements (512 KiB of float32), each divided by the
+ * count while it is in the cache; collective over @dp_mesh.
  *
  * Returns: %TRUE, or %FALSE with [HP_ERROR_MESH][error@Hp.Error] for a mesh that is not
  *   1-D or [HP_ERROR_MPI][error@Hp.Error] when the reduction fails
@@ -111,7 +112,8 @@ hp_data_parallel_average_gradients (GPtrArray     *params,
       /* In pieces that stay in the cache between the reduction and the
        * division: a gradient of megabytes divided after its whole
        * reduction is read back from memory, which took as long as the
-       * reduction itself (bench/README.md, "Two ranks") */
+       * reduction itself (bench/README.md, "after the gradient mean in
+       * pieces") */
       for (gint64 start = 0; start < numel; start += AVERAGE_PIECE)
         {
           gint64 count = MIN (AVERAGE_PIECE, numel - start);

@@ -1161,20 +1161,6 @@ _hp_row_exp_sum (HpDType       dtype,
                                    : row_exp_sum_f64 (x, c, max);
 }
 
-void
-_hp_row_softmax (HpDType       dtype,
-                 gconstpointer x,
-                 gpointer      out,
-                 gint64        c,
-                 gdouble       lse,
-                 gdouble       scale)
-{
-  if (dtype == HP_DTYPE_FLOAT32)
-    row_softmax_f32 (x, out, c, lse, scale);
-  else
-    row_softmax_f64 (x, out, c, lse, scale);
-}
-
 /* What cross entropy's backward needs: the count of kept rows and the
  * logsumexp of every row (unset for ignored ones), so that the gradient
  * is one pass, e^(x - logsumexp) */
@@ -1215,7 +1201,10 @@ DEFINE_CROSS_ENTROPY_FORWARD (gfloat, f32)
 DEFINE_CROSS_ENTROPY_FORWARD (gdouble, f64)
 
 /* g_logits[r] = (softmax (x[r]) - onehot (target)) * @scale for kept
- * rows, from the logsumexp of forward; zero for ignored rows */
+ * rows, from the logsumexp of forward; zero for ignored rows. The rows
+ * hold classes [@first_class, @first_class + @c): a target outside them
+ * (on another rank, for logits sharded on the class dim) has no onehot
+ * here */
 #define DEFINE_CROSS_ENTROPY_BACKWARD(T, SUFFIX) \
 static void \
 cross_entropy_backward_##SUFFIX (const T       *restrict x, \
@@ -1225,11 +1214,13 @@ cross_entropy_backward_##SUFFIX (const T       *restrict x, \
                                  gint64         rows, \
                                  gint64         c, \
                                  gint64         ignore_index, \
+                                 gint64         first_class, \
                                  gdouble        scale) \
 { \
   for (gint64 r = 0; r < rows; r++) \
     { \
       T *gr = gx + r * c; \
+      gint64 local = targets[r] - first_class; \
  \
       if (targets[r] == ignore_index) \
         { \
@@ -1237,12 +1228,29 @@ cross_entropy_backward_##SUFFIX (const T       *restrict x, \
           continue; \
         } \
       row_softmax_##SUFFIX (x + r * c, gr, c, lse[r], scale); \
-      gr[targets[r]] = (T) (gr[targets[r]] - scale); \
+      if (local >= 0 && local < c) \
+        gr[local] = (T) (gr[local] - scale); \
     } \
 }
 
 DEFINE_CROSS_ENTROPY_BACKWARD (gfloat, f32)
 DEFINE_CROSS_ENTROPY_BACKWARD (gdouble, f64)
+
+void
+_hp_cross_entropy_backward_rows (HpDType        dtype,
+                                 gconstpointer  x,
+                                 const gint64  *targets,
+                                 const gdouble *lse,
+                                 gpointer       gx,
+                                 gint64         rows,
+                                 gint64         c,
+                                 gint64         ignore_index,
+                                 gint64         first_class,
+                                 gdouble        scale)
+{
+  DISPATCH_FLOATING (dtype, cross_entropy_backward, x, targets, lse, gx, rows, c, ignore_index,
+                     first_class, scale);
+}
 
 static gboolean
 cross_entropy_backward (HpAutogradNode  *node,
@@ -1261,10 +1269,10 @@ cross_entropy_backward (HpAutogradNode  *node,
   gdouble g = _hp_load_f64 (_hp_tensor_data (grad_outputs[0]), dtype, 0);
   gdouble scale = count > 0 ? g / (gdouble) count : 0.0;
 
-  DISPATCH_FLOATING (dtype, cross_entropy_backward,
-                     _hp_tensor_data (logits), _hp_tensor_data (targets), data->lse,
-                     _hp_tensor_data (gx), _hp_shape_numel (shape, ndim - 1),
-                     shape[ndim - 1], _hp_op_node_get_call (node)->sizes[0], scale);
+  _hp_cross_entropy_backward_rows (dtype, _hp_tensor_data (logits), _hp_tensor_data (targets),
+                                   data->lse, _hp_tensor_data (gx),
+                                   _hp_shape_numel (shape, ndim - 1), shape[ndim - 1],
+                                   _hp_op_node_get_call (node)->sizes[0], 0, scale);
 
   grad_inputs[0] = gx;
   return TRUE;

@@ -153,9 +153,12 @@ HpTensor     *_hp_tensor_silu_mul         (HpTensor         *gate,
                                            HpTensor         *up,
                                            GError          **error);
 
-/* Over one row of @c float32 or float64 values: the largest, the sum of
- * e^(x - @max) (in double), and @scale * e^(x - @lse) into @out; the
- * kernels of cross entropy (hp-tensor-nn.c) */
+/* The kernels of cross entropy (hp-tensor-nn.c), for float32 and
+ * float64. Over one row of @c values: the largest, and the sum of
+ * e^(x - @max) (in double). Over @rows rows of @c logits that hold
+ * classes [@first_class, @first_class + @c): the gradient
+ * (softmax - onehot (target)) * @scale from each row's logsumexp @lse,
+ * zero for the rows whose target is @ignore_index. */
 gdouble       _hp_row_max                 (HpDType           dtype,
                                            gconstpointer     x,
                                            gint64            c);
@@ -163,12 +166,16 @@ gdouble       _hp_row_exp_sum             (HpDType           dtype,
                                            gconstpointer     x,
                                            gint64            c,
                                            gdouble           max);
-void          _hp_row_softmax             (HpDType           dtype,
-                                           gconstpointer     x,
-                                           gpointer          out,
-                                           gint64            c,
-                                           gdouble           lse,
-                                           gdouble           scale);
+void          _hp_cross_entropy_backward_rows (HpDType        dtype,
+                                               gconstpointer  x,
+                                               const gint64  *targets,
+                                               const gdouble *lse,
+                                               gpointer       gx,
+                                               gint64         rows,
+                                               gint64         c,
+                                               gint64         ignore_index,
+                                               gint64         first_class,
+                                               gdouble        scale);
 
 /* BLAS products of row-major matrices, packed or with rows the leading
  * dimensions apart (hp-tensor-linalg.c) */
